@@ -1,0 +1,171 @@
+"""The ``gweta`` command: ingest documents, serve the API, ask a question from the terminal."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from pydantic import BaseModel, ValidationError
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from api.errors import GwetaError
+from api.observability import configure_logging
+from api.schemas.events import FinalEvent, TokenEvent, WarningEvent
+from api.schemas.query import QueryRequest
+from api.settings import Settings
+
+app = typer.Typer(help="Gweta: legal research with a citation for every sentence.", no_args_is_help=True)
+out = Console()
+err = Console(stderr=True)
+DataDir = Annotated[
+    Path | None, typer.Option("--data-dir", envvar="GWETA_DATA_DIR", help="Where embedded state lives.")
+]
+
+
+def _settings(data_dir: Path | None) -> Settings:
+    try:
+        return Settings(data_dir=data_dir) if data_dir else Settings()
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors())
+        err.print(f"[red]Invalid settings:[/red] {problems}")
+        raise typer.Exit(2) from None
+
+
+def _run(coro: Any) -> Any:
+    try:
+        return asyncio.run(coro)
+    except GwetaError as exc:
+        err.print(f"[red]Error:[/red] {exc.message}")
+        raise typer.Exit(1) from None
+    except KeyboardInterrupt:
+        err.print("[yellow]Interrupted.[/yellow]")
+        raise typer.Exit(130) from None
+
+
+@app.command()
+def ingest(
+    path: Annotated[Path, typer.Argument(help="A folder of documents (searched recursively) or one file.")],
+    data_dir: DataDir = None,
+) -> None:
+    """Parse, chunk, embed and index documents; unchanged documents are skipped."""
+    from ingestion.pipeline import Ingestor, build_ingestion_tools
+
+    if not path.exists():
+        err.print(f"[red]Error:[/red] {path} does not exist")
+        raise typer.Exit(2)
+    settings = _settings(data_dir)
+    configure_logging("WARNING", json_logs=False)
+
+    async def run() -> Any:
+        with ThreadPoolExecutor(settings.model_threads, thread_name_prefix="model") as pool:
+            with err.status("Loading the embedding model…"):
+                tools = build_ingestion_tools(settings, pool)
+            try:
+                columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+                with Progress(*columns, console=err) as progress:
+                    tasks: dict[str, TaskID] = {}
+
+                    def hook(stage: str, advance: int, total: int | None) -> None:
+                        if stage not in tasks:
+                            tasks[stage] = progress.add_task(stage.capitalize(), total=total or 0)
+                        elif total is not None and stage == "chunks":
+                            task = progress.tasks[tasks[stage]]
+                            progress.update(tasks[stage], total=(task.total or 0) + total)
+                        progress.advance(tasks[stage], advance)
+
+                    return await Ingestor(tools).ingest(path, hook)
+            finally:
+                await tools.vectors.close()
+
+    report = _run(run())
+    table = Table("status", "documents", title=f"Ingested {path} in {report.seconds:.1f}s")
+    for status in ("ingested", "unchanged", "failed"):
+        table.add_row(status, str(report.count(status)))
+    out.print(table)
+    for doc in report.documents:
+        if doc.status == "failed":
+            out.print(f"[red]failed[/red] {doc.source}: {doc.message}")
+    out.print(f"corpus version {report.corpus_version}: {report.total_chunks} chunks searchable")
+    if report.failures:
+        raise typer.Exit(1)
+
+
+@app.command()
+def serve(
+    data_dir: DataDir = None,
+    host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(envvar="PORT", help="Port to listen on.")] = 8000,
+) -> None:
+    """Run the HTTP API (SSE streaming at /api/v1/query/stream)."""
+    import uvicorn
+
+    from api.main import create_app
+
+    settings = _settings(data_dir)
+    configure_logging("INFO")
+    try:
+        uvicorn.run(create_app(settings), host=host, port=port, log_config=None)
+    except GwetaError as exc:
+        err.print(f"[red]Error:[/red] {exc.message}")
+        raise typer.Exit(1) from None
+
+
+def _print_event(event: BaseModel, as_json: bool) -> None:
+    if as_json:
+        if isinstance(event, FinalEvent):
+            out.print_json(event.model_dump_json())
+        return
+    if isinstance(event, TokenEvent):
+        sys.stdout.write(event.text)
+        sys.stdout.flush()
+    elif isinstance(event, WarningEvent):
+        err.print(f"[yellow]warning:[/yellow] {event.message}")
+    elif isinstance(event, FinalEvent):
+        out.print()
+        for c in event.citations:
+            heading = f" ({c.heading})" if c.heading else ""
+            out.print(f"[bold][{c.index}][/bold] {c.title}, {c.section}{heading} — {c.section_id}")
+        total = event.timings.get("total", 0)
+        err.print(f"[dim]{len(event.citations)} citations · {total:.0f} ms[/dim]")
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The question, in quotes.")],
+    data_dir: DataDir = None,
+    session: Annotated[str, typer.Option(help="Session id; follow-up questions share it.")] = "cli",
+    as_json: Annotated[bool, typer.Option("--json", help="Print only the final event (answer + citations).")] = False,
+) -> None:
+    """Ask a question against the local corpus and stream the cited answer."""
+    from api.services import open_services
+
+    settings = _settings(data_dir)
+    configure_logging("WARNING", json_logs=False)
+    try:
+        request = QueryRequest(q=question, session_id=session)
+    except ValidationError as exc:
+        err.print(f"[red]Invalid question:[/red] {exc.errors()[0]['msg']}")
+        raise typer.Exit(2) from None
+
+    async def run() -> int:
+        async with open_services(settings) as services:
+            if not len(services.corpus):
+                err.print("[yellow]No documents are ingested yet: run 'gweta ingest PATH' first.[/yellow]")
+                return 1
+            failed = False
+            async for event in services.orchestrator.stream(request):
+                if getattr(event, "event", "") == "error":
+                    err.print(f"[red]Error:[/red] {getattr(event, 'message', '')}")
+                    failed = True
+                _print_event(event, as_json)
+            return 1 if failed else 0
+
+    code = _run(run())
+    if code:
+        raise typer.Exit(code)

@@ -1,0 +1,1 @@
+"""Prompts (skills) and answer composition: extractive quotes or LLM synthesis, both with citations."""

@@ -1,0 +1,159 @@
+"""Answers with no LLM: quote the retrieved sentences that best answer the question, each with its citation.
+
+Every quoted span is a verbatim slice of a stored chunk; the only other words are connective phrasing
+("Section 3 of the ... provides:"). When no retrieved sentence shares meaning-bearing words with the question,
+the answer abstains and says what was searched.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from api.schemas.events import Citation
+from api.tools.bm25 import tokenize
+from api.tools.retrieval import Retrieved
+
+from .citations import make_citation
+
+MAX_QUOTES = 3
+MAX_QUOTE_WORDS = 70
+MIN_UNIT_WORDS = 5
+# Cosine similarity (all-MiniLM-L6-v2) below SIM_FLOOR says nothing; at SIM_FULL and above it is a strong match.
+SIM_FLOOR, SIM_FULL = 0.25, 0.65
+MIN_LEXICAL = 0.2
+MIN_SCORE = 0.2
+# Sentences end at a line break, or after . ; : before what looks like the next sentence or provision.
+_UNIT = re.compile(r"\n+|(?<=[.;:])\s+(?=[(\"“A-Z])")
+_LEADING_MARKER = re.compile(r"^(?:\(\w{1,4}\)\s+)+")
+_CLAUSE_END = re.compile(r"[,;]\s")
+
+
+def stem(word: str) -> str:
+    """A deliberately small stemmer: enough for 'deposits'~'deposit', 'increases'~'increase', 'dismissal'."""
+    for suffix, repl in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", "e"), ("s", "")):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix) and not word.endswith("ss"):
+            return word[: -len(suffix)] + repl
+    return word
+
+
+def terms(text: str) -> set[str]:
+    return {stem(t) for t in tokenize(text)}
+
+
+@dataclass(frozen=True, slots=True)
+class Quote:
+    hit: Retrieved
+    rank: int
+    text: str
+    score: float
+
+
+def _units(hit: Retrieved) -> list[str]:
+    chunk = hit.chunk
+    units = []
+    for raw in _UNIT.split(chunk.text):
+        unit = raw.strip()
+        prefix = f"{chunk.section_number}. "
+        if chunk.section_number and unit.startswith(prefix):
+            # Drop the "3. Heading" that opens a section so the quote starts at its words.
+            unit = unit[len(prefix) :]
+            if chunk.section_heading and unit.startswith(chunk.section_heading):
+                unit = unit[len(chunk.section_heading) :].lstrip()
+        unit = _LEADING_MARKER.sub("", unit).strip()
+        if len(unit.split()) >= MIN_UNIT_WORDS:
+            units.append(_shorten(unit))
+    return units
+
+
+def _shorten(unit: str) -> str:
+    words = unit.split()
+    if len(words) <= MAX_QUOTE_WORDS:
+        return unit
+    cut = len(" ".join(words[:MAX_QUOTE_WORDS]))
+    clause = [m.start() for m in _CLAUSE_END.finditer(unit, 0, cut)]
+    return unit[: clause[-1] if clause and clause[-1] > cut // 2 else cut].rstrip(" ,;")
+
+
+def candidate_units(hits: Sequence[Retrieved], max_hits: int = 4) -> list[tuple[int, Retrieved, str]]:
+    """(rank, hit, sentence) for every quotable sentence of the best hits."""
+    return [(rank, hit, unit) for rank, hit in enumerate(hits[:max_hits]) for unit in _units(hit)]
+
+
+def select_quotes(
+    question: str,
+    candidates: Sequence[tuple[int, Retrieved, str]],
+    similarity: Sequence[float] | None = None,
+    max_quotes: int = MAX_QUOTES,
+) -> list[Quote]:
+    """Score each candidate sentence against the question; return the best few, best first.
+
+    A sentence scores by the question words it (or its section heading) contains, weighted by rarity among the
+    candidates, and, when ``similarity`` gives its embedding cosine to the question, by meaning too, so a lay
+    paraphrase still finds the provision. Nothing is returned when no sentence is close enough to answer.
+    """
+    wanted = terms(question)
+    if not candidates or not wanted:
+        return []
+    sims = list(similarity) if similarity is not None else [0.0] * len(candidates)
+    unit_terms = [terms(unit) for _, _, unit in candidates]
+    # Words rare among the candidates say more about which sentence answers.
+    df = {t: sum(t in ut for ut in unit_terms) for t in wanted}
+    weight = {t: math.log(1 + len(candidates) / (1 + df[t])) for t in wanted}
+    total = sum(weight.values())
+    quotes = []
+    for (rank, hit, unit), ut, sim in zip(candidates, unit_terms, sims, strict=True):
+        heading = terms(hit.chunk.section_heading) | terms(hit.chunk.title)
+        lexical = (sum(weight[t] for t in wanted & ut) + 0.5 * sum(weight[t] for t in wanted & heading - ut)) / total
+        semantic = min(1.0, max(0.0, (sim - SIM_FLOOR) / (SIM_FULL - SIM_FLOOR)))
+        if lexical < MIN_LEXICAL and semantic == 0.0:
+            continue
+        score = 0.5 * lexical + 0.5 * semantic + 0.1 / (1 + rank)
+        quotes.append(Quote(hit, rank, unit, score))
+    quotes.sort(key=lambda q: -q.score)
+    if not quotes or quotes[0].score < MIN_SCORE:
+        return []
+    best = quotes[0].score
+    chosen: list[Quote] = []
+    for quote in quotes:
+        if len(chosen) == max_quotes or quote.score < 0.75 * best:
+            break
+        if all(quote.text not in c.text and c.text not in quote.text for c in chosen):
+            chosen.append(quote)
+    return chosen
+
+
+def _where(quote: Quote) -> str:
+    chunk = quote.hit.chunk
+    heading = f" ({chunk.section_heading})" if chunk.section_heading else ""
+    where = f"Section {chunk.section_number}" if chunk.section_number else "The preamble"
+    return f"{where} of the {chunk.title}{heading}"
+
+
+def compose_extractive(
+    question: str,
+    candidates: Sequence[tuple[int, Retrieved, str]],
+    similarity: Sequence[float] | None = None,
+    start: int = 1,
+) -> tuple[str, list[Citation]]:
+    """Return the answer text with [n] markers (from ``start``) and its citations; empty when nothing answers."""
+    quotes = select_quotes(question, candidates, similarity)
+    lines: list[str] = []
+    citations: list[Citation] = []
+    previous_section = ""
+    for index, quote in enumerate(quotes, start=start):
+        citations.append(make_citation(index, quote.hit.chunk, quote.text))
+        lead = "It also provides" if quote.hit.chunk.section_id == previous_section else f"{_where(quote)} provides"
+        lines.append(f"{lead}: “{quote.text}” [{index}]")
+        previous_section = quote.hit.chunk.section_id
+    return "\n\n".join(lines), citations
+
+
+def abstention(question: str, searched: int) -> str:
+    looked_for = ", ".join(sorted(tokenize(question))[:8]) or "your question"
+    return (
+        "I could not find an answer to this in the documents I have, so I will not guess. "
+        f"I searched {searched} passages for: {looked_for}."
+    )

@@ -1,0 +1,51 @@
+"""Errors the service raises on purpose.
+
+    GwetaError                  base; ``code`` is the stable machine-readable name sent to clients
+    ├── ConfigError             settings that cannot work (raised at boot)
+    ├── BadRequestError         the caller's input is unusable (HTTP 422)
+    ├── NotReadyError           no corpus ingested yet, or a backend still starting (HTTP 503)
+    ├── BackendError            a store or model failed (HTTP 502)
+    │   └── UpstreamLLMError    the configured LLM endpoint failed or timed out
+    └── IngestionError          one source document could not be ingested; the run goes on
+
+Tools raise these; one handler in ``api.main`` maps them to HTTP statuses, and once a stream has started a typed
+``error`` event closes it. Messages are written for the user and never include a traceback.
+"""
+
+from __future__ import annotations
+
+
+class GwetaError(Exception):
+    code = "internal_error"
+    status_code = 500
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ConfigError(GwetaError):
+    code = "config_error"
+
+
+class BadRequestError(GwetaError):
+    code = "bad_request"
+    status_code = 422
+
+
+class NotReadyError(GwetaError):
+    code = "not_ready"
+    status_code = 503
+
+
+class BackendError(GwetaError):
+    code = "backend_error"
+    status_code = 502
+
+
+class UpstreamLLMError(BackendError):
+    code = "llm_error"
+
+
+class IngestionError(GwetaError):
+    code = "ingestion_error"

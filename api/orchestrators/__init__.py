@@ -1,0 +1,1 @@
+"""LangGraph flows; each in its own package as state / nodes / routing / graph."""

@@ -1,0 +1,25 @@
+"""Build the query graph: retrieve, then synthesize (or abstain when nothing was found)."""
+
+from __future__ import annotations
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from . import nodes
+from .routing import after_retrieve
+from .state import QueryState
+
+
+def build_query_graph(
+    checkpointer: BaseCheckpointSaver[str] | None = None,
+) -> CompiledStateGraph[QueryState, nodes.QueryDeps, QueryState, QueryState]:
+    builder = StateGraph(QueryState, context_schema=nodes.QueryDeps)
+    builder.add_node("retrieve", nodes.retrieve)
+    builder.add_node("synthesize", nodes.synthesize)
+    builder.add_node("abstain", nodes.abstain)
+    builder.add_edge(START, "retrieve")
+    builder.add_conditional_edges("retrieve", after_retrieve)
+    builder.add_edge("synthesize", END)
+    builder.add_edge("abstain", END)
+    return builder.compile(checkpointer=checkpointer, name="query")

@@ -1,0 +1,136 @@
+"""The query graph's nodes: small async functions that read state and the frozen dependencies, emit stream
+events through the graph's writer, and return partial state updates."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.runtime import Runtime
+
+from api.composer.citations import CitationTracker, stream_words
+from api.composer.extractive import abstention, candidate_units, compose_extractive
+from api.composer.llm import is_abstention, source_citations, stream_llm_answer
+from api.composer.skills import Skill
+from api.errors import BackendError, GwetaError, UpstreamLLMError
+from api.schemas.events import WarningEvent
+from api.settings import Settings
+from api.tools.corpus import Corpus
+from api.tools.retrieval import HybridRetriever, Retrieved
+
+from .state import HitRef, QueryState, Turn
+
+log = logging.getLogger(__name__)
+HISTORY_TURNS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class QueryDeps:
+    """Everything nodes may use besides state, built once at start-up and passed as the graph's context."""
+
+    settings: Settings
+    corpus: Corpus
+    retriever: HybridRetriever
+    llm: BaseChatModel | None
+    skills: dict[str, Skill]
+
+
+def _ms(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 2)
+
+
+def _warn(runtime: Runtime[QueryDeps], code: str, message: str) -> tuple[str, str]:
+    log.warning("%s: %s", code, message)
+    runtime.stream_writer(WarningEvent(code=code, message=message))
+    return code, message
+
+
+async def retrieve(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, Any]:
+    start = time.perf_counter()
+    result = await runtime.context.retriever.retrieve(state.question)
+    warnings = [*state.warnings]
+    for code, message in result.warnings:
+        if code == "retrieval_unavailable":
+            raise BackendError("search is unavailable right now; please try again shortly")
+        warnings.append(_warn(runtime, code, message))
+    hits: list[HitRef] = [{"chunk_id": h.chunk.chunk_id, "score": h.score, "ranks": dict(h.ranks)} for h in result.hits]
+    timings = {**state.timings, **result.timings, "retrieve": _ms(start)}
+    return {"hits": hits, "searched": len(runtime.context.corpus), "warnings": warnings, "timings": timings}
+
+
+def _history(turns: list[Turn]) -> str:
+    return "\n".join(f"Q: {t['question']}\nA: {t['answer'][:400]}" for t in turns[-HISTORY_TURNS:])
+
+
+async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, Any]:
+    start = time.perf_counter()
+    deps = runtime.context
+    hits = [Retrieved(deps.corpus.chunks[h["chunk_id"]], h["score"], h["ranks"]) for h in state.hits]
+    warnings = [*state.warnings]
+    usage: dict[str, int] = {}
+    offset = 0
+    tracker = CitationTracker([], runtime.stream_writer)
+    if deps.llm is not None:
+        tracker = CitationTracker(source_citations(hits), runtime.stream_writer)
+        try:
+            usage = await stream_llm_answer(
+                deps.llm, deps.skills["synthesize"], state.question, _history(state.turns), hits, tracker
+            )
+        except UpstreamLLMError as exc:
+            usage = {"llm_calls": 1}
+            warnings.append(_warn(runtime, "llm_unavailable", f"{exc.message}; answering with direct quotes instead"))
+            if tracker.text:
+                tracker.feed("\n\n")
+            offset = len(hits)
+        else:
+            if not tracker.used and not is_abstention(tracker.text):
+                warnings.append(_warn(runtime, "uncited_answer", "the model's answer cites no source; check it"))
+            abstained = is_abstention(tracker.text)
+            return _finish(state, tracker, abstained, warnings, usage, _ms(start))
+    candidates = candidate_units(hits)
+    similarity = await _similarity(deps, state.question, [unit for _, _, unit in candidates])
+    text, citations = compose_extractive(state.question, candidates, similarity, start=offset + 1)
+    tracker.available.update({c.index: c for c in citations})
+    abstained = not citations
+    stream_words(text or abstention(state.question, state.searched), tracker)
+    return _finish(state, tracker, abstained and not tracker.used, warnings, usage, _ms(start))
+
+
+async def _similarity(deps: QueryDeps, question: str, sentences: list[str]) -> list[float] | None:
+    """Cosine of each sentence to the question; None (lexical scoring only) if the embedder fails."""
+    if not sentences:
+        return []
+    try:
+        vectors = await deps.retriever.embedder.embed_documents([question, *sentences])
+    except GwetaError as exc:
+        log.warning("sentence similarity unavailable: %s", exc.message)
+        return None
+    return [float(v) for v in vectors[1:] @ vectors[0]]
+
+
+def _finish(
+    state: QueryState,
+    tracker: CitationTracker,
+    abstained: bool,
+    warnings: list[tuple[str, str]],
+    usage: dict[str, int],
+    elapsed: float,
+) -> dict[str, Any]:
+    return {
+        "answer": tracker.text,
+        "citations": [c.model_dump() for c in tracker.used],
+        "abstained": abstained,
+        "warnings": warnings,
+        "usage": usage,
+        "timings": {**state.timings, "synthesize": elapsed},
+        "turns": [Turn(question=state.question, answer=tracker.text)],
+    }
+
+
+async def abstain(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, Any]:
+    tracker = CitationTracker([], runtime.stream_writer)
+    stream_words(abstention(state.question, state.searched), tracker)
+    return _finish(state, tracker, True, state.warnings, {}, 0.0)

@@ -1,0 +1,50 @@
+"""What flows between the query graph's nodes.
+
+Per-turn fields are replaced on every turn (the orchestrator passes fresh values in); only ``turns`` accumulates
+across a session, through its reducer, and is what the checkpointer keeps between questions.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass, field
+from typing import Annotated, Any, TypedDict
+
+
+class Turn(TypedDict):
+    question: str
+    answer: str
+
+
+class HitRef(TypedDict):
+    """A retrieved chunk by id (the chunk itself lives in the corpus), with its fused score and per-source ranks."""
+
+    chunk_id: str
+    score: float
+    ranks: dict[str, int]
+
+
+@dataclass(kw_only=True)
+class QueryState:
+    question: str
+    """The user's question as asked."""
+    route: str = "rag_qa"
+    """Which path the graph took (only rag_qa so far)."""
+    hits: list[HitRef] = field(default_factory=list)
+    """Fused retrieval results, best first."""
+    searched: int = 0
+    """How many passages the corpus held when it was searched (said in abstentions)."""
+    answer: str = ""
+    """The final answer text, with [n] citation markers."""
+    citations: list[dict[str, Any]] = field(default_factory=list)
+    """Citations used in the answer (``Citation.model_dump()``), in order of first use; plain data for checkpoints."""
+    abstained: bool = False
+    """True when the corpus did not support an answer."""
+    warnings: list[tuple[str, str]] = field(default_factory=list)
+    """(code, message) pairs already sent to the client as warning events."""
+    timings: dict[str, float] = field(default_factory=dict)
+    """Milliseconds per stage."""
+    usage: dict[str, int] = field(default_factory=dict)
+    """LLM calls and tokens."""
+    turns: Annotated[list[Turn], operator.add] = field(default_factory=list)
+    """Earlier questions and answers of this session; grows by one per turn."""

@@ -1,0 +1,1 @@
+"""HTTP routes: validate input, call one orchestrator, stream its events. No business rules here."""

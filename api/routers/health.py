@@ -1,0 +1,27 @@
+"""Liveness and readiness."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse
+
+from api.deps import ServicesDep
+
+router = APIRouter(tags=["health"])
+
+
+@router.get("/healthz")
+async def healthz() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+@router.get("/readyz", response_model=None)
+async def readyz(services: ServicesDep) -> JSONResponse:
+    corpus = services.corpus
+    body = {
+        "status": "ready" if len(corpus) else "no_corpus",
+        "corpus_version": corpus.version,
+        "documents": len(corpus.manifest.documents),
+        "chunks": len(corpus),
+    }
+    return JSONResponse(body, status_code=200 if len(corpus) else 503)

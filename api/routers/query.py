@@ -1,0 +1,37 @@
+"""The streaming query endpoint (GET for EventSource clients, POST for JSON bodies)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+from pydantic import BaseModel
+from sse_starlette import EventSourceResponse, ServerSentEvent
+
+from api.deps import Orchestrator
+from api.schemas.query import MAX_QUESTION_CHARS, QueryRequest
+
+router = APIRouter(prefix="/api/v1/query", tags=["query"])
+PING_SECONDS = 15
+
+
+async def _sse(events: AsyncIterator[BaseModel]) -> AsyncIterator[ServerSentEvent]:
+    async for event in events:
+        name = getattr(event, "event", "message")
+        yield ServerSentEvent(data=event.model_dump_json(exclude={"event"}), event=name)
+
+
+@router.get("/stream")
+async def stream_get(
+    orchestrator: Orchestrator,
+    q: Annotated[str, Query(min_length=1, max_length=MAX_QUESTION_CHARS)],
+    session_id: Annotated[str, Query(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:-]+$")] = "default",
+) -> EventSourceResponse:
+    request = QueryRequest(q=q, session_id=session_id)
+    return EventSourceResponse(_sse(orchestrator.stream(request)), ping=PING_SECONDS)
+
+
+@router.post("/stream")
+async def stream_post(orchestrator: Orchestrator, body: QueryRequest) -> EventSourceResponse:
+    return EventSourceResponse(_sse(orchestrator.stream(body)), ping=PING_SECONDS)

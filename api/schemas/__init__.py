@@ -1,0 +1,1 @@
+"""Request models, stored document models and the SSE event models."""

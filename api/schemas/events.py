@@ -1,0 +1,70 @@
+"""The streaming contract: every Server-Sent Event the query stream can send, in one place.
+
+A stream is ``meta`` first, then any mix of ``token``, ``citation`` and ``warning``, and ends with exactly one of
+``final`` or ``error``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+
+class Citation(BaseModel):
+    """A pointer from the answer to the exact provision it quotes."""
+
+    index: int = Field(description="The [n] marker used in the answer text.")
+    doc_key: str
+    title: str
+    section_id: str
+    section: str = Field(description="Human label, e.g. 'section 3'.")
+    heading: str = ""
+    chunk_id: str
+    quote: str = Field(description="Text quoted from the provision; occurs verbatim in it.")
+
+
+class MetaEvent(BaseModel):
+    event: Literal["meta"] = "meta"
+    trace_id: str
+    session_id: str
+    route: str
+    corpus_version: str
+    budgets: dict[str, float | int]
+
+
+class TokenEvent(BaseModel):
+    event: Literal["token"] = "token"
+    text: str
+
+
+class CitationEvent(BaseModel):
+    event: Literal["citation"] = "citation"
+    citation: Citation
+
+
+class WarningEvent(BaseModel):
+    event: Literal["warning"] = "warning"
+    code: str
+    message: str
+
+
+class FinalEvent(BaseModel):
+    event: Literal["final"] = "final"
+    answer: str
+    citations: list[Citation]
+    abstained: bool = False
+    usage: dict[str, int] = Field(default_factory=dict)
+    timings: dict[str, float] = Field(default_factory=dict, description="Milliseconds per stage.")
+
+
+class ErrorEvent(BaseModel):
+    event: Literal["error"] = "error"
+    code: str
+    message: str
+
+
+StreamEvent = Annotated[
+    MetaEvent | TokenEvent | CitationEvent | WarningEvent | FinalEvent | ErrorEvent,
+    Field(discriminator="event"),
+]

@@ -1,0 +1,129 @@
+"""One validated settings object for the whole service.
+
+Every section has an embedded default that needs no account and no network; production backends are chosen by
+setting ``backend`` (and their URIs and secrets) through ``GWETA_<SECTION>__<FIELD>`` environment variables, e.g.
+``GWETA_VECTOR_STORE__URI=https://...``. All embedded state lives under ``data_dir``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal, Self
+
+from pydantic import BaseModel, Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class VectorStoreSettings(BaseModel):
+    backend: Literal["milvus"] = "milvus"
+    uri: str = Field("", description="Milvus/Zilliz URI; empty means a Milvus Lite folder inside data_dir.")
+    token: SecretStr = SecretStr("")
+    collection: str = "gweta_chunks"
+
+
+class ObjectStoreSettings(BaseModel):
+    backend: Literal["local", "s3"] = "local"
+    bucket: str = "gweta"
+    endpoint_url: str = Field("", description="S3 API endpoint, e.g. https://<account>.r2.cloudflarestorage.com")
+    region: str = "auto"
+    access_key_id: SecretStr = SecretStr("")
+    secret_access_key: SecretStr = SecretStr("")
+    prefix: str = ""
+
+
+class BM25Settings(BaseModel):
+    backend: Literal["rank_bm25"] = "rank_bm25"
+    k1: float = 1.5
+    b: float = 0.75
+
+
+class EmbeddingSettings(BaseModel):
+    backend: Literal["minilm", "openai"] = "minilm"
+    model: str = Field("", description="Model name for the openai backend, or a local sentence-transformers folder.")
+    base_url: str = ""
+    api_key: SecretStr = SecretStr("")
+    dimensions: int = 384
+    batch_size: int = 32
+
+
+class RerankerSettings(BaseModel):
+    backend: Literal["none", "bge"] = "none"
+    model_path: str = ""
+    top_n: int = 8
+    max_length: int = 512
+
+
+class LLMSettings(BaseModel):
+    backend: Literal["none", "openai"] = "none"
+    base_url: str = ""
+    api_key: SecretStr = SecretStr("")
+    model: str = "gpt-4o-mini"
+    temperature: float = 0.0
+    timeout_s: float = 30.0
+    max_tokens: int = 800
+
+
+class CheckpointerSettings(BaseModel):
+    backend: Literal["sqlite", "firestore"] = "sqlite"
+    project: str = ""
+    emulator_host: str = ""
+
+
+class TracingSettings(BaseModel):
+    backend: Literal["log", "langsmith"] = "log"
+    endpoint: str = "https://api.smith.langchain.com"
+    api_key: SecretStr = SecretStr("")
+    project: str = "gweta"
+
+
+class AuthSettings(BaseModel):
+    enabled: bool = False
+    jwt_secret: SecretStr = SecretStr("")
+    audience: str = "gweta"
+
+
+class RetrievalSettings(BaseModel):
+    top_k: int = Field(6, ge=1, le=50, description="Hits handed to synthesis after fusion.")
+    candidates: int = Field(30, ge=1, le=500, description="Candidates asked of each backend before fusion.")
+    rrf_k: int = Field(60, ge=1)
+    timeout_s: float = Field(5.0, gt=0)
+
+
+class Settings(BaseSettings):
+    """The service's configuration, validated once at start-up."""
+
+    model_config = SettingsConfigDict(env_prefix="GWETA_", env_nested_delimiter="__", extra="ignore")
+
+    data_dir: Path = Path(".gweta-data")
+    model_threads: int = Field(2, ge=1, le=64, description="Size of the one thread pool that runs model inference.")
+    vector_store: VectorStoreSettings = VectorStoreSettings()
+    object_store: ObjectStoreSettings = ObjectStoreSettings()
+    bm25: BM25Settings = BM25Settings()
+    embeddings: EmbeddingSettings = EmbeddingSettings()
+    reranker: RerankerSettings = RerankerSettings()
+    llm: LLMSettings = LLMSettings()
+    checkpointer: CheckpointerSettings = CheckpointerSettings()
+    tracing: TracingSettings = TracingSettings()
+    auth: AuthSettings = AuthSettings()
+    retrieval: RetrievalSettings = RetrievalSettings()
+
+    @model_validator(mode="after")
+    def _check_backends(self) -> Self:
+        problems = []
+        if self.llm.backend == "openai" and not self.llm.base_url:
+            problems.append("llm.backend=openai needs llm.base_url (GWETA_LLM__BASE_URL)")
+        if self.embeddings.backend == "openai" and not (self.embeddings.base_url and self.embeddings.model):
+            problems.append("embeddings.backend=openai needs embeddings.base_url and embeddings.model")
+        if self.reranker.backend == "bge" and not self.reranker.model_path:
+            problems.append("reranker.backend=bge needs reranker.model_path (a local folder)")
+        if self.object_store.backend == "s3" and not self.object_store.bucket:
+            problems.append("object_store.backend=s3 needs object_store.bucket")
+        if self.auth.enabled and not self.auth.jwt_secret.get_secret_value():
+            problems.append("auth.enabled needs auth.jwt_secret")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    @property
+    def milvus_uri(self) -> str:
+        return self.vector_store.uri or str(self.data_dir / "milvus.db")

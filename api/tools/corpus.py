@@ -1,0 +1,94 @@
+"""The ingested corpus as the query path sees it: the manifest, every chunk by id, and parent documents on demand.
+
+Object store layout (shared with ``ingestion``)::
+
+    docs/<slug>.json          a Document: the parsed source with its sections (the parents)
+    chunks/<slug>.json        the Chunks cut from that document
+    indexes/manifest.json     doc_key -> content hash, chunk ids; the corpus version
+    indexes/bm25.json         the lexical index artifact
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+
+from pydantic import BaseModel, Field
+
+from api.schemas.documents import Chunk, Document
+from api.tools.object_store import ObjectStore, get_json, get_many_json
+
+MANIFEST_KEY = "indexes/manifest.json"
+
+
+def doc_slug(doc_key: str) -> str:
+    """A file-safe, collision-resistant name for a doc_key."""
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "-", doc_key).strip("-")[:80]
+    return f"{readable}-{hashlib.sha256(doc_key.encode()).hexdigest()[:8]}"
+
+
+def doc_object_key(doc_key: str) -> str:
+    return f"docs/{doc_slug(doc_key)}.json"
+
+
+def chunks_object_key(doc_key: str) -> str:
+    return f"chunks/{doc_slug(doc_key)}.json"
+
+
+class ManifestEntry(BaseModel):
+    content_hash: str
+    source: str
+    title: str
+    chunk_ids: list[str]
+
+
+class Manifest(BaseModel):
+    embedder: str = ""
+    dimensions: int = 0
+    documents: dict[str, ManifestEntry] = Field(default_factory=dict)
+
+    @property
+    def version(self) -> str:
+        """Changes whenever any document's content (or the embedder) changes."""
+        h = hashlib.sha256(self.embedder.encode())
+        for key in sorted(self.documents):
+            h.update(f"{key}\0{self.documents[key].content_hash}\0".encode())
+        return h.hexdigest()[:12] if self.documents else "empty"
+
+    @classmethod
+    async def load(cls, store: ObjectStore) -> Manifest:
+        raw = await get_json(store, MANIFEST_KEY)
+        return cls() if raw is None else cls.model_validate(raw)
+
+
+class Corpus:
+    """Read-only view of one corpus version, loaded once at start-up."""
+
+    def __init__(self, manifest: Manifest, chunks: Iterable[Chunk], store: ObjectStore) -> None:
+        self.manifest = manifest
+        self.chunks = {c.chunk_id: c for c in chunks}
+        self.store = store
+        self._docs: dict[str, Document] = {}
+
+    @property
+    def version(self) -> str:
+        return self.manifest.version
+
+    def __len__(self) -> int:
+        return len(self.chunks)
+
+    async def document(self, doc_key: str) -> Document | None:
+        if doc_key not in self._docs:
+            raw = await get_json(self.store, doc_object_key(doc_key))
+            if raw is None:
+                return None
+            self._docs[doc_key] = Document.model_validate(raw)
+        return self._docs[doc_key]
+
+    @classmethod
+    async def load(cls, store: ObjectStore) -> Corpus:
+        manifest = await Manifest.load(store)
+        raws = await get_many_json(store, [chunks_object_key(k) for k in manifest.documents])
+        chunks = [Chunk.model_validate(c) for raw in raws if raw for c in raw]
+        return cls(manifest, chunks, store)

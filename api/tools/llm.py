@@ -1,0 +1,28 @@
+"""The chat model: none by default (answers are extractive), any OpenAI-compatible endpoint when configured."""
+
+from __future__ import annotations
+
+from langchain_core.language_models import BaseChatModel
+from pydantic import SecretStr
+
+from api.settings import LLMSettings
+
+
+def build_llm(cfg: LLMSettings) -> BaseChatModel | None:
+    match cfg.backend:
+        case "none":
+            return None
+        case "openai":
+            from langchain_openai import ChatOpenAI
+
+            return ChatOpenAI(
+                model=cfg.model,
+                base_url=cfg.base_url,
+                api_key=cfg.api_key if cfg.api_key.get_secret_value() else SecretStr("not-needed"),
+                temperature=cfg.temperature,
+                timeout=cfg.timeout_s,
+                max_retries=1,
+                max_completion_tokens=cfg.max_tokens,
+                streaming=True,
+                stream_usage=True,
+            )

@@ -1,0 +1,134 @@
+"""Dense vectors with their metadata: Milvus Lite in a local folder by default, Milvus/Zilliz by URI in production."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+from api.errors import BackendError, NotReadyError
+from api.schemas.documents import Chunk
+from api.settings import Settings
+from api.tools.embeddings import Vectors
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    chunk_id: str
+    score: float
+
+
+class VectorStore(Protocol):
+    async def upsert(self, chunks: Sequence[Chunk], vectors: Vectors) -> None: ...
+    async def delete_document(self, doc_key: str) -> None: ...
+    async def search(self, vector: Vectors, limit: int) -> list[Hit]: ...
+    async def count(self) -> int: ...
+    async def close(self) -> None: ...
+
+
+def _quote(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+class MilvusVectorStore:
+    """One Milvus collection of chunk vectors; a local path opens Milvus Lite, a URL a Milvus server."""
+
+    def __init__(self, uri: str, collection: str, dimensions: int, token: str = "") -> None:
+        from pymilvus import MilvusClient
+        from pymilvus.exceptions import MilvusException
+
+        self.collection = collection
+        self.dimensions = dimensions
+        self.is_lite = "://" not in uri
+        # Milvus Lite is an in-process engine: one call at a time keeps it consistent under the thread pool.
+        self._lock = threading.Lock() if self.is_lite else None
+        try:
+            self.client = MilvusClient(uri, token=token) if token else MilvusClient(uri)
+        except MilvusException as exc:
+            if self.is_lite:
+                raise NotReadyError(
+                    f"cannot open the vector store at {uri}: another gweta process (a running 'gweta serve'?) "
+                    "is using this data directory; stop it or use another --data-dir"
+                ) from exc
+            raise BackendError(f"cannot reach Milvus at {uri}: {exc.message}") from exc
+        self._ensure_collection()
+
+    def _ensure_collection(self) -> None:
+        from pymilvus import DataType
+
+        if self.client.has_collection(self.collection):
+            self.client.load_collection(self.collection)
+            return
+        schema = self.client.create_schema(auto_id=False)
+        schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=256)
+        schema.add_field("vector", DataType.FLOAT_VECTOR, dim=self.dimensions)
+        schema.add_field("doc_key", DataType.VARCHAR, max_length=256)
+        schema.add_field("section_id", DataType.VARCHAR, max_length=512)
+        schema.add_field("jurisdiction", DataType.VARCHAR, max_length=64)
+        index = self.client.prepare_index_params()
+        index.add_index(field_name="vector", index_type="AUTOINDEX", metric_type="COSINE")
+        self.client.create_collection(self.collection, schema=schema, index_params=index)
+
+    def _run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        from pymilvus.exceptions import MilvusException
+
+        try:
+            if self._lock is None:
+                return fn(*args, **kwargs)
+            with self._lock:
+                return fn(*args, **kwargs)
+        except MilvusException as exc:
+            raise BackendError(f"vector store call failed: {exc.message}") from exc
+
+    async def upsert(self, chunks: Sequence[Chunk], vectors: Vectors) -> None:
+        rows = [
+            {
+                "id": c.chunk_id,
+                "vector": v.tolist(),
+                "doc_key": c.doc_key,
+                "section_id": c.section_id,
+                "jurisdiction": c.jurisdiction,
+            }
+            for c, v in zip(chunks, vectors, strict=True)
+        ]
+        if rows:
+            await asyncio.to_thread(self._run, self.client.upsert, self.collection, rows)
+
+    async def delete_document(self, doc_key: str) -> None:
+        await asyncio.to_thread(self._run, self.client.delete, self.collection, filter=f"doc_key == {_quote(doc_key)}")
+
+    async def search(self, vector: Vectors, limit: int) -> list[Hit]:
+        result = await asyncio.to_thread(
+            self._run, self.client.search, self.collection, data=[vector.tolist()], limit=limit
+        )
+        return [Hit(str(h["id"]), float(h["distance"])) for h in result[0]]
+
+    async def ids(self) -> set[str]:
+        rows = await asyncio.to_thread(
+            self._run, self.client.query, self.collection, filter='id != ""', output_fields=["id"]
+        )
+        return {str(r["id"]) for r in rows}
+
+    async def count(self) -> int:
+        rows = await asyncio.to_thread(
+            self._run, self.client.query, self.collection, filter="", output_fields=["count(*)"]
+        )
+        return int(rows[0]["count(*)"])
+
+    async def close(self) -> None:
+        await asyncio.to_thread(self._run, self.client.close)
+
+
+def build_vector_store(settings: Settings, dimensions: int) -> MilvusVectorStore:
+    cfg = settings.vector_store
+    match cfg.backend:
+        case "milvus":
+            if not cfg.uri:
+                settings.data_dir.mkdir(parents=True, exist_ok=True)
+            return MilvusVectorStore(settings.milvus_uri, cfg.collection, dimensions, cfg.token.get_secret_value())

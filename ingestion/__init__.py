@@ -1,0 +1,1 @@
+"""Turn source documents into stored documents, chunks, vectors and a lexical index."""

@@ -1,0 +1,74 @@
+"""Cut sections into chunks that fit the embedder, along the provision's own boundaries.
+
+A chunk is always a verbatim slice of one section's text: never crossing a section, split preferably at line
+breaks, then before subsection/paragraph markers such as "(2)" or "(b)", then after sentences, and only as a last
+resort between words.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+
+from api.schemas.documents import Chunk, Document, Section
+
+TokenCounter = Callable[[str], int]
+
+# Split points, strongest first: each is a position where a new unit may start.
+_SPLITS = (
+    re.compile(r"\n"),
+    re.compile(r"(?<=\S)\s(?=\((?:\d+[A-Za-z]?|[a-z]{1,2}|[ivxl]+)\)\s)"),
+    re.compile(r"(?<=[.;:])\s+(?=\S)"),
+    re.compile(r"\s+"),
+)
+
+
+def _spans(
+    text: str, start: int, end: int, level: int, max_tokens: int, count: TokenCounter
+) -> Iterator[tuple[int, int]]:
+    """Yield (start, end) spans covering text[start:end], each within max_tokens where the text allows."""
+    if count(text[start:end]) <= max_tokens or level == len(_SPLITS):
+        yield start, end
+        return
+    cuts = [m.end() for m in _SPLITS[level].finditer(text, start, end)]
+    bounds = [start, *[c for c in cuts if start < c < end], end]
+    for a, b in zip(bounds, bounds[1:], strict=False):
+        yield from _spans(text, a, b, level + 1, max_tokens, count)
+
+
+def split_section(section: Section, max_tokens: int, count: TokenCounter) -> list[str]:
+    """Pack the section's units greedily into verbatim slices of at most ``max_tokens`` tokens where possible."""
+    text = section.text
+    pieces: list[str] = []
+    chunk_start: int | None = None
+    chunk_end = 0
+    for a, b in _spans(text, 0, len(text), 0, max_tokens, count):
+        if chunk_start is not None and count(text[chunk_start:b]) > max_tokens:
+            pieces.append(text[chunk_start:chunk_end])
+            chunk_start = a
+        elif chunk_start is None:
+            chunk_start = a
+        chunk_end = b
+    if chunk_start is not None:
+        pieces.append(text[chunk_start:chunk_end])
+    return [p.strip() for p in pieces if p.strip()]
+
+
+def chunk_document(document: Document, count: TokenCounter, max_tokens: int = 200) -> list[Chunk]:
+    chunks: list[Chunk] = []
+    for section in document.sections:
+        for ordinal, piece in enumerate(split_section(section, max_tokens, count)):
+            chunks.append(
+                Chunk(
+                    chunk_id=f"{section.section_id}/c{ordinal}",
+                    doc_key=document.doc_key,
+                    section_id=section.section_id,
+                    section_number=section.number,
+                    section_heading=section.heading,
+                    title=document.title,
+                    jurisdiction=document.jurisdiction,
+                    text=piece,
+                    ordinal=ordinal,
+                )
+            )
+    return chunks

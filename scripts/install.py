@@ -1,0 +1,95 @@
+"""Install exactly the versions in poetry.lock into a virtual environment, with a CPU build of torch.
+
+Poetry resolves and locks; this script only installs what the lock says, so CI and laptops get the same versions
+without Poetry itself. Torch is the one exception: the lock records the PyPI release (a CUDA build with ~17 nvidia
+packages), but a service that runs on CPU wants the CPU build of the same version. So torch is installed first, on
+its own, from ``--torch-index`` (or the machine's local wheels), and the CUDA-only packages are left out.
+
+Usage: python scripts/install.py [--venv .venv] [--groups main,ml,dev] [--torch-index URL]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import subprocess
+import sys
+import tomllib
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LOCK = ROOT / "poetry.lock"
+# Packages that only a CUDA build of torch needs; the CPU build requires none of them.
+CUDA_ONLY_PREFIXES = ("nvidia-", "cuda-", "triton")
+
+
+def locked_requirements(groups: set[str]) -> tuple[str, str | None]:
+    """Return a hash-pinned requirements text for ``groups`` and the locked torch version, if any."""
+    lock = tomllib.loads(LOCK.read_text())
+    lines: list[str] = []
+    torch_version: str | None = None
+    for pkg in lock["package"]:
+        name, version = pkg["name"], pkg["version"]
+        picked = groups.intersection(pkg.get("groups", ["main"]))
+        if not picked:
+            continue
+        if name == "torch":
+            torch_version = version
+            continue
+        if name.startswith(CUDA_ONLY_PREFIXES):
+            continue
+        markers = pkg.get("markers")
+        if isinstance(markers, dict):
+            # A package needed by several groups is needed when any picked group's marker holds.
+            parts = [markers.get(g) for g in sorted(picked)]
+            marker = None if any(p is None for p in parts) else " or ".join(f"({p})" for p in parts)
+        else:
+            marker = markers
+        spec = f"{name}=={version}" + (f" ; {marker}" if marker else "")
+        hashes = " ".join(f"--hash={f['hash']}" for f in pkg.get("files", []))
+        lines.append(f"{spec} {hashes}".rstrip())
+    return "\n".join(lines) + "\n", torch_version
+
+
+def run(*cmd: str) -> None:
+    print("+", " ".join(cmd[:6]), "..." if len(cmd) > 6 else "", flush=True)  # noqa: T201
+    subprocess.run(cmd, check=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--venv", default=str(ROOT / ".venv"))
+    parser.add_argument("--groups", default="main,ml,dev")
+    parser.add_argument("--torch-index", default="", help="index for the CPU torch build, e.g. the PyTorch CPU index")
+    args = parser.parse_args()
+
+    groups = set(args.groups.split(","))
+    env_dir = Path(args.venv)
+    py = env_dir / "bin" / "python"
+    reqs, torch_version = locked_requirements(groups)
+    stamp_key = hashlib.sha256((reqs + args.torch_index).encode()).hexdigest()
+    stamp = env_dir / ".gweta-installed"
+    if py.exists() and stamp.exists() and stamp.read_text() == stamp_key:
+        print(f"{env_dir} already matches poetry.lock ({args.groups})")  # noqa: T201
+        return 0
+
+    if not py.exists():
+        venv.create(env_dir, with_pip=True)
+    pip = [str(py), "-m", "pip", "install", "--disable-pip-version-check", "--no-input"]
+    if torch_version:
+        torch_cmd = [*pip, f"torch=={torch_version}"]
+        if args.torch_index:
+            torch_cmd += ["--index-url", args.torch_index]
+        run(*torch_cmd)
+    req_file = env_dir / "requirements.lock.txt"
+    req_file.write_text(reqs)
+    run(*pip, "--no-deps", "--require-hashes", "-r", str(req_file))
+    run(*pip, "--no-deps", "-e", str(ROOT))
+    run(str(py), "-m", "pip", "check")
+    stamp.write_text(stamp_key)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
