@@ -169,3 +169,7 @@ def ask(
     code = _run(run())
     if code:
         raise typer.Exit(code)
+
+
+if __name__ == "__main__":
+    app()

@@ -8,6 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
+import httpx
+
 from api.composer.skills import load_skills
 from api.observability import build_callbacks
 from api.orchestrators.query import QueryDeps, QueryOrchestrator, build_query_graph
@@ -35,6 +37,7 @@ class Services:
 async def open_services(settings: Settings) -> AsyncIterator[Services]:
     skills = load_skills()  # a broken prompt fails the boot, not the first request
     pool = ThreadPoolExecutor(max_workers=settings.model_threads, thread_name_prefix="model")
+    http = httpx.AsyncClient(timeout=httpx.Timeout(settings.llm.timeout_s, connect=5.0))
     try:
         store = build_object_store(settings.object_store, settings.data_dir)
         embedder = build_embedder(settings.embeddings, pool)
@@ -44,7 +47,7 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
             lexical = await RankBM25Index.load(store, settings.bm25)
             retriever = HybridRetriever(corpus, embedder, vectors, lexical, settings.retrieval)
             deps = QueryDeps(
-                settings=settings, corpus=corpus, retriever=retriever, llm=build_llm(settings.llm), skills=skills
+                settings=settings, corpus=corpus, retriever=retriever, llm=build_llm(settings.llm, http), skills=skills
             )
             log.info("corpus %s: %d documents, %d chunks", corpus.version, len(corpus.manifest.documents), len(corpus))
             async with open_checkpointer(settings) as checkpointer:
@@ -53,4 +56,5 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
         finally:
             await vectors.close()
     finally:
+        await http.aclose()
         pool.shutdown(wait=False, cancel_futures=True)

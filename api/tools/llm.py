@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import httpx
 from langchain_core.language_models import BaseChatModel
 from pydantic import SecretStr
 
 from api.settings import LLMSettings
 
 
-def build_llm(cfg: LLMSettings) -> BaseChatModel | None:
+def build_llm(cfg: LLMSettings, http: httpx.AsyncClient) -> BaseChatModel | None:
+    """Build the chat model on the app's one shared HTTP client (closed by the lifespan)."""
     match cfg.backend:
         case "none":
             return None
@@ -25,4 +27,5 @@ def build_llm(cfg: LLMSettings) -> BaseChatModel | None:
                 max_completion_tokens=cfg.max_tokens,
                 streaming=True,
                 stream_usage=True,
+                http_async_client=http,
             )

@@ -1,0 +1,31 @@
+# Gweta API: slim, non-root, the embedding model's weights inside the image, nothing downloaded at start.
+# Build: docker build -t gweta .    Run: docker run -p 8000:8000 gweta
+FROM python:3.11-slim AS build
+ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
+WORKDIR /app
+COPY pyproject.toml poetry.lock README.md ./
+COPY scripts ./scripts
+COPY api ./api
+COPY ingestion ./ingestion
+# Exactly the locked versions; torch as its CPU build (the PyPI build is CUDA and several GB larger).
+RUN python scripts/install.py --venv /opt/venv --groups main,ml \
+        --torch-index https://download.pytorch.org/whl/cpu
+
+FROM python:3.11-slim
+ENV PATH=/opt/venv/bin:$PATH \
+    PYTHONUNBUFFERED=1 \
+    HF_HUB_OFFLINE=1 \
+    TRANSFORMERS_OFFLINE=1 \
+    GWETA_DATA_DIR=/app/data \
+    PORT=8000
+RUN useradd --create-home --uid 10001 gweta
+WORKDIR /app
+COPY --from=build /opt/venv /opt/venv
+COPY --chown=gweta:gweta . /app
+USER gweta
+# The demo corpus is ingested at build time, so the container serves answers as soon as it starts.
+RUN gweta ingest sample_corpus
+EXPOSE 8000
+HEALTHCHECK --interval=30s --timeout=5s --start-period=60s \
+    CMD python -c "import os,urllib.request; urllib.request.urlopen(f'http://127.0.0.1:{os.environ[\"PORT\"]}/healthz', timeout=4)"
+CMD ["sh", "-c", "exec gweta serve --host 0.0.0.0 --port ${PORT}"]

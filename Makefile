@@ -1,0 +1,40 @@
+# Two commands for a fresh machine (see README.md):
+#   make demo   install, ingest the bundled sample corpus, serve on http://127.0.0.1:8000
+#   make test   install, then lint, type-check and run the test suite
+PYTHON ?= python3
+VENV ?= .venv
+DATA_DIR ?= .gweta-data
+HOST ?= 127.0.0.1
+PORT ?= 8000
+# Leave empty on a machine whose pip finds the CPU build of torch by itself; elsewhere use the PyTorch CPU index.
+TORCH_INDEX ?=
+BIN := $(VENV)/bin
+
+.PHONY: install demo serve test lint typecheck lock clean
+
+install:
+	$(PYTHON) scripts/install.py --venv $(VENV) --groups main,ml,dev $(if $(TORCH_INDEX),--torch-index $(TORCH_INDEX))
+
+demo: install
+	$(BIN)/gweta ingest sample_corpus --data-dir $(DATA_DIR)
+	$(BIN)/gweta serve --data-dir $(DATA_DIR) --host $(HOST) --port $(PORT)
+
+serve:
+	$(BIN)/gweta serve --data-dir $(DATA_DIR) --host $(HOST) --port $(PORT)
+
+lint:
+	$(BIN)/ruff check api ingestion tests scripts
+	$(BIN)/ruff format --check api ingestion tests scripts
+
+typecheck:
+	$(BIN)/mypy
+
+test: install lint typecheck
+	$(BIN)/pytest
+
+# Re-resolve after editing pyproject.toml (needs Poetry 2: pipx install poetry).
+lock:
+	poetry lock
+
+clean:
+	rm -rf $(VENV) $(DATA_DIR) .pytest_cache .mypy_cache .ruff_cache

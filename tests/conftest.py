@@ -1,0 +1,54 @@
+"""Shared fixtures: real embedded backends in temporary data dirs, and real servers on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from api.main import create_app
+from api.settings import Settings
+from ingestion.pipeline import Ingestor, IngestReport, build_ingestion_tools
+from tests.servers import LiveServer
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_CORPUS = ROOT / "sample_corpus"
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+async def ingest_into(settings: Settings, source: Path) -> IngestReport:
+    with ThreadPoolExecutor(settings.model_threads) as pool:
+        tools = build_ingestion_tools(settings, pool)
+        try:
+            return await Ingestor(tools).ingest(source)
+        finally:
+            await tools.vectors.close()
+
+
+@pytest.fixture(scope="session")
+async def sample_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data dir with the sample corpus ingested once for the whole session; copy it before changing it."""
+    data_dir = tmp_path_factory.mktemp("sample-data")
+    report = await ingest_into(Settings(data_dir=data_dir), SAMPLE_CORPUS)
+    assert report.failures == 0
+    return data_dir
+
+
+@pytest.fixture
+def private_data_dir(sample_data_dir: Path, tmp_path: Path) -> Path:
+    """A copy of the ingested sample data dir that a test may use on its own (Milvus Lite allows one opener)."""
+    target = tmp_path / "data"
+    shutil.copytree(sample_data_dir, target, ignore=shutil.ignore_patterns("LOCK"))
+    return target
+
+
+@pytest.fixture
+async def live_app(private_data_dir: Path) -> AsyncIterator[LiveServer]:
+    """The real app on the ingested sample corpus, served by uvicorn on loopback."""
+    with LiveServer(create_app(Settings(data_dir=private_data_dir))) as server:
+        yield server
+    await asyncio.sleep(0)

@@ -1,0 +1,108 @@
+"""Real servers on loopback for tests: our app under uvicorn, and upstream services that speak real wire formats."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+from starlette.types import ASGIApp
+
+
+class LiveServer:
+    """An ASGI app under a real uvicorn on 127.0.0.1, in a background thread with its own event loop."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, lifespan="on"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> LiveServer:
+        self.thread.start()
+        for _ in range(600):
+            if self.server.started or not self.thread.is_alive():
+                break
+            threading.Event().wait(0.05)
+        if not self.server.started:
+            raise RuntimeError("uvicorn did not start")
+        return self
+
+    @property
+    def url(self) -> str:
+        port = self.server.servers[0].sockets[0].getsockname()[1]
+        return f"http://127.0.0.1:{port}"
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
+
+
+@dataclass
+class Reply:
+    """One scripted chat-completions reply: content pieces streamed in order, or an HTTP failure."""
+
+    pieces: list[str] = field(default_factory=list)
+    status: int = 200
+    delay_s: float = 0.0
+    usage: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 120, "completion_tokens": 30})
+
+
+class FakeOpenAI:
+    """A loopback server that speaks OpenAI's chat-completions protocol, streaming included, from a script."""
+
+    def __init__(self, replies: list[Reply]) -> None:
+        self.replies = list(replies)
+        self.requests: list[dict[str, Any]] = []
+        self.app = Starlette(routes=[Route("/v1/chat/completions", self.chat, methods=["POST"])])
+
+    async def chat(self, request: Request) -> Response:
+        body = await request.json()
+        self.requests.append(body)
+        reply = self.replies.pop(0) if self.replies else Reply(["(no scripted reply)"])
+        if reply.status != 200:
+            error = {"error": {"message": "scripted failure", "type": "server_error", "code": None}}
+            return JSONResponse(error, status_code=reply.status)
+        created, model = int(time.time()), body.get("model", "fake")
+
+        def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
+            payload = {
+                "id": "chatcmpl-test", "object": "chat.completion.chunk", "created": created, "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra,
+            }  # fmt: skip
+            return f"data: {json.dumps(payload)}\n\n"
+
+        async def events() -> Any:
+            yield chunk({"role": "assistant", "content": ""})
+            for piece in reply.pieces:
+                await asyncio.sleep(reply.delay_s)
+                yield chunk({"content": piece})
+            yield chunk({}, "stop")
+            if body.get("stream_options", {}).get("include_usage"):
+                usage = {**reply.usage, "total_tokens": sum(reply.usage.values())}
+                payload = {
+                    "id": "chatcmpl-test",
+                    "object": "chat.completion.chunk",
+                    "created": created,
+                    "model": model,
+                    "choices": [],
+                    "usage": usage,
+                }
+                yield f"data: {json.dumps(payload)}\n\n"
+            yield "data: [DONE]\n\n"
+
+        if not body.get("stream"):
+            text = "".join(reply.pieces)
+            message = {"role": "assistant", "content": text}
+            return JSONResponse({
+                "id": "chatcmpl-test", "object": "chat.completion", "created": created, "model": model,
+                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                "usage": {**reply.usage, "total_tokens": sum(reply.usage.values())},
+            })  # fmt: skip
+        return StreamingResponse(events(), media_type="text/event-stream")

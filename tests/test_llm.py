@@ -1,0 +1,79 @@
+"""The LLM path against a loopback server that speaks OpenAI's streaming chat-completions protocol."""
+
+from pathlib import Path
+
+import httpx
+
+from api.main import create_app
+from api.settings import LLMSettings, Settings
+from tests.servers import FakeOpenAI, LiveServer, Reply
+from tests.sse import collect
+from tests.test_stream import assert_contract
+
+QUESTION = "How much deposit can a landlord ask for?"
+
+
+def llm_settings(data_dir: Path, url: str, timeout_s: float = 10.0) -> Settings:
+    return Settings(
+        data_dir=data_dir,
+        llm=LLMSettings(backend="openai", base_url=f"{url}/v1", api_key="sk-test", model="m-1", timeout_s=timeout_s),
+    )
+
+
+async def test_llm_tokens_stream_through_with_citations_and_usage(private_data_dir: Path) -> None:
+    pieces = ["A landlord ", "may not ask ", "for more than ", "two months' rent ", "as a deposit [1", "]."]
+    upstream = FakeOpenAI([Reply(pieces)])
+    with LiveServer(upstream.app) as llm_server:
+        with LiveServer(create_app(llm_settings(private_data_dir, llm_server.url))) as app:
+            async with httpx.AsyncClient(base_url=app.url, timeout=30) as client:
+                events = await collect(client, "GET", "/api/v1/query/stream", params={"q": QUESTION})
+    assert [e.json()["text"] for e in events if e.event == "token"] == pieces
+    final = assert_contract(events)
+    assert final["answer"] == "".join(pieces)
+    assert [c["index"] for c in final["citations"]] == [1]
+    assert final["citations"][0]["section_id"] == "sample/act/2024/3#s3"
+    assert final["usage"] == {"input_tokens": 120, "output_tokens": 30, "total_tokens": 150, "llm_calls": 1}
+    assert events[0].json()["budgets"]["llm_calls"] == 1
+    # The request is a real chat-completions call: our skill's system prompt, the numbered sources, streaming.
+    (request,) = upstream.requests
+    assert request["model"] == "m-1" and request["stream"] is True
+    assert request["stream_options"] == {"include_usage": True}
+    system, user = request["messages"]
+    assert system["role"] == "system" and "Every sentence of your answer ends with the marker" in system["content"]
+    assert "[1] Residential Tenancies Act, 2024, section 3 (Deposits)" in user["content"]
+    assert user["content"].rstrip().endswith(f"Question: {QUESTION}")
+
+
+async def test_an_llm_failure_degrades_to_a_quoted_answer_with_a_warning(private_data_dir: Path) -> None:
+    upstream = FakeOpenAI([Reply(status=500), Reply(status=500)])
+    with LiveServer(upstream.app) as llm_server:
+        with LiveServer(create_app(llm_settings(private_data_dir, llm_server.url))) as app:
+            async with httpx.AsyncClient(base_url=app.url, timeout=30) as client:
+                events = await collect(client, "GET", "/api/v1/query/stream", params={"q": QUESTION})
+    warnings = [e.json() for e in events if e.event == "warning"]
+    assert [w["code"] for w in warnings] == ["llm_unavailable"]
+    final = assert_contract(events)
+    assert final["citations"] and final["citations"][0]["section_id"] == "sample/act/2024/3#s3"
+    assert "two months" in final["answer"] and not final["abstained"]
+
+
+async def test_an_llm_timeout_degrades_instead_of_hanging(private_data_dir: Path) -> None:
+    upstream = FakeOpenAI([Reply(["slow"], delay_s=5.0), Reply(["slow"], delay_s=5.0)])
+    with LiveServer(upstream.app) as llm_server:
+        settings = llm_settings(private_data_dir, llm_server.url, timeout_s=0.5)
+        with LiveServer(create_app(settings)) as app:
+            async with httpx.AsyncClient(base_url=app.url, timeout=30) as client:
+                events = await collect(client, "GET", "/api/v1/query/stream", params={"q": QUESTION})
+    assert "llm_unavailable" in [e.json()["code"] for e in events if e.event == "warning"]
+    final = assert_contract(events)
+    assert final["answer"].strip() and final["citations"]
+
+
+async def test_an_uncited_llm_answer_is_flagged(private_data_dir: Path) -> None:
+    upstream = FakeOpenAI([Reply(["Deposits are capped at two months' rent."])])
+    with LiveServer(upstream.app) as llm_server:
+        with LiveServer(create_app(llm_settings(private_data_dir, llm_server.url))) as app:
+            async with httpx.AsyncClient(base_url=app.url, timeout=30) as client:
+                events = await collect(client, "GET", "/api/v1/query/stream", params={"q": QUESTION})
+    assert [e.json()["code"] for e in events if e.event == "warning"] == ["uncited_answer"]
+    assert assert_contract(events)["citations"] == []

@@ -1,0 +1,86 @@
+from pathlib import Path
+
+import pytest
+
+from api.errors import IngestionError
+from ingestion.chunking import chunk_document, split_section
+from ingestion.parsers import parser_for
+from tests.conftest import SAMPLE_CORPUS, SHARED_DATA
+
+
+def words(text: str) -> int:
+    return len(text.split())
+
+
+def parse(path: Path):  # type: ignore[no-untyped-def]
+    return parser_for(path)(path, path.read_bytes())
+
+
+def test_statute_structure_is_recovered() -> None:
+    doc = parse(SAMPLE_CORPUS / "residential-tenancies-act.md")
+    assert doc.doc_key == "sample/act/2024/3"
+    assert (doc.title, doc.chapter, doc.jurisdiction) == ("Residential Tenancies Act, 2024", "Chapter 8:21", "SAMPLE")
+    assert [s.number for s in doc.sections] == ["1", "2", "3", "4", "5", "6"]
+    s3 = doc.sections[2]
+    assert (s3.section_id, s3.heading, s3.part) == ("sample/act/2024/3#s3", "Deposits", "Part II – Deposits and rent")
+    assert s3.text.startswith("3. Deposits\n(1) A landlord") and s3.text.endswith("level 5.")
+
+
+def test_zimbabwe_markdown_sections_and_ids() -> None:
+    path = SHARED_DATA / "corpus/zimbabwe_legislation/markdown/marriages-act-2022.md"
+    doc = parse(path)
+    assert doc.doc_key == "zw/act/2022/1" and doc.jurisdiction == "ZW" and doc.chapter == "Chapter 5:15"
+    s3 = next(s for s in doc.sections if s.section_id == "zw/act/2022/1#s3")
+    assert "No person under the age of eighteen years may contract a marriage" in s3.text
+    assert s3.part == "Part II"
+    assert len({s.section_id for s in doc.sections}) == len(doc.sections)
+
+
+def test_plain_text_with_part_lines_and_no_metadata(tmp_path: Path) -> None:
+    src = tmp_path / "water-act.txt"
+    src.write_text(
+        "WATER ACT\n\nPART I\n1. Definitions\nIn this Act, water means water.\nPART II\n2. Permits\n(1) A "
+        "permit is needed.\n(2) It lasts a year.\n"
+    )
+    doc = parse(src)
+    assert doc.doc_key == "water-act" and doc.title == "WATER ACT"
+    assert [(s.number, s.part) for s in doc.sections] == [("1", "PART I"), ("2", "PART II")]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"), [(b"", "empty"), (b"\xff\xfe\x00bad", "not UTF-8"), (b"  \n", "empty")]
+)
+def test_unusable_text_is_a_clear_ingestion_error(tmp_path: Path, content: bytes, message: str) -> None:
+    src = tmp_path / "x.md"
+    src.write_bytes(content)
+    with pytest.raises(IngestionError, match=message):
+        parse(src)
+
+
+def test_unknown_file_type_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(IngestionError, match="unsupported file type '.xyz'"):
+        parser_for(tmp_path / "a.xyz")
+
+
+@pytest.mark.parametrize("max_tokens", [12, 40, 200])
+def test_chunks_are_verbatim_slices_that_never_cross_a_section(max_tokens: int) -> None:
+    path = SHARED_DATA / "corpus/zimbabwe_legislation/markdown/marriages-act-2022.md"
+    doc = parse(path)
+    chunks = chunk_document(doc, words, max_tokens=max_tokens)
+    by_section = {s.section_id: s for s in doc.sections}
+    for chunk in chunks:
+        assert chunk.text in by_section[chunk.section_id].text
+        assert chunk.text == chunk.text.strip() and chunk.text
+    # Every word of every section lands in some chunk of that section, in order.
+    for section in doc.sections:
+        joined = " ".join(c.text for c in chunks if c.section_id == section.section_id)
+        assert joined.split() == section.text.split()
+    oversize = [c for c in chunks if words(c.text) > max_tokens]
+    assert not oversize
+
+
+def test_long_section_splits_at_subsection_markers_first() -> None:
+    doc = parse(SAMPLE_CORPUS / "residential-tenancies-act.md")
+    pieces = split_section(doc.sections[2], 40, words)
+    assert len(pieces) > 1
+    assert all(p.startswith(("3. Deposits", "(")) for p in pieces)

@@ -1,0 +1,77 @@
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from api.services import Services, open_services
+from api.settings import RetrievalSettings, Settings
+from api.tools.retrieval import HybridRetriever, reciprocal_rank_fusion
+from api.tools.vector_store import Hit, MilvusVectorStore
+
+
+@pytest.fixture
+async def services(private_data_dir: Path) -> AsyncIterator[Services]:
+    async with open_services(Settings(data_dir=private_data_dir)) as s:
+        yield s
+
+
+def test_rrf_rewards_agreement_and_counts_ranks_from_one() -> None:
+    fused = reciprocal_rank_fusion(
+        {"dense": [Hit("a", 0.9), Hit("b", 0.8)], "bm25": [Hit("b", 12.0), Hit("c", 3.0)]}, k=60
+    )
+    assert [cid for cid, _, _ in fused] == ["b", "a", "c"]
+    assert fused[0][1] == pytest.approx(1 / 62 + 1 / 61)
+    assert fused[0][2] == {"dense": 2, "bm25": 1}
+
+
+def test_rrf_weights_change_the_order() -> None:
+    fused = reciprocal_rank_fusion({"dense": [Hit("a", 1)], "bm25": [Hit("b", 1)]}, weights={"bm25": 2.0})
+    assert fused[0][0] == "b"
+
+
+@pytest.mark.parametrize(
+    ("question", "section_id"),
+    [
+        ("How much deposit can a landlord ask for?", "sample/act/2024/3#s3"),
+        ("Can my landlord switch off the electricity to force me out?", "sample/act/2024/3#s6"),
+        ("How many days of maternity leave do I get?", "sample/act/2023/7#s5"),
+        ("How long do I have to cancel a contract from direct marketing?", "sample/act/2022/11#s4"),
+        ("How quickly must a data breach be reported to the authority?", "sample/act/2021/5#s5"),
+        ("section 4 rent increase notice", "sample/act/2024/3#s4"),
+    ],
+)
+async def test_hybrid_retrieval_finds_the_expected_section(services: Services, question: str, section_id: str) -> None:
+    result = await services.orchestrator.deps.retriever.retrieve(question)
+    assert section_id in [h.chunk.section_id for h in result.hits[:3]]
+    assert not result.warnings
+    assert {"retrieve_dense", "retrieve_bm25", "fuse"} <= set(result.timings)
+
+
+async def test_both_sources_contribute_to_the_fused_ranking(services: Services) -> None:
+    result = await services.orchestrator.deps.retriever.retrieve("deposit interest-bearing account bank")
+    assert any({"dense", "bm25"} <= set(h.ranks) for h in result.hits)
+
+
+async def test_a_failing_dense_backend_leaves_bm25_results_with_a_warning(services: Services, tmp_path: Path) -> None:
+    retriever = services.orchestrator.deps.retriever
+    # A real Milvus Lite store whose collection is dropped from under it: every search fails inside Milvus.
+    wrong = MilvusVectorStore(str(tmp_path / "other.db"), "gweta_chunks", 384)
+    wrong.client.drop_collection("gweta_chunks")
+    try:
+        degraded = HybridRetriever(retriever.corpus, retriever.embedder, wrong, retriever.lexical, RetrievalSettings())
+        result = await degraded.retrieve("deposit interest-bearing account")
+    finally:
+        await wrong.close()
+    assert [code for code, _ in result.warnings] == ["dense_unavailable"]
+    assert result.hits and all(set(h.ranks) == {"bm25"} for h in result.hits)
+    assert result.hits[0].chunk.section_id == "sample/act/2024/3#s3"
+
+
+async def test_when_every_backend_times_out_retrieval_says_so(services: Services) -> None:
+    retriever = services.orchestrator.deps.retriever
+    slow = HybridRetriever(
+        retriever.corpus, retriever.embedder, retriever.vectors, retriever.lexical, RetrievalSettings(timeout_s=1e-9)
+    )
+    result = await slow.retrieve("deposit")
+    codes = [code for code, _ in result.warnings]
+    assert result.hits == [] and codes[-1] == "retrieval_unavailable" and "dense_unavailable" in codes

@@ -1,0 +1,36 @@
+from pathlib import Path
+
+import pytest
+
+from api.composer.skills import SKILLS_DIR, load_skills, parse_skill
+from api.errors import ConfigError
+
+
+def test_every_skill_renders_with_its_declared_variables() -> None:
+    skills = load_skills()
+    assert set(skills) >= {"synthesize"}
+    for skill in skills.values():
+        values = {name: f"<{name}-value>" for name in skill.variables}
+        system, user = skill.render(**values)
+        assert system and user
+        rendered = system + user
+        for name in skill.variables:
+            assert f"<{name}-value>" in rendered
+        assert "{" not in rendered.replace("{}", "")
+
+
+def test_rendering_with_a_missing_variable_is_refused() -> None:
+    skill = load_skills()["synthesize"]
+    with pytest.raises(ConfigError, match="takes"):
+        skill.render(question="q")
+
+
+def test_a_skill_using_an_undeclared_variable_is_rejected(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.md"
+    bad.write_text("---\nname: bad\nvariables: [question]\n---\n## System\nhi {secret}\n## User\n{question}\n")
+    with pytest.raises(ConfigError, match="declares"):
+        parse_skill(bad)
+
+
+def test_skills_dir_is_the_repository_folder() -> None:
+    assert SKILLS_DIR.name == "skills" and (SKILLS_DIR / "synthesize.md").exists()
