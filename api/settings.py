@@ -96,6 +96,7 @@ class Settings(BaseSettings):
 
     data_dir: Path = Path(".gweta-data")
     model_threads: int = Field(2, ge=1, le=64, description="Size of the one thread pool that runs model inference.")
+    sse_ping_s: float = Field(15.0, gt=0, description="Keep-alive comment interval on event streams.")
     vector_store: VectorStoreSettings = VectorStoreSettings()
     object_store: ObjectStoreSettings = ObjectStoreSettings()
     bm25: BM25Settings = BM25Settings()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
@@ -17,7 +18,16 @@ from tests.servers import LiveServer
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_CORPUS = ROOT / "sample_corpus"
-SHARED_DATA = ROOT.parent / "shared" / "data"
+SHARED_DATA = Path(os.environ.get("GWETA_SHARED_DATA", ROOT.parent / "shared" / "data"))
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The shared corpora (../shared/data beside the checkout, as in CI), never copied into the project."""
+    assert SHARED_DATA.is_dir(), (
+        f"these tests read {SHARED_DATA}; put shared/ beside the checkout or set GWETA_SHARED_DATA"
+    )
+    return SHARED_DATA
 
 
 async def ingest_into(settings: Settings, source: Path) -> IngestReport:

@@ -60,6 +60,7 @@ class FakeOpenAI:
     def __init__(self, replies: list[Reply]) -> None:
         self.replies = list(replies)
         self.requests: list[dict[str, Any]] = []
+        self.streams_abandoned = 0  # streams whose client went away before the end
         self.app = Starlette(routes=[Route("/v1/chat/completions", self.chat, methods=["POST"])])
 
     async def chat(self, request: Request) -> Response:
@@ -80,9 +81,13 @@ class FakeOpenAI:
 
         async def events() -> Any:
             yield chunk({"role": "assistant", "content": ""})
-            for piece in reply.pieces:
-                await asyncio.sleep(reply.delay_s)
-                yield chunk({"content": piece})
+            try:
+                for piece in reply.pieces:
+                    await asyncio.sleep(reply.delay_s)
+                    yield chunk({"content": piece})
+            except (asyncio.CancelledError, GeneratorExit):
+                self.streams_abandoned += 1
+                raise
             yield chunk({}, "stop")
             if body.get("stream_options", {}).get("include_usage"):
                 usage = {**reply.usage, "total_tokens": sum(reply.usage.values())}

@@ -1,5 +1,6 @@
 """The LLM path against a loopback server that speaks OpenAI's streaming chat-completions protocol."""
 
+import asyncio
 from pathlib import Path
 
 import httpx
@@ -77,3 +78,32 @@ async def test_an_uncited_llm_answer_is_flagged(private_data_dir: Path) -> None:
                 events = await collect(client, "GET", "/api/v1/query/stream", params={"q": QUESTION})
     assert [e.json()["code"] for e in events if e.event == "warning"] == ["uncited_answer"]
     assert assert_contract(events)["citations"] == []
+
+
+async def test_keepalive_pings_flow_while_the_model_is_slow(private_data_dir: Path) -> None:
+    upstream = FakeOpenAI([Reply(["Two months' rent [1]", "."], delay_s=1.0)])
+    with LiveServer(upstream.app) as llm_server:
+        settings = llm_settings(private_data_dir, llm_server.url).model_copy(update={"sse_ping_s": 0.3})
+        with LiveServer(create_app(settings)) as app:
+            async with httpx.AsyncClient(base_url=app.url, timeout=30) as client:
+                async with client.stream("GET", "/api/v1/query/stream", params={"q": QUESTION}) as response:
+                    lines = [line async for line in response.aiter_lines()]
+    assert sum(line.startswith(": ping") for line in lines) >= 3
+    assert "event: final" in lines
+
+
+async def test_a_client_that_leaves_stops_the_upstream_call(private_data_dir: Path) -> None:
+    upstream = FakeOpenAI([Reply([f"word{i} " for i in range(40)], delay_s=0.25)])
+    with LiveServer(upstream.app) as llm_server:
+        with LiveServer(create_app(llm_settings(private_data_dir, llm_server.url))) as app:
+            async with httpx.AsyncClient(base_url=app.url, timeout=30) as client:
+                async with client.stream("GET", "/api/v1/query/stream", params={"q": QUESTION}) as response:
+                    async for line in response.aiter_lines():
+                        if line == "event: token":
+                            break  # the reader hangs up mid-answer
+            for _ in range(40):
+                if upstream.streams_abandoned:
+                    break
+                await asyncio.sleep(0.1)
+    # 40 pieces at 0.25 s would take 10 s; the upstream stream was abandoned long before that.
+    assert upstream.streams_abandoned == 1

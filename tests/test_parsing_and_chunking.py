@@ -5,7 +5,7 @@ import pytest
 from api.errors import IngestionError
 from ingestion.chunking import chunk_document, split_section
 from ingestion.parsers import parser_for
-from tests.conftest import SAMPLE_CORPUS, SHARED_DATA
+from tests.conftest import SAMPLE_CORPUS
 
 
 def words(text: str) -> int:
@@ -26,8 +26,8 @@ def test_statute_structure_is_recovered() -> None:
     assert s3.text.startswith("3. Deposits\n(1) A landlord") and s3.text.endswith("level 5.")
 
 
-def test_zimbabwe_markdown_sections_and_ids() -> None:
-    path = SHARED_DATA / "corpus/zimbabwe_legislation/markdown/marriages-act-2022.md"
+def test_zimbabwe_markdown_sections_and_ids(shared_data: Path) -> None:
+    path = shared_data / "corpus/zimbabwe_legislation/markdown/marriages-act-2022.md"
     doc = parse(path)
     assert doc.doc_key == "zw/act/2022/1" and doc.jurisdiction == "ZW" and doc.chapter == "Chapter 5:15"
     s3 = next(s for s in doc.sections if s.section_id == "zw/act/2022/1#s3")
@@ -63,8 +63,8 @@ def test_unknown_file_type_is_a_clear_error(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("max_tokens", [12, 40, 200])
-def test_chunks_are_verbatim_slices_that_never_cross_a_section(max_tokens: int) -> None:
-    path = SHARED_DATA / "corpus/zimbabwe_legislation/markdown/marriages-act-2022.md"
+def test_chunks_are_verbatim_slices_that_never_cross_a_section(shared_data: Path, max_tokens: int) -> None:
+    path = shared_data / "corpus/zimbabwe_legislation/markdown/marriages-act-2022.md"
     doc = parse(path)
     chunks = chunk_document(doc, words, max_tokens=max_tokens)
     by_section = {s.section_id: s for s in doc.sections}

@@ -9,11 +9,10 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from api.deps import Orchestrator
+from api.deps import Orchestrator, SettingsDep
 from api.schemas.query import MAX_QUESTION_CHARS, QueryRequest
 
 router = APIRouter(prefix="/api/v1/query", tags=["query"])
-PING_SECONDS = 15
 
 
 async def _sse(events: AsyncIterator[BaseModel]) -> AsyncIterator[ServerSentEvent]:
@@ -25,13 +24,14 @@ async def _sse(events: AsyncIterator[BaseModel]) -> AsyncIterator[ServerSentEven
 @router.get("/stream")
 async def stream_get(
     orchestrator: Orchestrator,
+    settings: SettingsDep,
     q: Annotated[str, Query(min_length=1, max_length=MAX_QUESTION_CHARS)],
     session_id: Annotated[str, Query(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:-]+$")] = "default",
 ) -> EventSourceResponse:
     request = QueryRequest(q=q, session_id=session_id)
-    return EventSourceResponse(_sse(orchestrator.stream(request)), ping=PING_SECONDS)
+    return EventSourceResponse(_sse(orchestrator.stream(request)), ping=settings.sse_ping_s)
 
 
 @router.post("/stream")
-async def stream_post(orchestrator: Orchestrator, body: QueryRequest) -> EventSourceResponse:
-    return EventSourceResponse(_sse(orchestrator.stream(body)), ping=PING_SECONDS)
+async def stream_post(orchestrator: Orchestrator, settings: SettingsDep, body: QueryRequest) -> EventSourceResponse:
+    return EventSourceResponse(_sse(orchestrator.stream(body)), ping=settings.sse_ping_s)
