@@ -23,8 +23,8 @@ serve:
 	$(BIN)/gweta serve --data-dir $(DATA_DIR) --host $(HOST) --port $(PORT)
 
 lint:
-	$(BIN)/ruff check api ingestion tests scripts
-	$(BIN)/ruff format --check api ingestion tests scripts
+	$(BIN)/ruff check api ingestion tests scripts benchmarks
+	$(BIN)/ruff format --check api ingestion tests scripts benchmarks
 
 typecheck:
 	$(BIN)/mypy

@@ -77,7 +77,8 @@ def discover(root: Path) -> list[Path]:
     """Every file under ``root`` (or ``root`` itself), hidden files left out, in a stable order."""
     if root.is_file():
         return [root]
-    return sorted(p for p in root.rglob("*") if p.is_file() and not any(s.startswith(".") for s in p.parts))
+    files = (p for p in root.rglob("*") if p.is_file())
+    return sorted(p for p in files if not any(part.startswith(".") for part in p.relative_to(root).parts))
 
 
 class Ingestor:

@@ -7,6 +7,7 @@ from api.tools.bm25 import BM25_KEY
 from api.tools.corpus import MANIFEST_KEY, Corpus
 from api.tools.object_store import LocalObjectStore
 from api.tools.vector_store import MilvusVectorStore
+from ingestion.pipeline import discover
 from tests.conftest import SAMPLE_CORPUS, ingest_into
 
 
@@ -77,3 +78,12 @@ async def test_bad_files_are_reported_and_the_rest_still_ingest(tmp_path: Path) 
     assert "not UTF-8" in status["latin1.txt"][1]
     assert "unsupported file type '.tiff'" in status["scan.tiff"][1]
     assert report.failures == 3 and report.total_chunks > 0
+
+
+def test_discovery_skips_hidden_files_but_not_a_dotted_path_to_the_folder(tmp_path: Path) -> None:
+    (tmp_path / "corpus" / ".git").mkdir(parents=True)
+    (tmp_path / "corpus" / "sub").mkdir()
+    for name in ("a.md", ".hidden.md", ".git/config", "sub/b.txt"):
+        (tmp_path / "corpus" / name).write_text("x")
+    dotted = tmp_path / "corpus" / "sub" / ".." / "."
+    assert [p.name for p in discover(dotted)] == ["a.md", "b.txt"]

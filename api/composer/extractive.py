@@ -56,12 +56,12 @@ def _units(hit: Retrieved) -> list[str]:
     units = []
     for raw in _UNIT.split(chunk.text):
         unit = raw.strip()
+        # Drop the "3. Heading" that opens a section so the quote starts at the provision's words.
         prefix = f"{chunk.section_number}. "
         if chunk.section_number and unit.startswith(prefix):
-            # Drop the "3. Heading" that opens a section so the quote starts at its words.
             unit = unit[len(prefix) :]
-            if chunk.section_heading and unit.startswith(chunk.section_heading):
-                unit = unit[len(chunk.section_heading) :].lstrip()
+        if chunk.section_heading and unit.startswith(chunk.section_heading):
+            unit = unit[len(chunk.section_heading) :].lstrip()
         unit = _LEADING_MARKER.sub("", unit).strip()
         if len(unit.split()) >= MIN_UNIT_WORDS:
             units.append(_shorten(unit))

@@ -77,7 +77,7 @@ class SentenceTransformerEmbedder:
         return vector
 
     def count_tokens(self, text: str) -> int:
-        return len(self.model.tokenizer(text, add_special_tokens=False)["input_ids"])
+        return len(self.model.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
 
 
 class OpenAIEmbedder:

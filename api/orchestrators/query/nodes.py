@@ -66,15 +66,14 @@ def _history(turns: list[Turn]) -> str:
 
 
 async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, Any]:
+    """Answer from the hits: with the LLM when one is configured, else (or when it fails) with direct quotes."""
     start = time.perf_counter()
     deps = runtime.context
     hits = [Retrieved(deps.corpus.chunks[h["chunk_id"]], h["score"], h["ranks"]) for h in state.hits]
     warnings = [*state.warnings]
     usage: dict[str, int] = {}
-    offset = 0
-    tracker = CitationTracker([], runtime.stream_writer)
+    tracker = CitationTracker(source_citations(hits) if deps.llm else [], runtime.stream_writer)
     if deps.llm is not None:
-        tracker = CitationTracker(source_citations(hits), runtime.stream_writer)
         try:
             usage = await stream_llm_answer(
                 deps.llm, deps.skills["synthesize"], state.question, _history(state.turns), hits, tracker
@@ -84,19 +83,22 @@ async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str
             warnings.append(_warn(runtime, "llm_unavailable", f"{exc.message}; answering with direct quotes instead"))
             if tracker.text:
                 tracker.feed("\n\n")
-            offset = len(hits)
         else:
             if not tracker.used and not is_abstention(tracker.text):
                 warnings.append(_warn(runtime, "uncited_answer", "the model's answer cites no source; check it"))
-            abstained = is_abstention(tracker.text)
-            return _finish(state, tracker, abstained, warnings, usage, _ms(start))
+            return _finish(state, tracker, is_abstention(tracker.text), warnings, usage, _ms(start))
+    await _quote_answer(deps, state, hits, tracker)
+    return _finish(state, tracker, not tracker.used, warnings, usage, _ms(start))
+
+
+async def _quote_answer(deps: QueryDeps, state: QueryState, hits: list[Retrieved], tracker: CitationTracker) -> None:
+    """Stream the extractive answer (numbered after any citations already offered), or an abstention."""
     candidates = candidate_units(hits)
     similarity = await _similarity(deps, state.question, [unit for _, _, unit in candidates])
-    text, citations = compose_extractive(state.question, candidates, similarity, start=offset + 1)
+    first_index = len(tracker.available) + 1
+    text, citations = compose_extractive(state.question, candidates, similarity, start=first_index)
     tracker.available.update({c.index: c for c in citations})
-    abstained = not citations
     stream_words(text or abstention(state.question, state.searched), tracker)
-    return _finish(state, tracker, abstained and not tracker.used, warnings, usage, _ms(start))
 
 
 async def _similarity(deps: QueryDeps, question: str, sentences: list[str]) -> list[float] | None:
