@@ -94,9 +94,11 @@ def main() -> int:
             check=True,
             capture_output=True,
         )
-    questions = SAMPLE_QUESTIONS
+    # (label, question): shared question sets are reported by id, so their text never lands in committed results.
+    questions = [(q, q) for q in SAMPLE_QUESTIONS]
     if args.questions:
-        questions = [json.loads(line)["question"] for line in args.questions.read_text().splitlines() if line.strip()]
+        records = [json.loads(line) for line in args.questions.read_text().splitlines() if line.strip()]
+        questions = [(r.get("id", r["question"]), r["question"]) for r in records]
     questions = questions[: args.limit]
 
     port = free_port()
@@ -117,7 +119,7 @@ def main() -> int:
                     raise SystemExit("gweta serve did not become ready")
                 time.sleep(0.1)
             ready_s = time.perf_counter() - started
-            rows = [(q, *ask(client, q)) for q in questions]
+            rows = [(label, *ask(client, q)) for label, q in questions]
     finally:
         server.terminate()
         server.wait(timeout=30)
