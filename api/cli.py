@@ -85,13 +85,16 @@ def ingest(
 
     report = _run(run())
     table = Table("status", "documents", title=f"Ingested {path} in {report.seconds:.1f}s")
-    for status in ("ingested", "unchanged", "failed"):
+    for status in ("ingested", "unchanged", "removed", "failed"):
         table.add_row(status, str(report.count(status)))
     out.print(table)
     for doc in report.documents:
         if doc.status == "failed":
             out.print(f"[red]failed[/red] {doc.source}: {doc.message}")
-    out.print(f"corpus version {report.corpus_version}: {report.total_chunks} chunks searchable")
+        elif doc.status == "ingested" and doc.warnings:
+            out.print(f"[yellow]warning[/yellow] {doc.doc_key}: {'; '.join(doc.warnings[:3])}")
+    stages = ", ".join(f"{k} {v:.1f}s" for k, v in sorted(report.stage_seconds.items(), key=lambda kv: -kv[1]))
+    out.print(f"corpus version {report.corpus_version}: {report.total_chunks} chunks searchable ({stages})")
     if report.failures:
         raise typer.Exit(1)
 

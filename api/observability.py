@@ -45,6 +45,8 @@ def configure_logging(level: str = "INFO", json_logs: bool = True) -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     # Milvus Lite's in-process gRPC server logs an ERROR for an optional call it does not implement.
     logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
+    # Milvus Lite cannot hand out server timestamps; pymilvus warns on every paged query. The fallback is correct.
+    logging.getLogger("pymilvus").setLevel(logging.ERROR)
 
 
 def build_callbacks(cfg: TracingSettings) -> list[BaseCallbackHandler]:

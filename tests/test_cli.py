@@ -21,7 +21,7 @@ def test_ingest_then_ask_prints_a_cited_answer(tmp_path: Path) -> None:
     ingest = gweta("ingest", str(SAMPLE_CORPUS), data_dir=tmp_path)
     assert ingest.returncode == 0, ingest.stderr
     assert re.search(r"ingested\s*│\s*4\s*│", ingest.stdout), ingest.stdout
-    assert "Documents" in ingest.stderr and "4/4" in ingest.stderr  # the progress bar
+    assert "Files" in ingest.stderr and "4/4" in ingest.stderr  # the progress bar
     asked = gweta("ask", "How much notice must a tenant give to end a lease?", data_dir=tmp_path)
     assert asked.returncode == 0, asked.stderr
     assert "one month" in asked.stdout and "sample/act/2024/3#s5" in asked.stdout

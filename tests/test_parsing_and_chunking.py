@@ -3,6 +3,7 @@ from pathlib import Path
 import pytest
 
 from api.errors import IngestionError
+from api.schemas.documents import Document, Section
 from ingestion.chunking import chunk_document, split_section
 from ingestion.parsers import parser_for
 from tests.conftest import SAMPLE_CORPUS
@@ -12,8 +13,9 @@ def words(text: str) -> int:
     return len(text.split())
 
 
-def parse(path: Path):  # type: ignore[no-untyped-def]
-    return parser_for(path)(path, path.read_bytes())
+def parse(path: Path) -> Document:
+    (document,) = parser_for(path)(path, path.read_bytes())
+    return document
 
 
 def test_statute_structure_is_recovered() -> None:
@@ -84,3 +86,20 @@ def test_long_section_splits_at_subsection_markers_first() -> None:
     pieces = split_section(doc.sections[2], 40, words)
     assert len(pieces) > 1
     assert all(p.startswith(("3. Deposits", "(")) for p in pieces)
+
+
+def test_chunks_name_the_provision_they_start_in() -> None:
+    doc = parse(SAMPLE_CORPUS / "employment-standards-act.md")
+    chunks = chunk_document(doc, words, max_tokens=20)
+    starts = {c.provision_id for c in chunks if c.section_id == "sample/act/2023/7#s6"}
+    assert starts == {"sample/act/2023/7#s6", "sample/act/2023/7#s6(1)", "sample/act/2023/7#s6(1)(a)",
+                      "sample/act/2023/7#s6(1)(b)", "sample/act/2023/7#s6(2)"}  # fmt: skip
+
+
+def test_a_reference_to_a_subsection_is_not_a_split_point() -> None:
+    section = Section(section_id="x#s4", number="4", text="4. Offence (1) A person who contravenes subsection (3) "
+                      "shall be guilty of an offence and liable to a fine.")  # fmt: skip
+    assert not any(p.startswith("(3)") for p in split_section(section, 12, words))
+    doc = Document(doc_key="x", title="X", content_hash="h", sections=[section])
+    # Even when a tight budget cuts right before "(3)", the chunk is not taken for subsection (3).
+    assert {c.provision_id for c in chunk_document(doc, words, 8)} == {"x#s4", "x#s4(1)"}

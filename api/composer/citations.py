@@ -14,13 +14,21 @@ Emit = Callable[[BaseModel], None]
 MARKER = re.compile(r"\[(\d{1,3})\]")
 
 
+def provision_label(chunk: Chunk) -> str:
+    if not chunk.section_number:
+        return chunk.section_heading or "preamble"
+    unit = "paragraph" if chunk.doc_type == "judgment" else "section"
+    return f"{unit} {chunk.section_number}"
+
+
 def make_citation(index: int, chunk: Chunk, quote: str) -> Citation:
     return Citation(
         index=index,
         doc_key=chunk.doc_key,
         title=chunk.title,
         section_id=chunk.section_id,
-        section=f"section {chunk.section_number}" if chunk.section_number else "preamble",
+        provision_id=chunk.provision_id or chunk.section_id,
+        section=provision_label(chunk),
         heading=chunk.section_heading,
         chunk_id=chunk.chunk_id,
         quote=quote,

@@ -16,7 +16,7 @@ from api.schemas.events import Citation
 from api.tools.bm25 import tokenize
 from api.tools.retrieval import Retrieved
 
-from .citations import make_citation
+from .citations import make_citation, provision_label
 
 MAX_QUOTES = 3
 MAX_QUOTE_WORDS = 70
@@ -127,9 +127,9 @@ def select_quotes(
 
 def _where(quote: Quote) -> str:
     chunk = quote.hit.chunk
-    heading = f" ({chunk.section_heading})" if chunk.section_heading else ""
-    where = f"Section {chunk.section_number}" if chunk.section_number else "The preamble"
-    return f"{where} of the {chunk.title}{heading}"
+    heading = f" ({chunk.section_heading})" if chunk.section_heading and chunk.section_number else ""
+    label = provision_label(chunk)
+    return f"{label[0].upper()}{label[1:]} of the {chunk.title}{heading}"
 
 
 def compose_extractive(

@@ -12,7 +12,11 @@ class Section(BaseModel):
     number: str = Field(description="The document's own number for it, e.g. '4' or '12A'; '' for a preamble.")
     heading: str = ""
     part: str = Field("", description="Enclosing part/chapter headings, outermost first, joined by ' > '.")
-    text: str = Field(description="The provision's text exactly as in the source, heading line included.")
+    text: str = Field(description="The provision's text as stored (the cleaned source), heading line included.")
+    ref: str = Field("", description="The source's own reference for it, e.g. 's12B' or a passage number.")
+    source_id: str = Field("", description="The source's id for this piece (e.g. a passage id), kept for evaluation.")
+    pages: tuple[int, int] | None = Field(None, description="First and last source page (1-based), when paged.")
+    notes: list[str] = Field(default_factory=list, description="Amendment notes such as '[section 4 substituted…]'.")
 
     @property
     def label(self) -> str:
@@ -27,6 +31,10 @@ class Document(BaseModel):
     chapter: str = ""
     jurisdiction: str = ""
     source: str = Field("", description="Where it came from (a path or URL).")
+    doc_type: str = Field("", description="'act', 'judgment', 'passage', … as the source says or the parser infers.")
+    dates: dict[str, str] = Field(default_factory=dict, description="Named dates, e.g. {'expression': '2022-05-27'}.")
+    pages: int = 0
+    warnings: list[str] = Field(default_factory=list, description="What the parser noticed, for the ingest report.")
     content_hash: str
     sections: list[Section]
 
@@ -46,6 +54,9 @@ class Chunk(BaseModel):
     jurisdiction: str = ""
     text: str = Field(description="A verbatim slice of the section's text.")
     ordinal: int = Field(description="Position of this chunk within its section.")
+    provision_id: str = Field("", description="The finest provision the chunk starts in, e.g. '…#s3(1)(a)'.")
+    source_id: str = ""
+    doc_type: str = ""
 
     @property
     def embed_text(self) -> str:

@@ -18,7 +18,8 @@ class Citation(BaseModel):
     doc_key: str
     title: str
     section_id: str
-    section: str = Field(description="Human label, e.g. 'section 3'.")
+    provision_id: str = Field("", description="The finest provision the quote starts in, e.g. '…#s3(1)'.")
+    section: str = Field(description="Human label, e.g. 'section 3' or 'paragraph 12'.")
     heading: str = ""
     chunk_id: str
     quote: str = Field(description="Text quoted from the provision; occurs verbatim in it.")

@@ -41,6 +41,7 @@ class ManifestEntry(BaseModel):
     source: str
     title: str
     chunk_ids: list[str]
+    origin: str = Field("", description="The resolved path of the file it was ingested from.")
 
 
 class Manifest(BaseModel):

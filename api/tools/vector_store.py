@@ -27,6 +27,8 @@ class Hit:
 class VectorStore(Protocol):
     async def upsert(self, chunks: Sequence[Chunk], vectors: Vectors) -> None: ...
     async def delete_document(self, doc_key: str) -> None: ...
+    async def delete_ids(self, ids: Sequence[str]) -> None: ...
+    async def ids(self) -> set[str]: ...
     async def search(self, vector: Vectors, limit: int) -> list[Hit]: ...
     async def count(self) -> int: ...
     async def close(self) -> None: ...
@@ -103,6 +105,11 @@ class MilvusVectorStore:
     async def delete_document(self, doc_key: str) -> None:
         await asyncio.to_thread(self._run, self.client.delete, self.collection, filter=f"doc_key == {_quote(doc_key)}")
 
+    async def delete_ids(self, ids: Sequence[str]) -> None:
+        for start in range(0, len(ids), 1000):
+            batch = list(ids[start : start + 1000])
+            await asyncio.to_thread(self._run, self.client.delete, self.collection, ids=batch)
+
     async def search(self, vector: Vectors, limit: int) -> list[Hit]:
         result = await asyncio.to_thread(
             self._run, self.client.search, self.collection, data=[vector.tolist()], limit=limit
@@ -110,10 +117,21 @@ class MilvusVectorStore:
         return [Hit(str(h["id"]), float(h["distance"])) for h in result[0]]
 
     async def ids(self) -> set[str]:
-        rows = await asyncio.to_thread(
-            self._run, self.client.query, self.collection, filter='id != ""', output_fields=["id"]
-        )
-        return {str(r["id"]) for r in rows}
+        """Every stored chunk id (paged: a single query is capped at 16,384 rows)."""
+
+        def scan() -> set[str]:
+            found: set[str] = set()
+            iterator = self.client.query_iterator(
+                self.collection, batch_size=4096, filter='id != ""', output_fields=["id"]
+            )
+            try:
+                while rows := iterator.next():
+                    found.update(str(r["id"]) for r in rows)
+            finally:
+                iterator.close()
+            return found
+
+        return await asyncio.to_thread(self._run, scan)
 
     async def count(self) -> int:
         rows = await asyncio.to_thread(

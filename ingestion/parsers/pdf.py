@@ -1,0 +1,123 @@
+"""PDF with a text layer, through pypdfium2 (chosen by measurement: benchmarks/results/pdf_parsers.md).
+
+Cleaning before structure detection: running headers and footers (lines repeated at the top or bottom of many
+pages), page numbers, tables of contents, soft hyphens and hyphenated line breaks are removed, and a Laws.Africa
+cover page becomes metadata (FRBR id, expression date, title, Cap. number). Wrapped lines are joined into logical
+lines, each remembering the page it starts on, so every provision keeps its page span.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+from api.errors import IngestionError
+from api.schemas.documents import Document
+from ingestion.parsers import content_hash, register
+from ingestion.parsers.structure import SECTION_LINE, Line, build_document
+
+PARSER_VERSION = "pdf-1"
+EDGE_LINES = 3  # lines at the top and bottom of a page where headers and footers live
+_PAGE_NUMBER = re.compile(r"^(?:page\s+)?(?:\d{1,4}|[ivxlc]{1,6})(?:\s+of\s+\d+)?$", re.I)
+_TOC = re.compile(r"\.{4,}\s*\d+\s*$")
+_FRBR = re.compile(r"FRBR URI:\s*/akn/([\w/.-]+?)/eng@(\d{4}-\d{2}-\d{2})")
+_STARTS_UNIT = re.compile(r"^(?:\(\w{1,5}\)\s|\[|#|(?:PART|Part|CHAPTER|Chapter|SCHEDULE|Schedule)\b|“|\")")
+# Shapes OCR produces and typesetting does not: "T,I}{.{BABWE", "PresirJerrt", "Ha.rnre".
+_OCR_DEBRIS = re.compile(r"[a-z][A-Z]|[{}|\\^~<>]|[A-Za-z]\d[A-Za-z]|[,.;:][a-z]{2,}")
+OCR_DEBRIS_SHARE = 0.01  # measured: clean Laws.Africa and gazette PDFs <= 0.005, the two scans 0.017 and 0.026
+
+
+def _pages(path: Path, data: bytes) -> list[str]:
+    import pypdfium2
+
+    try:
+        pdf = pypdfium2.PdfDocument(data)
+    except pypdfium2.PdfiumError as exc:
+        message = str(exc).lower()
+        if "password" in message:
+            raise IngestionError(f"{path.name} is encrypted; give a decrypted copy") from None
+        raise IngestionError(f"{path.name} is not a readable PDF ({exc})") from None
+    try:
+        return [pdf[i].get_textpage().get_text_range() for i in range(len(pdf))]
+    finally:
+        pdf.close()
+
+
+def _is_toc(lines: list[str]) -> bool:
+    entries = sum(bool(_TOC.search(line)) for line in lines)
+    return entries >= 3 and entries >= 0.3 * len(lines)
+
+
+def _shape(line: str) -> str:
+    return re.sub(r"\d+", "#", line.strip().lower())
+
+
+def clean_pages(pages: list[str]) -> tuple[list[Line], dict[str, str], list[str]]:
+    """Return logical lines with page numbers, cover metadata, and warnings."""
+    meta: dict[str, str] = {}
+    # pdfium marks a hyphen it added at a line break as U+FFFE; the word is whole without it.
+    # Before a capital it stood for a real hyphen (Registrar-General).
+    pages = [re.sub(r"\ufffe\r?\n?(?=[A-Z])", "-", p) for p in pages]
+    pages = [re.sub(r"\ufffe\r?\n?", "", p).replace("\u00ad", "").replace("\r", "") for p in pages]
+    page_lines = [[ln.strip() for ln in p.split("\n")] for p in pages]
+    page_lines = [[ln for ln in lines if ln] for lines in page_lines]
+    if page_lines and (frbr := _FRBR.search("\n".join(page_lines[0]))):
+        meta["id"], meta["expression"] = frbr.group(1), frbr.group(2)
+        cover = page_lines[0]
+        if len(cover) > 1:
+            meta["title"] = cover[1]
+        for ln in cover[:4]:
+            if re.fullmatch(r"Chapter \d+:\d+", ln):
+                meta["chapter"] = ln
+        page_lines[0] = []
+    # Table-of-contents pages go whole: their wrapped entries would otherwise look like section lines.
+    page_lines = [[] if _is_toc(lines) else lines for lines in page_lines]
+    edge_shapes: Counter[str] = Counter()
+    for lines in page_lines:
+        edge_shapes.update({_shape(ln) for ln in lines[:EDGE_LINES] + lines[-EDGE_LINES:]})
+    threshold = max(3, len(pages) * 0.3)
+    boilerplate = {shape for shape, n in edge_shapes.items() if n >= threshold}
+    logical: list[Line] = []
+    for number, lines in enumerate(page_lines, start=1):
+        for index, line in enumerate(lines):
+            at_edge = index < EDGE_LINES or index >= len(lines) - EDGE_LINES
+            if at_edge and (_shape(line) in boilerplate or _PAGE_NUMBER.match(line)):
+                continue
+            if _TOC.search(line) or line == "Contents":
+                continue
+            previous = logical[-1].text if logical else ""
+            if not previous or SECTION_LINE.match(line) or _STARTS_UNIT.match(line):
+                logical.append(Line(line, number))
+            elif re.search(r"[a-z]-$", previous) and line[:1].islower():
+                logical[-1].text = previous[:-1] + line  # a word hyphenated across the line break
+            else:
+                logical[-1].text = f"{previous} {line}"
+    words = " ".join(line.text for line in logical).split()
+    warnings = []
+    if words and sum(bool(_OCR_DEBRIS.search(w)) for w in words) / len(words) > OCR_DEBRIS_SHARE:
+        warnings.append("text layer looks like noisy OCR; quotes from it may be garbled")
+    return logical, meta, warnings
+
+
+@register(".pdf")
+def parse_pdf(path: Path, data: bytes) -> list[Document]:
+    pages = _pages(path, data)
+    if sum(len(p.strip()) for p in pages) < 20 * max(1, len(pages)):
+        raise IngestionError(f"{path.name} has no text layer (a scan?); OCR is needed and not configured")
+    lines, meta, warnings = clean_pages(pages)
+    judgment = bool(re.search(r"_v_|\bv\b", path.stem)) or "JUDGMENT" in "\n".join(pages[:2]).upper()
+    document = build_document(
+        lines,
+        doc_key=meta.get("id") or path.stem,
+        content_hash=content_hash(PARSER_VERSION, data),
+        source=str(path),
+        title=meta.get("title", ""),
+        chapter=meta.get("chapter", ""),
+        doc_type="judgment" if judgment else "act",
+        dates={"expression": meta["expression"]} if "expression" in meta else {},
+        pages=len(pages),
+        warnings=warnings,
+        unit="p" if judgment else "s",
+    )
+    return [document]

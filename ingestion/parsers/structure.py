@@ -1,0 +1,186 @@
+"""Turn cleaned lines of a statute, judgment or other numbered text into a Document with its sections.
+
+Every text-like parser (Markdown, plain text, PDF, DOCX, HTML) ends here, so structure is detected one way:
+
+    # Marriages Act, 2022                          title (else the first non-empty line)
+    [Chapter 5:15]  or  Chapter 5:15               Cap. number
+    ## Part II – General provisions                part heading (any level >= 2), also "PART II ..." lines
+    3. Minimum age of marriage (1) No person ...   a section (or a judgment's numbered paragraph)
+    [section 4 substituted by Act 3 of 2024]       an amendment note, kept as the provision's metadata
+
+A section runs until the next section or heading line. Repeated numbers (schedules restart at 1) get a "~2" suffix
+so provision ids stay unique and stable while the document does not change.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from api.schemas.documents import Document, Section
+
+_MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_PLAIN_PART = re.compile(
+    r"^(PART|Part|CHAPTER|SCHEDULE|Schedule|First Schedule|Second Schedule)\s+[IVXLCDM\d]+[A-Z]?\b.{0,100}$"
+)
+_CHAPTER = re.compile(r"^\[?(Chapter\s+\d+:\d+)\s*\]?$")
+SECTION_LINE = re.compile(r"^(\d{1,4}[A-Z]{0,3})\.\s+(\S.*)$")
+_BODY_START = re.compile(r"\s(?:\(1\)|\(a\)|In this (?:Act|Part)\b|This Act\b|Subject to\b)")
+_NOTE = re.compile(r"\[(?:[^\[\]]*\b(?:substituted|amended|inserted|repealed|added)\b[^\[\]]*)\]", re.I)
+
+
+@dataclass(slots=True)
+class Line:
+    text: str
+    page: int = 0  # 1-based source page; 0 when the source has no pages
+
+
+@dataclass(slots=True)
+class _Open:
+    number: str
+    heading: str
+    part: str
+    lines: list[Line] = field(default_factory=list)
+
+
+def heading_of(rest: str) -> str:
+    """The heading of a section whose heading and body share a line."""
+    match = _BODY_START.search(rest, 0, 160)
+    if match:
+        return rest[: match.start()].strip()
+    return rest if len(rest) <= 120 else " ".join(rest.split()[:8]) + " …"
+
+
+def jurisdiction_of(doc_key: str, given: str = "") -> str:
+    if given:
+        return given.upper()
+    first = doc_key.split("/", 1)[0]
+    return first.upper() if "/" in doc_key and len(first) <= 3 else ""
+
+
+def numbering_gaps(sections: list[Section]) -> list[str]:
+    """Warnings for jumps in plain section numbers (1, 2, 4: '2→4'), the usual sign of a parsing miss."""
+    warnings, previous = [], 0
+    for section in sections:
+        if not section.number.isdigit() or "~" in section.section_id:
+            continue
+        current = int(section.number)
+        if previous and current > previous + 1:
+            warnings.append(f"section numbering gap {previous}→{current}")
+        previous = current if current > previous else previous
+    return warnings[:20]
+
+
+def _section(section_id: str, raw: _Open, lines: list[Line], ref: str) -> Section:
+    text = "\n".join(line.text for line in lines).strip()
+    pages = [line.page for line in lines if line.page]
+    return Section(
+        section_id=section_id,
+        number=raw.number,
+        heading=raw.heading,
+        part=raw.part,
+        text=text,
+        ref=ref,
+        pages=(min(pages), max(pages)) if pages else None,
+        notes=_NOTE.findall(text),
+    )
+
+
+def _drop_contents_entries(raw: list[_Open]) -> list[_Open]:
+    """Drop heading-only entries (a contents list without page numbers) whose number comes again with a body."""
+    last: dict[str, int] = {item.number: index for index, item in enumerate(raw)}
+    return [
+        item
+        for index, item in enumerate(raw)
+        if not (
+            item.number
+            and len(item.lines) == 1
+            and len(item.lines[0].text.split()) <= 16
+            and last[item.number] > index
+            and len(raw[last[item.number]].lines) > 1
+        )
+    ]
+
+
+def _sections(doc_key: str, raw: list[_Open], unit: str) -> list[Section]:
+    used: dict[str, int] = {}
+    sections = []
+    notes = 0
+    for item in raw:
+        if not item.number:
+            notes += 1
+            sections.append(_section(f"{doc_key}#n{notes}", item, item.lines, ""))
+            continue
+        base = f"{doc_key}#{unit}{item.number}"
+        used[base] = used.get(base, 0) + 1
+        section_id = base if used[base] == 1 else f"{base}~{used[base]}"
+        sections.append(_section(section_id, item, item.lines, f"{unit}{item.number}"))
+    return sections
+
+
+def build_document(
+    lines: list[Line],
+    *,
+    doc_key: str,
+    content_hash: str,
+    source: str,
+    title: str = "",
+    chapter: str = "",
+    jurisdiction: str = "",
+    doc_type: str = "",
+    dates: dict[str, str] | None = None,
+    pages: int = 0,
+    warnings: list[str] | None = None,
+    unit: str = "s",
+) -> Document:
+    """Build the document; ``unit`` prefixes numbered provisions' ids: "s" (sections) or "p" (paragraphs)."""
+    parts: list[tuple[int, str]] = []
+    raw: list[_Open] = []
+    preamble: list[Line] = []
+    current: _Open | None = None
+    for line in lines:
+        stripped = line.text.strip()
+        heading = _MD_HEADING.match(stripped)
+        section = SECTION_LINE.match(stripped)
+        if heading and len(heading.group(1)) == 1 and (not title or heading.group(2) == title):
+            title = heading.group(2)
+        elif heading or _PLAIN_PART.match(stripped):
+            current = None
+            level = len(heading.group(1)) if heading else 2
+            parts = [p for p in parts if p[0] < level] + [(level, heading.group(2) if heading else stripped)]
+        elif not chapter and (cap := _CHAPTER.match(stripped)):
+            chapter = cap.group(1)
+        elif section:
+            current = _Open(section.group(1), heading_of(section.group(2)), " > ".join(p[1] for p in parts))
+            current.lines.append(Line(stripped, line.page))
+            raw.append(current)
+        elif current is not None:
+            current.lines.append(Line(line.text.rstrip(), line.page))
+        elif stripped and not title:
+            title = stripped
+        elif stripped and parts and raw and len(stripped.split()) <= 12:
+            parts[-1] = (parts[-1][0], f"{parts[-1][1]} {stripped}")  # a heading wrapped onto the next line
+        elif stripped and raw:
+            # Text under a heading before its first section: an unnumbered provision of its own.
+            current = _Open("", parts[-1][1] if parts else "", " > ".join(p[1] for p in parts))
+            current.lines.append(Line(stripped, line.page))
+            raw.append(current)
+        elif stripped:
+            preamble.append(Line(stripped, line.page))
+    sections = _sections(doc_key, _drop_contents_entries(raw), unit)
+    if preamble:
+        sections.insert(0, _section(f"{doc_key}#preamble", _Open("", "", ""), preamble, ""))
+    return Document(
+        doc_key=doc_key,
+        title=title or doc_key,
+        chapter=chapter,
+        jurisdiction=jurisdiction_of(doc_key, jurisdiction),
+        source=source,
+        doc_type=doc_type,
+        dates=dates or {},
+        pages=pages,
+        # Paragraph numbers of judgments are ours, so only section numbering can show a parsing miss.
+        warnings=[*(warnings or []), *(numbering_gaps(sections) if unit == "s" else [])],
+        content_hash=content_hash,
+        sections=sections,
+    )
