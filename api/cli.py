@@ -50,13 +50,21 @@ def _run(coro: Any) -> Any:
 
 @app.command()
 def ingest(
-    path: Annotated[Path, typer.Argument(help="A folder of documents (searched recursively) or one file.")],
+    path: Annotated[
+        Path | None, typer.Argument(help="A folder of documents (searched recursively) or one file.")
+    ] = None,
+    from_store: Annotated[
+        bool, typer.Option("--from-store", help="Ingest the object store's corpus/sources/ prefix instead of PATH.")
+    ] = False,
     data_dir: DataDir = None,
 ) -> None:
-    """Parse, chunk, embed and index documents; unchanged documents are skipped."""
-    from ingestion.pipeline import Ingestor, build_ingestion_tools
+    """Parse, chunk, embed and index documents; unchanged documents are skipped, removed ones dropped."""
+    from ingestion.pipeline import Ingestor, build_ingestion_tools, fetch_store_sources
 
-    if not path.exists():
+    if (path is None) == (not from_store):
+        err.print("[red]Error:[/red] give a PATH, or --from-store (not both)")
+        raise typer.Exit(2)
+    if path is not None and not path.exists():
         err.print(f"[red]Error:[/red] {path} does not exist")
         raise typer.Exit(2)
     settings = _settings(data_dir)
@@ -79,12 +87,13 @@ def ingest(
                             progress.update(tasks[stage], total=(task.total or 0) + total)
                         progress.advance(tasks[stage], advance)
 
-                    return await Ingestor(tools).ingest(path, hook)
+                    source = path or await fetch_store_sources(tools.store, settings.data_dir / "store-sources")
+                    return await Ingestor(tools).ingest(source, hook)
             finally:
                 await tools.vectors.close()
 
     report = _run(run())
-    table = Table("status", "documents", title=f"Ingested {path} in {report.seconds:.1f}s")
+    table = Table("status", "documents", title=f"Ingested {path or 'corpus/sources/'} in {report.seconds:.1f}s")
     for status in ("ingested", "unchanged", "removed", "failed"):
         table.add_row(status, str(report.count(status)))
     out.print(table)

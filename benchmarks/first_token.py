@@ -142,7 +142,7 @@ def main() -> int:
         *(f"| {q} | {f:.0f} | {t:.0f} | {c} |" for q, f, t, c in rows),
     ]
     report = "\n".join(lines) + "\n"
-    print(report)  # noqa: T201
+    print(report)
     if args.out:
         args.out.write_text(report)
     return 0

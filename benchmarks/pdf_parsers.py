@@ -79,14 +79,17 @@ def main() -> None:
         record = json.loads(line)
         if record["id"] in FIDELITY.values():
             acts[record["id"]] = " ".join(s["text"] for s in record["sections"])
-    print("| parser | pages | seconds | pages/s | " + " | ".join(f"5-gram recall {k.split('_')[0]}" for k in FIDELITY)
-          + " | empty pages |")  # noqa: T201
-    print("| --- | ---: | ---: | ---: | " + " | ".join("---:" for _ in FIDELITY) + " | ---: |")  # noqa: T201
+    print(
+        "| parser | pages | seconds | pages/s | "
+        + " | ".join(f"5-gram recall {k.split('_')[0]}" for k in FIDELITY)
+        + " | empty pages |"
+    )
+    print("| --- | ---: | ---: | ---: | " + " | ".join("---:" for _ in FIDELITY) + " | ---: |")
     for name, extract in PARSERS.items():
         try:
             extract(pdfs[0])
         except ImportError:
-            print(f"| {name} | not installed |")  # noqa: T201
+            print(f"| {name} | not installed |")
             continue
         pages = empty = 0
         recall: dict[str, float] = {}
@@ -101,7 +104,7 @@ def main() -> None:
                 recall[pdf.name] = len(gold & got) / len(gold)
         seconds = time.perf_counter() - start
         cells = " | ".join(f"{recall[k]:.3f}" for k in FIDELITY)
-        print(f"| {name} | {pages} | {seconds:.1f} | {pages / seconds:.1f} | {cells} | {empty} |")  # noqa: T201
+        print(f"| {name} | {pages} | {seconds:.1f} | {pages / seconds:.1f} | {cells} | {empty} |")
 
 
 if __name__ == "__main__":

@@ -266,6 +266,33 @@ class Ingestor:
         return report
 
 
+SOURCES_PREFIX = "corpus/sources/"
+
+
+async def fetch_store_sources(store: ObjectStore, target: Path, prefix: str = SOURCES_PREFIX) -> Path:
+    """Mirror the object store's source files (``corpus/sources/...``) into ``target`` and return it.
+
+    Files already there with the same bytes are left alone and files gone from the store are deleted, so ingesting
+    ``target`` afterwards treats the store exactly like a local folder: changed, unchanged and removed alike.
+    """
+    keys = await store.list_keys(prefix)
+    contents = {key[len(prefix) :]: await store.get_bytes(key) for key in keys}
+    await asyncio.to_thread(_mirror, target, {k: v for k, v in contents.items() if v is not None})
+    return target
+
+
+def _mirror(target: Path, contents: dict[str, bytes]) -> None:
+    target.mkdir(parents=True, exist_ok=True)
+    for relative, data in contents.items():
+        path = target / relative
+        if not (path.exists() and path.read_bytes() == data):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+    for path in discover(target):
+        if path.relative_to(target).as_posix() not in contents:
+            path.unlink()
+
+
 def build_ingestion_tools(settings: Settings, pool: ThreadPoolExecutor) -> IngestionTools:
     store = build_object_store(settings.object_store, settings.data_dir)
     embedder = build_embedder(settings.embeddings, pool)

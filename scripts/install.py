@@ -53,7 +53,7 @@ def locked_requirements(groups: set[str]) -> tuple[str, str | None]:
 
 
 def run(*cmd: str) -> None:
-    print("+", " ".join(cmd[:6]), "..." if len(cmd) > 6 else "", flush=True)  # noqa: T201
+    print("+", " ".join(cmd[:6]), "..." if len(cmd) > 6 else "", flush=True)
     subprocess.run(cmd, check=True)
 
 
@@ -71,7 +71,7 @@ def main() -> int:
     stamp_key = hashlib.sha256((reqs + args.torch_index).encode()).hexdigest()
     stamp = env_dir / ".gweta-installed"
     if py.exists() and stamp.exists() and stamp.read_text() == stamp_key:
-        print(f"{env_dir} already matches poetry.lock ({args.groups})")  # noqa: T201
+        print(f"{env_dir} already matches poetry.lock ({args.groups})")
         return 0
 
     if not py.exists():

@@ -7,7 +7,7 @@ from api.tools.bm25 import BM25_KEY
 from api.tools.corpus import MANIFEST_KEY, Corpus
 from api.tools.object_store import LocalObjectStore
 from api.tools.vector_store import MilvusVectorStore
-from ingestion.pipeline import discover
+from ingestion.pipeline import discover, fetch_store_sources
 from tests.conftest import SAMPLE_CORPUS, ingest_into
 
 
@@ -87,3 +87,85 @@ def test_discovery_skips_hidden_files_but_not_a_dotted_path_to_the_folder(tmp_pa
         (tmp_path / "corpus" / name).write_text("x")
     dotted = tmp_path / "corpus" / "sub" / ".." / "."
     assert [p.name for p in discover(dotted)] == ["a.md", "b.txt"]
+
+
+async def test_a_source_removed_from_the_folder_is_removed_from_every_index(tmp_path: Path) -> None:
+    corpus_dir = tmp_path / "src"
+    shutil.copytree(SAMPLE_CORPUS, corpus_dir)
+    settings = Settings(data_dir=tmp_path / "data")
+    await ingest_into(settings, corpus_dir)
+    (corpus_dir / "consumer-protection-act.md").unlink()
+    report = await ingest_into(settings, corpus_dir)
+    assert [(d.status, d.doc_key) for d in report.documents if d.status != "unchanged"] == [
+        ("removed", "sample/act/2022/11")
+    ]
+    ids, count, bm25, manifest = await snapshot(tmp_path / "data")
+    assert "sample/act/2022/11" not in manifest["documents"]  # type: ignore[operator]
+    assert not any(i.startswith("sample/act/2022/11") for i in ids) and count == len(ids)
+    assert not any(i.startswith("sample/act/2022/11") for i in json.loads(bm25)["chunk_ids"])
+    store = LocalObjectStore(tmp_path / "data" / "objects")
+    assert len(await store.list_keys("docs/")) == len(await store.list_keys("chunks/")) == 3
+
+
+async def test_ingesting_another_folder_leaves_the_first_alone(tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    shutil.copy(SAMPLE_CORPUS / "data-protection-act.md", one)
+    shutil.copy(SAMPLE_CORPUS / "consumer-protection-act.md", two)
+    settings = Settings(data_dir=tmp_path / "data")
+    await ingest_into(settings, one)
+    report = await ingest_into(settings, two)
+    assert report.count("removed") == 0
+    _, _, _, manifest = await snapshot(tmp_path / "data")
+    assert set(manifest["documents"]) == {"sample/act/2021/5", "sample/act/2022/11"}  # type: ignore[arg-type]
+
+
+async def test_jsonl_corpora_ingest_many_documents_and_keep_source_ids(tmp_path: Path) -> None:
+    rows = [
+        {"id": "x/act/1", "title": "Water Act", "sections": [
+            {"ref": "s1", "section": "1", "heading": "Permits", "text": "1. Permits A permit is needed to draw water."},
+            {"ref": "s2", "section": "2", "heading": "Fees", "text": "2. Fees The fee for a permit is ten dollars."},
+        ]},
+        {"id": "p-9", "title": "Rule 9", "text": "Every firm must keep records for six years.", "document_id": 7,
+         "document_title": "Record Rules", "passage_id": "9"},
+    ]  # fmt: skip
+    source = tmp_path / "src" / "corpus.jsonl"
+    source.parent.mkdir()
+    source.write_text("\n".join(json.dumps(r) for r in rows))
+    report = await ingest_into(Settings(data_dir=tmp_path / "data"), source.parent)
+    assert sorted(d.doc_key for d in report.documents) == ["src/corpus/7", "x/act/1"]
+    corpus = await Corpus.load(LocalObjectStore(tmp_path / "data" / "objects"))
+    by_section = {c.section_id: c for c in corpus.chunks.values()}
+    assert by_section["src/corpus/7#9"].source_id == "p-9"
+    assert by_section["x/act/1#s2"].provision_id == "x/act/1#s2"
+
+
+async def test_an_oversized_or_corrupt_file_fails_alone(tmp_path: Path) -> None:
+    corpus_dir = tmp_path / "src"
+    corpus_dir.mkdir()
+    shutil.copy(SAMPLE_CORPUS / "data-protection-act.md", corpus_dir)
+    with (corpus_dir / "huge.txt").open("wb") as fh:
+        fh.truncate(200 * 1024 * 1024)  # sparse: 200 MB on paper, nothing on disk
+    (corpus_dir / "broken.pdf").write_bytes(b"%PDF-1.7\n" + b"\x00garbage" * 100)
+    report = await ingest_into(Settings(data_dir=tmp_path / "data"), corpus_dir)
+    status = {Path(d.source).name: (d.status, d.message) for d in report.documents}
+    assert status["huge.txt"] == ("failed", "huge.txt is 200 MiB, over the 128 MiB limit; split it")
+    assert status["broken.pdf"][0] == "failed" and "not a readable PDF" in status["broken.pdf"][1]
+    assert status["data-protection-act.md"][0] == "ingested" and report.failures == 2
+
+
+async def test_sources_in_the_object_store_ingest_like_a_folder(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path / "data")
+    store = LocalObjectStore(settings.data_dir / "objects")
+    for name in ("data-protection-act.md", "consumer-protection-act.md"):
+        await store.put_bytes(f"corpus/sources/acts/{name}", (SAMPLE_CORPUS / name).read_bytes())
+    mirror = tmp_path / "data" / "store-sources"
+    first = await ingest_into(settings, await fetch_store_sources(store, mirror))
+    assert first.count("ingested") == 2
+    await store.delete("corpus/sources/acts/consumer-protection-act.md")
+    second = await ingest_into(settings, await fetch_store_sources(store, mirror))
+    assert [(d.status, d.doc_key) for d in second.documents] == [
+        ("unchanged", "sample/act/2021/5"),
+        ("removed", "sample/act/2022/11"),
+    ]

@@ -1,0 +1,57 @@
+"""Kill a real `gweta ingest` process in the middle of a document, run it again, and find a consistent index."""
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from api.settings import Settings
+from api.tools.corpus import Corpus
+from api.tools.object_store import LocalObjectStore
+from tests.conftest import SAMPLE_CORPUS, ingest_into
+from tests.test_ingestion import snapshot
+
+BIG = "cyber-and-data-protection-act-2021.md"  # ~250 chunks: seconds of embedding to be killed in
+
+
+def ingest_and_kill(corpus_dir: Path, data_dir: Path) -> dict[str, object]:
+    """Run `gweta ingest` and SIGKILL it in the middle of the big document; return the manifest it left."""
+    manifest = data_dir / "objects" / "indexes" / "manifest.json"
+    env = {**os.environ, "GWETA_DATA_DIR": str(data_dir)}
+    process = subprocess.Popen([sys.executable, "-m", "api.cli", "ingest", str(corpus_dir)], env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        # consumer-protection comes first, then the big Act: kill once the first is recorded and the big one runs.
+        while time.monotonic() < deadline and not (manifest.exists() and json.loads(manifest.read_text())["documents"]):
+            time.sleep(0.05)
+        time.sleep(2.0)
+        assert process.poll() is None, "ingestion finished before it could be killed"
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.wait(timeout=30)
+    assert process.returncode == -signal.SIGKILL
+    return dict(json.loads(manifest.read_text())["documents"])
+
+
+async def test_killed_ingestion_leaves_a_consistent_index_after_a_rerun(shared_data: Path, tmp_path: Path) -> None:
+    corpus_dir, data_dir = tmp_path / "src", tmp_path / "data"
+    shutil.copytree(SAMPLE_CORPUS, corpus_dir)
+    shutil.copy(shared_data / "corpus/zimbabwe_legislation/markdown" / BIG, corpus_dir)  # sorts between samples
+    partial = await asyncio.to_thread(ingest_and_kill, corpus_dir, data_dir)
+    assert 1 <= len(partial) < 5
+
+    report = await ingest_into(Settings(data_dir=data_dir), corpus_dir)
+    assert report.failures == 0 and report.count("unchanged") == len(partial)
+    ids, count, bm25, final_manifest = await snapshot(data_dir)
+    owned = [cid for entry in final_manifest["documents"].values() for cid in entry["chunk_ids"]]  # type: ignore[attr-defined]
+    assert len(final_manifest["documents"]) == 5  # type: ignore[arg-type]
+    assert len(owned) == len(set(owned)) == count == len(ids)  # no duplicates
+    assert set(owned) == ids == set(json.loads(bm25)["chunk_ids"])  # nothing missing anywhere
+    corpus = await Corpus.load(LocalObjectStore(data_dir / "objects"))
+    assert set(corpus.chunks) == ids
