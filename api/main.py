@@ -10,7 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from api.errors import GwetaError
-from api.routers import health, query
+from api.routers import debug, health, query
 from api.services import open_services
 from api.settings import Settings
 
@@ -40,4 +40,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app.include_router(health.router)
     app.include_router(query.router)
+    app.include_router(debug.router)
     return app

@@ -20,6 +20,7 @@ from api.tools.corpus import Corpus
 from api.tools.embeddings import build_embedder
 from api.tools.llm import build_llm
 from api.tools.object_store import build_object_store
+from api.tools.reranker import build_reranker
 from api.tools.retrieval import HybridRetriever
 from api.tools.vector_store import build_vector_store
 
@@ -45,7 +46,10 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
         try:
             corpus = await Corpus.load(store)
             lexical = await RankBM25Index.load(store, settings.bm25)
-            retriever = HybridRetriever(corpus, embedder, vectors, lexical, settings.retrieval)
+            reranker = build_reranker(settings.reranker, pool)
+            retriever = HybridRetriever(
+                corpus, embedder, vectors, lexical, settings.retrieval, reranker, settings.reranker.candidates
+            )
             deps = QueryDeps(
                 settings=settings, corpus=corpus, retriever=retriever, llm=build_llm(settings.llm, http), skills=skills
             )

@@ -48,9 +48,11 @@ class EmbeddingSettings(BaseModel):
 
 class RerankerSettings(BaseModel):
     backend: Literal["none", "bge"] = "none"
-    model_path: str = ""
-    top_n: int = 8
+    model_path: str = Field("", description="A local folder with the cross-encoder (e.g. bge-reranker-v2-m3).")
+    candidates: int = Field(20, ge=1, le=200, description="Fused candidates scored by the cross-encoder.")
     max_length: int = 512
+    batch_size: int = 16
+    cache_ttl_s: float = 3600.0
 
 
 class LLMSettings(BaseModel):
@@ -86,6 +88,8 @@ class RetrievalSettings(BaseModel):
     top_k: int = Field(6, ge=1, le=50, description="Hits handed to synthesis after fusion.")
     candidates: int = Field(30, ge=1, le=500, description="Candidates asked of each backend before fusion.")
     rrf_k: int = Field(60, ge=1)
+    dense_weight: float = Field(1.0, ge=0)
+    bm25_weight: float = Field(1.0, ge=0)
     timeout_s: float = Field(5.0, gt=0)
 
 

@@ -135,3 +135,16 @@ async def test_session_turns_are_checkpointed(private_data_dir: Path) -> None:
     turns = state.values["turns"]
     assert [t["question"] for t in turns] == ["How long is maternity leave?", "And annual leave?"]
     assert "ninety-eight days" in turns[0]["answer"]
+
+
+async def test_debug_retrieval_shows_every_stage(live_app: LiveServer) -> None:
+    async with httpx.AsyncClient(base_url=live_app.url, timeout=30) as client:
+        body = (
+            await client.get("/api/v1/debug/retrieval", params={"q": "deposit interest account", "top_k": 3})
+        ).json()
+    assert set(body["stages"]) == {"dense", "bm25", "fused"}
+    assert len(body["hits"]) == 3 and body["hits"][0]["provision_id"].startswith("sample/act/2024/3#s3")
+    assert {"retrieve_dense", "retrieve_bm25", "fuse", "rerank_passthrough"} <= set(body["timings_ms"])
+    fused_ids = [c["chunk_id"] for c in body["stages"]["fused"]]
+    assert [h["chunk_id"] for h in body["hits"]] == fused_ids[:3]
+    assert body["stages"]["dense"][0]["score"] > body["stages"]["dense"][-1]["score"]

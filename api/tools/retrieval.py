@@ -1,4 +1,8 @@
-"""Hybrid retrieval: dense (vector store) and lexical (BM25) searches run concurrently and are fused with RRF."""
+"""Hybrid retrieval: dense (vector store) and lexical (BM25) searches run concurrently, each under its own
+timeout, are fused with weighted reciprocal rank fusion, then optionally reranked by a cross-encoder.
+
+Every stage's candidates are kept on the result, so the debug endpoint and the evaluation can look inside.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import logging
 import time
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from api.errors import GwetaError
 from api.schemas.documents import Chunk
@@ -14,9 +19,11 @@ from api.settings import RetrievalSettings
 from api.tools.bm25 import LexicalIndex
 from api.tools.corpus import Corpus
 from api.tools.embeddings import Embedder
+from api.tools.reranker import Reranker
 from api.tools.vector_store import Hit, VectorStore
 
 log = logging.getLogger(__name__)
+Mode = Literal["hybrid", "dense", "bm25"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +38,9 @@ class RetrievalResult:
     hits: list[Retrieved]
     warnings: list[tuple[str, str]] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    stages: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
+    """(chunk id, score) per stage: dense, bm25, fused, reranked."""
+    cache_hits: dict[str, int] = field(default_factory=dict)
 
 
 def reciprocal_rank_fusion(
@@ -51,6 +61,10 @@ def reciprocal_rank_fusion(
     return [(cid, score, ranks[cid]) for cid, score in ordered]
 
 
+def _ms(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 2)
+
+
 class HybridRetriever:
     def __init__(
         self,
@@ -59,12 +73,16 @@ class HybridRetriever:
         vectors: VectorStore,
         lexical: LexicalIndex,
         cfg: RetrievalSettings,
+        reranker: Reranker | None = None,
+        rerank_candidates: int = 20,
     ) -> None:
         self.corpus = corpus
         self.embedder = embedder
         self.vectors = vectors
         self.lexical = lexical
         self.cfg = cfg
+        self.reranker = reranker
+        self.rerank_candidates = rerank_candidates
 
     async def _dense(self, query: str) -> list[Hit]:
         vector = await self.embedder.embed_query(query)
@@ -75,13 +93,14 @@ class HybridRetriever:
         try:
             return await asyncio.wait_for(work, self.cfg.timeout_s)
         finally:
-            timings[f"retrieve_{name}"] = round((time.perf_counter() - start) * 1000, 2)
+            timings[f"retrieve_{name}"] = _ms(start)
 
-    async def retrieve(self, query: str, top_k: int | None = None) -> RetrievalResult:
-        result = RetrievalResult(hits=[])
-        if not len(self.corpus):
-            return result
-        sources = {"dense": self._dense(query), "bm25": self.lexical.search(query, self.cfg.candidates)}
+    async def _search(self, query: str, mode: Mode, result: RetrievalResult) -> dict[str, list[Hit]]:
+        sources: dict[str, Awaitable[list[Hit]]] = {}
+        if mode in ("hybrid", "dense"):
+            sources["dense"] = self._dense(query)
+        if mode in ("hybrid", "bm25"):
+            sources["bm25"] = self.lexical.search(query, self.cfg.candidates)
         outcomes = await asyncio.gather(
             *(self._timed(name, work, result.timings) for name, work in sources.items()), return_exceptions=True
         )
@@ -95,13 +114,49 @@ class HybridRetriever:
                 result.warnings.append((f"{name}_unavailable", f"{name} search {kind}; results come from the rest"))
             else:
                 rankings[name] = outcome
+                result.stages[name] = [(h.chunk_id, h.score) for h in outcome]
+        return rankings
+
+    async def _rerank(self, query: str, fused: list[Retrieved], result: RetrievalResult) -> list[Retrieved]:
+        if self.reranker is None:
+            result.timings["rerank_passthrough"] = 0.0
+            return fused
+        start = time.perf_counter()
+        head, tail = fused[: self.rerank_candidates], fused[self.rerank_candidates :]
+        try:
+            scores, cached = await self.reranker.score(query, [h.chunk for h in head])
+        except GwetaError as exc:
+            log.warning("rerank failed: %s", exc.message)
+            result.warnings.append(("rerank_unavailable", "reranking failed; results are in fused order"))
+            return fused
+        finally:
+            result.timings["rerank"] = _ms(start)
+        result.cache_hits["rerank"] = cached
+        order = sorted(range(len(head)), key=lambda i: -scores[i])
+        reranked = [Retrieved(head[i].chunk, scores[i], {**head[i].ranks, "rerank": n}) for n, i in
+                    enumerate(order, start=1)]  # fmt: skip
+        result.stages["reranked"] = [(h.chunk.chunk_id, h.score) for h in reranked]
+        return reranked + tail
+
+    async def retrieve(self, query: str, top_k: int | None = None, mode: Mode = "hybrid",
+                       rerank: bool = True) -> RetrievalResult:  # fmt: skip
+        result = RetrievalResult(hits=[])
+        if not len(self.corpus):
+            return result
+        rankings = await self._search(query, mode, result)
         if not rankings:
             result.warnings.append(("retrieval_unavailable", "no search backend answered"))
             return result
         start = time.perf_counter()
-        fused = reciprocal_rank_fusion(rankings, self.cfg.rrf_k)
-        result.hits = [
-            Retrieved(self.corpus.chunks[cid], score, ranks) for cid, score, ranks in fused if cid in self.corpus.chunks
-        ][: top_k or self.cfg.top_k]
-        result.timings["fuse"] = round((time.perf_counter() - start) * 1000, 2)
+        weights = {"dense": self.cfg.dense_weight, "bm25": self.cfg.bm25_weight}
+        fused = [
+            Retrieved(self.corpus.chunks[cid], score, ranks)
+            for cid, score, ranks in reciprocal_rank_fusion(rankings, self.cfg.rrf_k, weights)
+            if cid in self.corpus.chunks
+        ]
+        result.stages["fused"] = [(h.chunk.chunk_id, h.score) for h in fused]
+        result.timings["fuse"] = _ms(start)
+        if rerank:
+            fused = await self._rerank(query, fused, result)
+        result.hits = fused[: top_k or self.cfg.top_k]
         return result
