@@ -185,3 +185,70 @@ def ask(
 
 if __name__ == "__main__":
     app()
+
+
+eval_app = typer.Typer(help="Measure retrieval and answers against question sets.", no_args_is_help=True)
+app.add_typer(eval_app, name="eval")
+
+
+@eval_app.command("retrieval")
+def eval_retrieval(
+    corpus: Annotated[Path, typer.Option(help="Corpus file or folder (JSONL passages or Acts, or documents).")],
+    questions: Annotated[Path, typer.Option(help="Questions JSONL (ObliQA or Zimbabwe QA format).")],
+    data_dir: DataDir = None,
+    out: Annotated[Path | None, typer.Option(help="Write the Markdown report here too.")] = None,
+    limit: Annotated[int, typer.Option(help="Evaluate only the first N questions (0 = all).")] = 0,
+) -> None:
+    """Ingest CORPUS if needed (a throw-away data dir under .gweta-data/eval/ by default), then score every
+    retrieval configuration on QUESTIONS: Recall@1/5/10, MRR@10, nDCG@10."""
+    import hashlib
+
+    from api.evaluation import evaluate, load_questions, report
+    from api.services import open_services
+    from ingestion.pipeline import Ingestor, build_ingestion_tools
+
+    for path in (corpus, questions):
+        if not path.exists():
+            err.print(f"[red]Error:[/red] {path} does not exist")
+            raise typer.Exit(2)
+    base = _settings(None)
+    key = hashlib.sha256(str(corpus.resolve()).encode()).hexdigest()[:12]
+    settings = base.model_copy(update={"data_dir": data_dir or base.data_dir / "eval" / f"{corpus.stem}-{key}"})
+    configure_logging("WARNING", json_logs=False)
+    try:
+        qs, without_gold = load_questions(questions)
+    except (ValueError, KeyError) as exc:
+        err.print(f"[red]Error:[/red] {questions} is not a question file in a known format ({exc})")
+        raise typer.Exit(2) from None
+    qs = qs[:limit] if limit else qs
+
+    async def run() -> str:
+        with ThreadPoolExecutor(settings.model_threads, thread_name_prefix="model") as pool:
+            with err.status(f"Ingesting {corpus} into {settings.data_dir} (unchanged documents are skipped)…"):
+                tools = build_ingestion_tools(settings, pool)
+                try:
+                    ingested = await Ingestor(tools).ingest(corpus)
+                finally:
+                    await tools.vectors.close()
+        async with open_services(settings) as services:
+            retriever = services.orchestrator.deps.retriever
+            configs: list[tuple[str, Any, bool]] = [
+                ("bm25 only", "bm25", False), ("dense only", "dense", False), ("hybrid (RRF)", "hybrid", False),
+            ]  # fmt: skip
+            if retriever.reranker is not None:
+                configs.append((f"hybrid + rerank ({retriever.reranker.name})", "hybrid", True))
+            with err.status(f"Running {len(qs)} questions × {len(configs)} configurations…"):
+                results = await evaluate(retriever, qs, configs)
+        notes = [
+            f"- corpus: `{corpus.name}` ({ingested.total_chunks} chunks, corpus version {ingested.corpus_version});"
+            f" questions: `{questions.name}`, {len(qs)} with gold ({without_gold} without gold left out)",
+            f"- embedder: {settings.embeddings.backend}; reranker: {settings.reranker.backend}; "
+            f"candidates per backend: {settings.retrieval.candidates}; RRF k={settings.retrieval.rrf_k}",
+            "- query expansion (multi-query, HyDE) is not built yet, so there is no 'with expansion' row",
+        ]
+        return report(f"Retrieval evaluation: {questions.name}", results, notes)
+
+    text = _run(run())
+    if out:
+        out.write_text(text)
+    sys.stdout.write(text)

@@ -45,8 +45,14 @@ def configure_logging(level: str = "INFO", json_logs: bool = True) -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     # Milvus Lite's in-process gRPC server logs an ERROR for an optional call it does not implement.
     logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
-    # Milvus Lite cannot hand out server timestamps; pymilvus warns on every paged query. The fallback is correct.
-    logging.getLogger("pymilvus").setLevel(logging.ERROR)
+    # pymilvus configures its own loggers when first imported; import it now so the settings below stick. Milvus
+    # Lite cannot hand out server timestamps and pymilvus warns on every paged query; its fallback is correct.
+    import pymilvus  # noqa: F401
+
+    milvus_log = logging.getLogger("pymilvus")
+    milvus_log.handlers[:] = []
+    milvus_log.propagate = True
+    milvus_log.setLevel(logging.ERROR)
 
 
 def build_callbacks(cfg: TracingSettings) -> list[BaseCallbackHandler]:

@@ -14,7 +14,7 @@ from api.composer.skills import load_skills
 from api.observability import build_callbacks
 from api.orchestrators.query import QueryDeps, QueryOrchestrator, build_query_graph
 from api.settings import Settings
-from api.tools.bm25 import RankBM25Index
+from api.tools.bm25 import load_lexical_index
 from api.tools.checkpoints import open_checkpointer
 from api.tools.corpus import Corpus
 from api.tools.embeddings import build_embedder
@@ -45,7 +45,7 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
         vectors = build_vector_store(settings, embedder.dimensions)
         try:
             corpus = await Corpus.load(store)
-            lexical = await RankBM25Index.load(store, settings.bm25)
+            lexical = await load_lexical_index(store, settings.bm25)
             reranker = build_reranker(settings.reranker, pool)
             retriever = HybridRetriever(
                 corpus, embedder, vectors, lexical, settings.retrieval, reranker, settings.reranker.candidates

@@ -32,7 +32,7 @@ class ObjectStoreSettings(BaseModel):
 
 
 class BM25Settings(BaseModel):
-    backend: Literal["rank_bm25"] = "rank_bm25"
+    backend: Literal["bm25s", "rank_bm25"] = Field("bm25s", description="bm25s by measurement; see README.")
     k1: float = 1.5
     b: float = 0.75
 

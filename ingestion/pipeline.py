@@ -22,7 +22,7 @@ from pathlib import Path
 from api.errors import GwetaError
 from api.schemas.documents import Chunk, Document
 from api.settings import Settings
-from api.tools.bm25 import RankBM25Index, tokenize
+from api.tools.bm25 import lexical_text, save_lexical_artifact, tokenize
 from api.tools.corpus import MANIFEST_KEY, Manifest, ManifestEntry, chunks_object_key, doc_object_key
 from api.tools.embeddings import Embedder, build_embedder
 from api.tools.object_store import ObjectStore, build_object_store, get_many_json, put_json
@@ -200,13 +200,8 @@ class Ingestor:
         start = time.perf_counter()
         raws = await get_many_json(self.tools.store, [chunks_object_key(k) for k in sorted(manifest.documents)])
         chunks = [Chunk.model_validate(c) for raw in raws if raw for c in raw]
-        index = await asyncio.to_thread(
-            RankBM25Index,
-            [c.chunk_id for c in chunks],
-            [tokenize(f"{c.title} {c.section_number} {c.section_heading} {c.text}") for c in chunks],
-            self.tools.settings.bm25,
-        )
-        await index.save(self.tools.store)
+        tokens = await asyncio.to_thread(lambda: [tokenize(lexical_text(c)) for c in chunks])
+        await save_lexical_artifact(self.tools.store, [c.chunk_id for c in chunks], tokens)
         self._timed("lexical_index", start)
         return len(chunks)
 

@@ -1,0 +1,127 @@
+"""Retrieval evaluation against question sets with gold passages or provisions.
+
+Question files are JSONL in either shape:
+- ObliQA-style: ``{"id", "question", "gold_ids": [passage ids]}``; a chunk matches through its ``source_id``.
+- Zimbabwe-QA-style: ``{"id", "question", "kind", "gold": [{"law_id", "section"}]}``; a chunk matches when its
+  section id is ``<law_id>#<section>``.
+Questions with no gold (unanswerable, most injections) are left out of retrieval metrics and counted.
+
+For every configuration the ranked chunks are collapsed to gold units (passages or sections), first occurrence
+wins, and Recall@1/5/10, MRR@10 and nDCG@10 are computed with binary relevance.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from api.schemas.documents import Chunk
+from api.tools.retrieval import HybridRetriever, Mode
+
+K = (1, 5, 10)
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    qid: str
+    text: str
+    gold: frozenset[str]
+    kind: str
+    by_source_id: bool
+
+
+@dataclass(slots=True)
+class Scores:
+    recall: dict[int, list[float]] = field(default_factory=lambda: {k: [] for k in K})
+    mrr: list[float] = field(default_factory=list)
+    ndcg: list[float] = field(default_factory=list)
+    ms: list[float] = field(default_factory=list)
+
+    def add(self, ranked: Sequence[str], gold: frozenset[str], ms: float) -> None:
+        for k in K:
+            self.recall[k].append(len(gold & set(ranked[:k])) / len(gold))
+        first = next((i for i, unit in enumerate(ranked[:10], start=1) if unit in gold), None)
+        self.mrr.append(1 / first if first else 0.0)
+        dcg = sum(1 / math.log2(i + 1) for i, unit in enumerate(ranked[:10], start=1) if unit in gold)
+        ideal = sum(1 / math.log2(i + 1) for i in range(1, min(len(gold), 10) + 1))
+        self.ndcg.append(dcg / ideal)
+        self.ms.append(ms)
+
+    def row(self) -> dict[str, float]:
+        n = len(self.mrr) or 1
+        out = {f"R@{k}": sum(v) / n for k, v in self.recall.items()}
+        out.update({"MRR@10": sum(self.mrr) / n, "nDCG@10": sum(self.ndcg) / n})
+        out["P50 ms"] = sorted(self.ms)[len(self.ms) // 2] if self.ms else 0.0
+        return out
+
+
+def load_questions(path: Path) -> tuple[list[Question], int]:
+    """Return the questions that have gold, and how many had none."""
+    questions, without_gold = [], 0
+    for line in path.read_text().splitlines():
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        if "gold_ids" in record:
+            gold, by_source = frozenset(record["gold_ids"]), True
+        else:
+            gold, by_source = frozenset(f"{g['law_id']}#{g['section']}" for g in record.get("gold", [])), False
+        if not gold:
+            without_gold += 1
+            continue
+        questions.append(Question(str(record["id"]), record["question"], gold, record.get("kind", "all"), by_source))
+    return questions, without_gold
+
+
+def unit_of(chunk: Chunk, by_source_id: bool) -> str:
+    return chunk.source_id if by_source_id else chunk.section_id.split("~", 1)[0]
+
+
+async def evaluate(
+    retriever: HybridRetriever, questions: Sequence[Question], configs: Sequence[tuple[str, Mode, bool]]
+) -> dict[str, dict[str, Scores]]:
+    """Scores per configuration name, then per question kind (and 'all')."""
+    results: dict[str, dict[str, Scores]] = {}
+    for name, mode, rerank in configs:
+        per_kind: dict[str, Scores] = defaultdict(Scores)
+        for q in questions:
+            start = time.perf_counter()
+            result = await retriever.retrieve(q.text, top_k=60, mode=mode, rerank=rerank)
+            ms = (time.perf_counter() - start) * 1000
+            ranked: list[str] = []
+            for hit in result.hits:
+                unit = unit_of(hit.chunk, q.by_source_id)
+                if unit not in ranked:
+                    ranked.append(unit)
+            per_kind["all"].add(ranked, q.gold, ms)
+            if q.kind != "all":
+                per_kind[q.kind].add(ranked, q.gold, ms)
+        results[name] = dict(per_kind)
+    return results
+
+
+def report(title: str, results: dict[str, dict[str, Scores]], notes: Sequence[str]) -> str:
+    columns = ["R@1", "R@5", "R@10", "MRR@10", "nDCG@10", "P50 ms"]
+    lines = [f"# {title}", "", *notes, "", "| configuration | questions | " + " | ".join(columns) + " |",
+             "| --- | ---: | " + " | ".join("---:" for _ in columns) + " |"]  # fmt: skip
+    for name, per_kind in results.items():
+        row = per_kind["all"].row()
+        cells = " | ".join(f"{row[c]:.0f}" if c == "P50 ms" else f"{row[c]:.3f}" for c in columns)
+        lines.append(f"| {name} | {len(per_kind['all'].mrr)} | {cells} |")
+    kinds = sorted({k for per_kind in results.values() for k in per_kind if k != "all"})
+    if kinds:
+        lines += ["", "By question kind (R@10 / MRR@10):", "", "| configuration | " + " | ".join(kinds) + " |",
+                  "| --- | " + " | ".join("---" for _ in kinds) + " |"]  # fmt: skip
+        for name, per_kind in results.items():
+            kind_cells: list[str] = []
+            for kind in kinds:
+                row = per_kind[kind].row() if kind in per_kind else {"R@10": 0.0, "MRR@10": 0.0}
+                count = len(per_kind[kind].mrr) if kind in per_kind else 0
+                kind_cells.append(f"{row['R@10']:.2f} / {row['MRR@10']:.2f} (n={count})")
+            lines.append(f"| {name} | " + " | ".join(kind_cells) + " |")
+    return "\n".join(lines) + "\n"

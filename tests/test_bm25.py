@@ -1,0 +1,45 @@
+"""One contract for every lexical backend, and parity between them."""
+
+import pytest
+
+from api.settings import BM25Settings
+from api.tools.bm25 import BACKENDS, tokenize
+
+DOCS = {
+    "tenancy#s3": "A landlord shall not require a deposit that exceeds the rent payable for two months.",
+    "tenancy#s4": "A landlord shall not increase the rent more than once in any period of twelve months.",
+    "work#s3": "No employer shall require an employee to work more than forty-five ordinary hours in any week.",
+    "work#s5": "A female employee is entitled to maternity leave of ninety-eight days on full pay.",
+    "data#s5": "The data controller shall notify the Authority within seventy-two hours of a breach.",
+    "marriage#s3": "No person under the age of eighteen years may contract a marriage. Section 12(3)(a) applies.",
+}
+
+
+def build(backend: str):  # type: ignore[no-untyped-def]
+    return BACKENDS[backend](list(DOCS), [tokenize(t) for t in DOCS.values()], BM25Settings(backend=backend))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("backend", sorted(BACKENDS))
+@pytest.mark.parametrize(
+    ("query", "first"),
+    [("deposit two months rent", "tenancy#s3"), ("maternity leave days", "work#s5"),
+     ("minimum age of marriage eighteen", "marriage#s3"), ("section 12", "marriage#s3")],
+)  # fmt: skip
+async def test_the_matching_chunk_ranks_first(backend: str, query: str, first: str) -> None:
+    hits = await build(backend).search(query, 3)
+    assert hits[0].chunk_id == first and hits[0].score > 0
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+@pytest.mark.parametrize("backend", sorted(BACKENDS))
+async def test_no_terms_or_no_corpus_means_no_hits(backend: str) -> None:
+    assert await build(backend).search("zebra quantum", 5) == []
+    assert await build(backend).search("the of and", 5) == []  # function words only
+    empty = BACKENDS[backend]([], [], BM25Settings(backend=backend))  # type: ignore[arg-type]
+    assert await empty.search("deposit", 5) == [] and len(empty) == 0
+
+
+async def test_backends_rank_alike() -> None:
+    for query in ("landlord rent months", "employee hours week", "notify breach hours"):
+        ranked = [[h.chunk_id for h in await build(b).search(query, 4)] for b in sorted(BACKENDS)]
+        assert ranked[0] == ranked[1]
