@@ -6,7 +6,7 @@ import pytest
 from api.services import Services, open_services
 from api.settings import RetrievalSettings, Settings
 from api.tools.retrieval import HybridRetriever, reciprocal_rank_fusion
-from api.tools.vector_store import Hit, MilvusVectorStore
+from api.tools.vector_store import Hit, MilvusVectorStore, SearchFilters
 
 
 @pytest.fixture
@@ -75,3 +75,16 @@ async def test_when_every_backend_times_out_retrieval_says_so(services: Services
     result = await slow.retrieve("deposit")
     codes = [code for code, _ in result.warnings]
     assert result.hits == [] and codes[-1] == "retrieval_unavailable" and "dense_unavailable" in codes
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "dense", "bm25"])
+async def test_filters_are_applied_inside_each_backend(services: Services, mode: str) -> None:
+    retriever = services.orchestrator.deps.retriever
+    only_tenancy = SearchFilters(doc_keys=("sample/act/2024/3",))
+    result = await retriever.retrieve("notice", top_k=20, mode=mode, filters=only_tenancy)  # type: ignore[arg-type]
+    assert result.hits and all(h.chunk.doc_key == "sample/act/2024/3" for h in result.hits)
+    for stage in ("dense", "bm25"):
+        for chunk_id, _ in result.stages.get(stage, []):
+            assert chunk_id.startswith("sample/act/2024/3#")  # filtered in the search, not after it
+    elsewhere = await retriever.retrieve("notice", mode=mode, filters=SearchFilters(jurisdiction="ZW"))  # type: ignore[arg-type]
+    assert elsewhere.hits == []

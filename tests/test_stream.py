@@ -148,3 +148,11 @@ async def test_debug_retrieval_shows_every_stage(live_app: LiveServer) -> None:
     fused_ids = [c["chunk_id"] for c in body["stages"]["fused"]]
     assert [h["chunk_id"] for h in body["hits"]] == fused_ids[:3]
     assert body["stages"]["dense"][0]["score"] > body["stages"]["dense"][-1]["score"]
+
+
+async def test_stream_filters_restrict_what_is_cited(live_app: LiveServer) -> None:
+    async with httpx.AsyncClient(base_url=live_app.url, timeout=30) as client:
+        params = {"q": "How much notice must be given?", "law_id": "sample/act/2023/7"}
+        events = await collect(client, "GET", "/api/v1/query/stream", params=params)
+    final = assert_contract(events)
+    assert final["citations"] and all(c["doc_key"] == "sample/act/2023/7" for c in final["citations"])

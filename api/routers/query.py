@@ -27,8 +27,11 @@ async def stream_get(
     settings: SettingsDep,
     q: Annotated[str, Query(min_length=1, max_length=MAX_QUESTION_CHARS)],
     session_id: Annotated[str, Query(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:-]+$")] = "default",
+    jurisdiction: Annotated[str | None, Query(max_length=16)] = None,
+    doc_type: Annotated[str | None, Query(max_length=32)] = None,
+    law_id: Annotated[str | None, Query(max_length=256)] = None,
 ) -> EventSourceResponse:
-    request = QueryRequest(q=q, session_id=session_id)
+    request = QueryRequest(q=q, session_id=session_id, jurisdiction=jurisdiction, doc_type=doc_type, law_id=law_id)
     return EventSourceResponse(_sse(orchestrator.stream(request)), ping=settings.sse_ping_s)
 
 

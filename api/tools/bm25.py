@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 from api.schemas.documents import Chunk
 from api.settings import BM25Settings
@@ -35,8 +36,16 @@ def lexical_text(chunk: Chunk) -> str:
     return f"{chunk.title} {chunk.section_number} {chunk.section_heading} {chunk.text}"
 
 
+Mask = npt.NDArray[np.bool_]
+
+
 class LexicalIndex(Protocol):
-    async def search(self, query: str, limit: int) -> list[Hit]: ...
+    chunk_ids: list[str]
+
+    async def search(self, query: str, limit: int, mask: Mask | None = None) -> list[Hit]:
+        """Best chunks for the query; ``mask`` (one flag per chunk id, in order) restricts scoring to allowed ones."""
+        ...
+
     def __len__(self) -> int: ...
 
 
@@ -55,16 +64,18 @@ class RankBM25Index:
     def __len__(self) -> int:
         return len(self.chunk_ids)
 
-    def _search(self, query: str, limit: int) -> list[Hit]:
+    def _search(self, query: str, limit: int, mask: Mask | None = None) -> list[Hit]:
         terms = tokenize(query)
         if self._bm25 is None or not terms:
             return []
         scores = np.asarray(self._bm25.get_scores(terms))
+        if mask is not None:
+            scores = np.where(mask, scores, 0.0)
         top = np.argsort(-scores, kind="stable")[:limit]
         return [Hit(self.chunk_ids[i], float(scores[i])) for i in top if scores[i] > 0]
 
-    async def search(self, query: str, limit: int) -> list[Hit]:
-        return await asyncio.to_thread(self._search, query, limit)
+    async def search(self, query: str, limit: int, mask: Mask | None = None) -> list[Hit]:
+        return await asyncio.to_thread(self._search, query, limit, mask)
 
 
 class Bm25sIndex:
@@ -85,18 +96,19 @@ class Bm25sIndex:
     def __len__(self) -> int:
         return len(self.chunk_ids)
 
-    def _search(self, query: str, limit: int) -> list[Hit]:
+    def _search(self, query: str, limit: int, mask: Mask | None = None) -> list[Hit]:
         terms = [t for t in tokenize(query) if self._bm25 is not None and t in self._vocab]
         if self._bm25 is None or not terms:
             return []
-        scores = np.asarray(self._bm25.get_scores(terms))
+        weights = None if mask is None else mask.astype(np.float32)
+        scores = np.asarray(self._bm25.get_scores(terms, weight_mask=weights))
         limit = min(limit, len(scores))
         top = np.argpartition(-scores, limit - 1)[:limit]
         top = top[np.lexsort((top, -scores[top]))]
         return [Hit(self.chunk_ids[i], float(scores[i])) for i in top if scores[i] > 0]
 
-    async def search(self, query: str, limit: int) -> list[Hit]:
-        return await asyncio.to_thread(self._search, query, limit)
+    async def search(self, query: str, limit: int, mask: Mask | None = None) -> list[Hit]:
+        return await asyncio.to_thread(self._search, query, limit, mask)
 
 
 BACKENDS: dict[str, type[RankBM25Index] | type[Bm25sIndex]] = {"rank_bm25": RankBM25Index, "bm25s": Bm25sIndex}

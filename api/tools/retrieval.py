@@ -13,14 +13,16 @@ from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+import numpy as np
+
 from api.errors import GwetaError
 from api.schemas.documents import Chunk
 from api.settings import RetrievalSettings
-from api.tools.bm25 import LexicalIndex
+from api.tools.bm25 import LexicalIndex, Mask
 from api.tools.corpus import Corpus
 from api.tools.embeddings import Embedder
 from api.tools.reranker import Reranker
-from api.tools.vector_store import Hit, VectorStore
+from api.tools.vector_store import NO_FILTERS, Hit, SearchFilters, VectorStore
 
 log = logging.getLogger(__name__)
 Mode = Literal["hybrid", "dense", "bm25"]
@@ -83,10 +85,22 @@ class HybridRetriever:
         self.cfg = cfg
         self.reranker = reranker
         self.rerank_candidates = rerank_candidates
+        self._masks: dict[SearchFilters, Mask] = {}
 
-    async def _dense(self, query: str) -> list[Hit]:
+    async def _dense(self, query: str, filters: SearchFilters) -> list[Hit]:
         vector = await self.embedder.embed_query(query)
-        return await self.vectors.search(vector, self.cfg.candidates)
+        return await self.vectors.search(vector, self.cfg.candidates, filters)
+
+    def _mask(self, filters: SearchFilters) -> Mask | None:
+        """Which lexical-index entries the filters admit (cached per filter set; the corpus does not change)."""
+        if not filters:
+            return None
+        if filters not in self._masks:
+            chunks = self.corpus.chunks
+            self._masks[filters] = np.array(
+                [cid in chunks and filters.admits(chunks[cid]) for cid in self.lexical.chunk_ids], dtype=bool
+            )
+        return self._masks[filters]
 
     async def _timed(self, name: str, work: Awaitable[list[Hit]], timings: dict[str, float]) -> list[Hit]:
         start = time.perf_counter()
@@ -95,12 +109,14 @@ class HybridRetriever:
         finally:
             timings[f"retrieve_{name}"] = _ms(start)
 
-    async def _search(self, query: str, mode: Mode, result: RetrievalResult) -> dict[str, list[Hit]]:
+    async def _search(
+        self, query: str, mode: Mode, filters: SearchFilters, result: RetrievalResult
+    ) -> dict[str, list[Hit]]:
         sources: dict[str, Awaitable[list[Hit]]] = {}
         if mode in ("hybrid", "dense"):
-            sources["dense"] = self._dense(query)
+            sources["dense"] = self._dense(query, filters)
         if mode in ("hybrid", "bm25"):
-            sources["bm25"] = self.lexical.search(query, self.cfg.candidates)
+            sources["bm25"] = self.lexical.search(query, self.cfg.candidates, self._mask(filters))
         outcomes = await asyncio.gather(
             *(self._timed(name, work, result.timings) for name, work in sources.items()), return_exceptions=True
         )
@@ -138,12 +154,18 @@ class HybridRetriever:
         result.stages["reranked"] = [(h.chunk.chunk_id, h.score) for h in reranked]
         return reranked + tail
 
-    async def retrieve(self, query: str, top_k: int | None = None, mode: Mode = "hybrid",
-                       rerank: bool = True) -> RetrievalResult:  # fmt: skip
+    async def retrieve(
+        self,
+        query: str,
+        top_k: int | None = None,
+        mode: Mode = "hybrid",
+        rerank: bool = True,
+        filters: SearchFilters = NO_FILTERS,
+    ) -> RetrievalResult:
         result = RetrievalResult(hits=[])
         if not len(self.corpus):
             return result
-        rankings = await self._search(query, mode, result)
+        rankings = await self._search(query, mode, filters, result)
         if not rankings:
             result.warnings.append(("retrieval_unavailable", "no search backend answered"))
             return result
@@ -152,7 +174,7 @@ class HybridRetriever:
         fused = [
             Retrieved(self.corpus.chunks[cid], score, ranks)
             for cid, score, ranks in reciprocal_rank_fusion(rankings, self.cfg.rrf_k, weights)
-            if cid in self.corpus.chunks
+            if cid in self.corpus.chunks and filters.admits(self.corpus.chunks[cid])
         ]
         result.stages["fused"] = [(h.chunk.chunk_id, h.score) for h in fused]
         result.timings["fuse"] = _ms(start)

@@ -24,12 +24,44 @@ class Hit:
     score: float
 
 
+@dataclass(frozen=True, slots=True)
+class SearchFilters:
+    """Metadata every backend applies inside its search (not to its results): None means any."""
+
+    jurisdiction: str | None = None
+    doc_type: str | None = None
+    doc_keys: tuple[str, ...] | None = None
+
+    def __bool__(self) -> bool:
+        return any(v is not None for v in (self.jurisdiction, self.doc_type, self.doc_keys))
+
+    def admits(self, chunk: Chunk) -> bool:
+        return (
+            (self.jurisdiction is None or chunk.jurisdiction == self.jurisdiction)
+            and (self.doc_type is None or chunk.doc_type == self.doc_type)
+            and (self.doc_keys is None or chunk.doc_key in self.doc_keys)
+        )
+
+    def milvus_expression(self) -> str:
+        clauses = []
+        if self.jurisdiction is not None:
+            clauses.append(f"jurisdiction == {_quote(self.jurisdiction)}")
+        if self.doc_type is not None:
+            clauses.append(f"doc_type == {_quote(self.doc_type)}")
+        if self.doc_keys is not None:
+            clauses.append(f"doc_key in [{', '.join(map(_quote, self.doc_keys))}]")
+        return " and ".join(clauses)
+
+
+NO_FILTERS = SearchFilters()
+
+
 class VectorStore(Protocol):
     async def upsert(self, chunks: Sequence[Chunk], vectors: Vectors) -> None: ...
     async def delete_document(self, doc_key: str) -> None: ...
     async def delete_ids(self, ids: Sequence[str]) -> None: ...
     async def ids(self) -> set[str]: ...
-    async def search(self, vector: Vectors, limit: int) -> list[Hit]: ...
+    async def search(self, vector: Vectors, limit: int, filters: SearchFilters = ...) -> list[Hit]: ...
     async def count(self) -> int: ...
     async def close(self) -> None: ...
 
@@ -65,6 +97,12 @@ class MilvusVectorStore:
         from pymilvus import DataType
 
         if self.client.has_collection(self.collection):
+            fields = {f["name"] for f in self.client.describe_collection(self.collection)["fields"]}
+            if not {"id", "vector", "doc_key", "section_id", "jurisdiction", "doc_type"} <= fields:
+                raise NotReadyError(
+                    f"the vector collection {self.collection!r} was made by an older version of Gweta; delete it "
+                    "(or the data directory's milvus.db) and run 'gweta ingest' again"
+                )
             self.client.load_collection(self.collection)
             return
         schema = self.client.create_schema(auto_id=False)
@@ -73,6 +111,7 @@ class MilvusVectorStore:
         schema.add_field("doc_key", DataType.VARCHAR, max_length=256)
         schema.add_field("section_id", DataType.VARCHAR, max_length=512)
         schema.add_field("jurisdiction", DataType.VARCHAR, max_length=64)
+        schema.add_field("doc_type", DataType.VARCHAR, max_length=64)
         index = self.client.prepare_index_params()
         index.add_index(field_name="vector", index_type="AUTOINDEX", metric_type="COSINE")
         self.client.create_collection(self.collection, schema=schema, index_params=index)
@@ -96,6 +135,7 @@ class MilvusVectorStore:
                 "doc_key": c.doc_key,
                 "section_id": c.section_id,
                 "jurisdiction": c.jurisdiction,
+                "doc_type": c.doc_type,
             }
             for c, v in zip(chunks, vectors, strict=True)
         ]
@@ -110,9 +150,14 @@ class MilvusVectorStore:
             batch = list(ids[start : start + 1000])
             await asyncio.to_thread(self._run, self.client.delete, self.collection, ids=batch)
 
-    async def search(self, vector: Vectors, limit: int) -> list[Hit]:
+    async def search(self, vector: Vectors, limit: int, filters: SearchFilters = NO_FILTERS) -> list[Hit]:
         result = await asyncio.to_thread(
-            self._run, self.client.search, self.collection, data=[vector.tolist()], limit=limit
+            self._run,
+            self.client.search,
+            self.collection,
+            data=[vector.tolist()],
+            limit=limit,
+            filter=filters.milvus_expression(),
         )
         return [Hit(str(h["id"]), float(h["distance"])) for h in result[0]]
 

@@ -51,8 +51,8 @@ class QueryOrchestrator:
             budgets=self.budgets(),
         )
         fresh_turn = {
-            "question": request.q, "route": "rag_qa", "hits": [], "searched": 0, "answer": "", "citations": [],
-            "abstained": False, "warnings": [], "timings": {}, "usage": {},
+            "question": request.q, "filters": request.filters(), "route": "rag_qa", "hits": [], "searched": 0,
+            "answer": "", "citations": [], "abstained": False, "warnings": [], "timings": {}, "usage": {},
         }  # fmt: skip
         config = {
             "configurable": {"thread_id": request.session_id},

@@ -20,6 +20,7 @@ from api.schemas.events import WarningEvent
 from api.settings import Settings
 from api.tools.corpus import Corpus
 from api.tools.retrieval import HybridRetriever, Retrieved
+from api.tools.vector_store import SearchFilters
 
 from .state import HitRef, QueryState, Turn
 
@@ -50,7 +51,12 @@ def _warn(runtime: Runtime[QueryDeps], code: str, message: str) -> tuple[str, st
 
 async def retrieve(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, Any]:
     start = time.perf_counter()
-    result = await runtime.context.retriever.retrieve(state.question)
+    filters = SearchFilters(
+        jurisdiction=state.filters.get("jurisdiction"),
+        doc_type=state.filters.get("doc_type"),
+        doc_keys=(state.filters["law_id"],) if "law_id" in state.filters else None,
+    )
+    result = await runtime.context.retriever.retrieve(state.question, filters=filters)
     warnings = [*state.warnings]
     for code, message in result.warnings:
         if code == "retrieval_unavailable":

@@ -28,6 +28,8 @@ class HitRef(TypedDict):
 class QueryState:
     question: str
     """The user's question as asked."""
+    filters: dict[str, str] = field(default_factory=dict)
+    """Metadata filters from the request (jurisdiction, doc_type, law_id)."""
     route: str = "rag_qa"
     """Which path the graph took (only rag_qa so far)."""
     hits: list[HitRef] = field(default_factory=list)
