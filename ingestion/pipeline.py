@@ -176,10 +176,17 @@ class Ingestor:
                 pages=document.pages, characters=sum(len(s.text) for s in document.sections),
                 provisions=len(document.sections), warnings=list(document.warnings),
             )  # fmt: skip
-            if document.doc_key in seen:
-                report.warnings.append(f"doc_key {document.doc_key} also came from another source; this one wins")
-            seen.add(document.doc_key)
             known = manifest.documents.get(document.doc_key)
+            held_elsewhere = bool(known and known.origin not in ("", origin)) and await asyncio.to_thread(
+                Path(known.origin if known else "").exists
+            )
+            if document.doc_key in seen or held_elsewhere:
+                # The same law from two sources (a PDF and a JSONL corpus, say): keep both, apart.
+                document = document.rekeyed(f"{document.doc_key}@{path.stem}")
+                report.doc_key = document.doc_key
+                report.warnings.append(f"another source already holds this document; stored as {document.doc_key}")
+                known = manifest.documents.get(document.doc_key)
+            seen.add(document.doc_key)
             if known and known.content_hash == document.content_hash:
                 report.status, report.chunks = "unchanged", len(known.chunk_ids)
                 if known.origin != origin:

@@ -169,3 +169,19 @@ async def test_sources_in_the_object_store_ingest_like_a_folder(tmp_path: Path) 
         ("unchanged", "sample/act/2021/5"),
         ("removed", "sample/act/2022/11"),
     ]
+
+
+async def test_the_same_law_from_two_sources_is_kept_apart(tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    shutil.copy(SAMPLE_CORPUS / "data-protection-act.md", one / "dp.md")
+    shutil.copy(SAMPLE_CORPUS / "data-protection-act.md", two / "dp-copy.txt")
+    settings = Settings(data_dir=tmp_path / "data")
+    await ingest_into(settings, one)
+    second = await ingest_into(settings, two)
+    assert [d.doc_key for d in second.documents] == ["sample/act/2021/5@dp-copy"]
+    again = await ingest_into(settings, two)
+    assert [d.status for d in again.documents] == ["unchanged"]
+    _, _, _, manifest = await snapshot(tmp_path / "data")
+    assert set(manifest["documents"]) == {"sample/act/2021/5", "sample/act/2021/5@dp-copy"}  # type: ignore[arg-type]

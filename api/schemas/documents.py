@@ -38,6 +38,14 @@ class Document(BaseModel):
     content_hash: str
     sections: list[Section]
 
+    def rekeyed(self, doc_key: str) -> Document:
+        """The same document under another key, its provision ids renamed to match."""
+        prefix = f"{self.doc_key}#"
+        sections = [
+            s.model_copy(update={"section_id": f"{doc_key}#{s.section_id.removeprefix(prefix)}"}) for s in self.sections
+        ]
+        return self.model_copy(update={"doc_key": doc_key, "sections": sections})
+
     def section(self, section_id: str) -> Section | None:
         return next((s for s in self.sections if s.section_id == section_id), None)
 
