@@ -10,6 +10,7 @@ Object store layout (shared with ``ingestion``)::
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterable
@@ -75,6 +76,14 @@ class Corpus:
     @property
     def version(self) -> str:
         return self.manifest.version
+
+    @functools.cached_property
+    def jurisdictions(self) -> set[str]:
+        return {c.jurisdiction for c in self.chunks.values() if c.jurisdiction}
+
+    @functools.cached_property
+    def titles(self) -> list[str]:
+        return sorted({entry.title for entry in self.manifest.documents.values()})
 
     def __len__(self) -> int:
         return len(self.chunks)

@@ -18,6 +18,7 @@ from api.schemas.query import QueryRequest
 
 from .graph import build_query_graph
 from .nodes import QueryDeps
+from .state import RouteDecided
 
 log = logging.getLogger(__name__)
 
@@ -43,16 +44,22 @@ class QueryOrchestrator:
         """Yield meta, then the graph's token/citation/warning events, then final; or error if it fails."""
         trace_id = new_request_id()
         start = time.perf_counter()
-        yield MetaEvent(
-            trace_id=trace_id,
-            session_id=request.session_id,
-            route="rag_qa",
-            corpus_version=self.deps.corpus.version,
-            budgets=self.budgets(),
-        )
+
+        def meta(route: str) -> MetaEvent:
+            return MetaEvent(
+                trace_id=trace_id,
+                session_id=request.session_id,
+                route=route,
+                corpus_version=self.deps.corpus.version,
+                budgets=self.budgets(),
+            )
+
+        meta_sent = False
+        early: list[BaseModel] = []
         fresh_turn = {
-            "question": request.q, "filters": request.filters(), "route": "rag_qa", "hits": [], "searched": 0,
-            "answer": "", "citations": [], "abstained": False, "warnings": [], "timings": {}, "usage": {},
+            "question": request.q, "query": "", "injection": False, "filters": request.filters(), "route": "",
+            "route_reason": "", "hits": [], "searched": 0, "answer": "", "citations": [], "abstained": False,
+            "warnings": [], "timings": {}, "usage": {},
         }  # fmt: skip
         config = {
             "configurable": {"thread_id": request.session_id},
@@ -65,21 +72,40 @@ class QueryOrchestrator:
             async for mode, payload in self.graph.astream(
                 fresh_turn, config, context=self.deps, stream_mode=["custom", "values"]
             ):
-                if mode == "custom":
-                    yield payload
+                if isinstance(payload, RouteDecided):
+                    if not meta_sent:
+                        meta_sent = True
+                        yield meta(payload.route)
+                        for held in early:
+                            yield held
+                elif mode == "custom":
+                    if meta_sent:
+                        yield payload
+                    else:  # e.g. the guard's warning, written before the route is known: meta goes first
+                        early.append(payload)
                 else:
                     state = payload if isinstance(payload, dict) else dataclasses.asdict(payload)
         except GwetaError as exc:
             log.warning("query failed: %s (%s)", exc.message, exc.code)
+            if not meta_sent:
+                yield meta("unknown")
+                for held in early:
+                    yield held
             yield ErrorEvent(code=exc.code, message=exc.message)
             return
         except Exception:
             # The stream has started, so the status is sent; close it with a typed event, never the exception text.
             log.exception("query failed unexpectedly")
+            if not meta_sent:
+                yield meta("unknown")
             yield ErrorEvent(code="internal_error", message=f"Something went wrong on our side (trace {trace_id}).")
             return
+        if not meta_sent:
+            yield meta(state.get("route") or "unknown")
+            for held in early:
+                yield held
         timings = {**state.get("timings", {}), "total": round((time.perf_counter() - start) * 1000, 2)}
-        log.info("answered route=rag_qa abstained=%s timings=%s", state.get("abstained"), timings)
+        log.info("answered route=%s abstained=%s timings=%s", state.get("route"), state.get("abstained"), timings)
         yield FinalEvent(
             answer=state.get("answer", ""),
             citations=[Citation.model_validate(c) for c in state.get("citations", [])],

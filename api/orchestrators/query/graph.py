@@ -1,4 +1,10 @@
-"""Build the query graph: retrieve, then synthesize (or abstain when nothing was found)."""
+"""Build the query graph.
+
+guard ──blocked──────────────────────────────► respond
+  └──► classify_intent ──not a legal question──► respond
+             └──rag_qa──► retrieve ──hits──► synthesize
+                              └──nothing──► abstain
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from . import nodes
-from .routing import after_retrieve
+from .routing import after_guard, after_intent, after_retrieve
 from .state import QueryState
 
 
@@ -15,11 +21,17 @@ def build_query_graph(
     checkpointer: BaseCheckpointSaver[str] | None = None,
 ) -> CompiledStateGraph[QueryState, nodes.QueryDeps, QueryState, QueryState]:
     builder = StateGraph(QueryState, context_schema=nodes.QueryDeps)
+    builder.add_node("guard", nodes.guard)
+    builder.add_node("classify_intent", nodes.classify_intent)
+    builder.add_node("respond", nodes.respond)
     builder.add_node("retrieve", nodes.retrieve)
     builder.add_node("synthesize", nodes.synthesize)
     builder.add_node("abstain", nodes.abstain)
-    builder.add_edge(START, "retrieve")
+    builder.add_edge(START, "guard")
+    builder.add_conditional_edges("guard", after_guard)
+    builder.add_conditional_edges("classify_intent", after_intent)
     builder.add_conditional_edges("retrieve", after_retrieve)
+    builder.add_edge("respond", END)
     builder.add_edge("synthesize", END)
     builder.add_edge("abstain", END)
     return builder.compile(checkpointer=checkpointer, name="query")

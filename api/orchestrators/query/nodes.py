@@ -22,7 +22,9 @@ from api.tools.corpus import Corpus
 from api.tools.retrieval import HybridRetriever, Retrieved
 from api.tools.vector_store import SearchFilters
 
-from .state import HitRef, QueryState, Turn
+from .screening import classify_intent as classify_intent_of
+from .screening import screen
+from .state import HitRef, QueryState, RouteDecided, Turn
 
 log = logging.getLogger(__name__)
 HISTORY_TURNS = 3
@@ -49,6 +51,67 @@ def _warn(runtime: Runtime[QueryDeps], code: str, message: str) -> tuple[str, st
     return code, message
 
 
+async def guard(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, Any]:
+    """Screen for prompt injection; keep any genuine question embedded in it, block the rest."""
+    start = time.perf_counter()
+    screened = screen(state.question)
+    warnings = [*state.warnings]
+    update: dict[str, Any] = {"query": screened.question or state.question, "injection": screened.injection}
+    if screened.injection:
+        log.warning("prompt injection screened (blocked=%s)", screened.blocked)
+    if screened.blocked:
+        runtime.stream_writer(RouteDecided("blocked", "instructions, not a question"))
+        warnings.append(_warn(runtime, "prompt_injection", "the message tries to change how I work; I ignored it"))
+        update.update(route="blocked", route_reason="instructions, not a question")
+    elif screened.injection:
+        warnings.append(_warn(runtime, "prompt_injection", "I ignored instructions in the message and answer only "
+                              "the question in it"))  # fmt: skip
+    return {**update, "warnings": warnings, "timings": {**state.timings, "guard": _ms(start)}}
+
+
+async def classify_intent(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, Any]:
+    start = time.perf_counter()
+    covered = runtime.context.corpus.jurisdictions
+    route, reason = classify_intent_of(state.query, covered)
+    runtime.stream_writer(RouteDecided(route, reason))
+    return {"route": route, "route_reason": reason, "timings": {**state.timings, "route": _ms(start)}}
+
+
+def _reply(state: QueryState, deps: QueryDeps) -> str:
+    titles = deps.corpus.titles
+    sample = ", ".join(titles[:3]) + (" and others" if len(titles) > 3 else "")
+    match state.route:
+        case "blocked":
+            return (
+                "I answer questions about the law in the documents I hold, with a citation for every statement. "
+                "Your message asks me to change how I work, reveal my set-up or produce fixed text, which I do not "
+                "do. Ask me a legal question and I will answer it."
+            )
+        case "conversational":
+            return (
+                f"Hello. I answer questions about the law in the documents I hold ({sample or 'none yet'}), and "
+                "every answer quotes and cites the provision it comes from. What would you like to know?"
+            )
+        case "clarify":
+            return (
+                "Could you tell me a little more? Name the situation or the right you are asking about, for example "
+                f"'How much notice must an employer give?'. The documents I hold include {sample or 'none yet'}."
+            )
+        case _:
+            covered = ", ".join(sorted(deps.corpus.jurisdictions)) or "no jurisdiction yet"
+            return (
+                f"The documents I hold cover {covered} law only, and your question is about another jurisdiction "
+                f"({state.route_reason.removeprefix('asks about ')}), so I cannot answer it and will not guess."
+            )
+
+
+async def respond(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, Any]:
+    """Answer without retrieval: a blocked message, a greeting, a request to clarify, or out of scope."""
+    tracker = CitationTracker([], runtime.stream_writer)
+    stream_words(_reply(state, runtime.context), tracker)
+    return _finish(state, tracker, True, state.warnings, {}, 0.0)
+
+
 async def retrieve(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, Any]:
     start = time.perf_counter()
     filters = SearchFilters(
@@ -56,7 +119,7 @@ async def retrieve(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, 
         doc_type=state.filters.get("doc_type"),
         doc_keys=(state.filters["law_id"],) if "law_id" in state.filters else None,
     )
-    result = await runtime.context.retriever.retrieve(state.question, filters=filters)
+    result = await runtime.context.retriever.retrieve(state.query or state.question, filters=filters)
     warnings = [*state.warnings]
     for code, message in result.warnings:
         if code == "retrieval_unavailable":
@@ -82,7 +145,12 @@ async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str
     if deps.llm is not None:
         try:
             usage = await stream_llm_answer(
-                deps.llm, deps.skills["synthesize"], state.question, _history(state.turns), hits, tracker
+                deps.llm,
+                deps.skills["synthesize"],
+                state.query or state.question,
+                _history(state.turns),
+                hits,
+                tracker,
             )
         except UpstreamLLMError as exc:
             usage = {"llm_calls": 1}
@@ -100,11 +168,12 @@ async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str
 async def _quote_answer(deps: QueryDeps, state: QueryState, hits: list[Retrieved], tracker: CitationTracker) -> None:
     """Stream the extractive answer (numbered after any citations already offered), or an abstention."""
     candidates = candidate_units(hits)
-    similarity = await _similarity(deps, state.question, [unit for _, _, unit in candidates])
+    question = state.query or state.question
+    similarity = await _similarity(deps, question, [unit for _, _, unit in candidates])
     first_index = len(tracker.available) + 1
-    text, citations = compose_extractive(state.question, candidates, similarity, start=first_index)
+    text, citations = compose_extractive(question, candidates, similarity, start=first_index)
     tracker.available.update({c.index: c for c in citations})
-    stream_words(text or abstention(state.question, state.searched), tracker)
+    stream_words(text or abstention(question, state.searched), tracker)
 
 
 async def _similarity(deps: QueryDeps, question: str, sentences: list[str]) -> list[float] | None:
@@ -140,5 +209,5 @@ def _finish(
 
 async def abstain(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, Any]:
     tracker = CitationTracker([], runtime.stream_writer)
-    stream_words(abstention(state.question, state.searched), tracker)
+    stream_words(abstention(state.query or state.question, state.searched), tracker)
     return _finish(state, tracker, True, state.warnings, {}, 0.0)

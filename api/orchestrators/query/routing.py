@@ -9,3 +9,11 @@ from .state import QueryState
 
 def after_retrieve(state: QueryState) -> Literal["synthesize", "abstain"]:
     return "synthesize" if state.hits else "abstain"
+
+
+def after_guard(state: QueryState) -> Literal["classify_intent", "respond"]:
+    return "respond" if state.route == "blocked" else "classify_intent"
+
+
+def after_intent(state: QueryState) -> Literal["retrieve", "respond"]:
+    return "retrieve" if state.route == "rag_qa" else "respond"

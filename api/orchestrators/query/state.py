@@ -28,10 +28,15 @@ class HitRef(TypedDict):
 class QueryState:
     question: str
     """The user's question as asked."""
+    query: str = ""
+    """What retrieval searches for: the question, less any instructions the guard removed."""
+    injection: bool = False
+    """True when the guard found and removed planted instructions."""
     filters: dict[str, str] = field(default_factory=dict)
     """Metadata filters from the request (jurisdiction, doc_type, law_id)."""
-    route: str = "rag_qa"
-    """Which path the graph took (only rag_qa so far)."""
+    route: str = ""
+    """Which path the graph took: rag_qa, conversational, clarify, out_of_scope or blocked."""
+    route_reason: str = ""
     hits: list[HitRef] = field(default_factory=list)
     """Fused retrieval results, best first."""
     searched: int = 0
@@ -50,3 +55,11 @@ class QueryState:
     """LLM calls and tokens."""
     turns: Annotated[list[Turn], operator.add] = field(default_factory=list)
     """Earlier questions and answers of this session; grows by one per turn."""
+
+
+@dataclass(frozen=True, slots=True)
+class RouteDecided:
+    """Written to the stream once the route is known, so the orchestrator can send ``meta`` first."""
+
+    route: str
+    reason: str
