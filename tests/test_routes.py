@@ -89,3 +89,13 @@ def test_legal_questions_about_crime_or_roles_are_not_injections(question: str) 
     screened = screen(question)
     assert not screened.injection and screened.question == question
     assert classify_intent(question, {"ZW"})[0] == "rag_qa"
+
+
+def test_the_committed_graph_picture_matches_the_code() -> None:
+    from api.orchestrators.diagram import DIAGRAM, render_svg
+    from api.orchestrators.query.graph import build_query_graph
+
+    drawn = render_svg(build_query_graph())
+    assert DIAGRAM.read_text() == drawn, "run: .venv/bin/python -m api.orchestrators.diagram"
+    for node in ("guard", "classify_intent", "respond", "retrieve", "synthesize", "abstain"):
+        assert f">{node}</text>" in drawn
