@@ -107,3 +107,18 @@ async def test_a_client_that_leaves_stops_the_upstream_call(private_data_dir: Pa
                 await asyncio.sleep(0.1)
     # 40 pieces at 0.25 s would take 10 s; the upstream stream was abandoned long before that.
     assert upstream.streams_abandoned == 1
+
+
+async def test_a_quote_the_sources_do_not_contain_is_flagged_unverified(private_data_dir: Path) -> None:
+    invented = "“A landlord may require any deposit that the tenant agrees to pay in advance.” [1]"
+    verbatim = "“A landlord shall not require a deposit that exceeds the rent payable for two months.” [1]"
+    upstream = FakeOpenAI([Reply([invented]), Reply([verbatim])])
+    with LiveServer(upstream.app) as llm_server:
+        with LiveServer(create_app(llm_settings(private_data_dir, llm_server.url))) as app:
+            async with httpx.AsyncClient(base_url=app.url, timeout=30) as client:
+                bad = await collect(client, "GET", "/api/v1/query/stream", params={"q": QUESTION})
+                good = await collect(client, "GET", "/api/v1/query/stream", params={"q": QUESTION})
+    assert [e.json()["code"] for e in bad if e.event == "warning"] == ["unverified_quote"]
+    assert bad[-1].json()["verified"] is False and bad[-1].json()["verification"]["quotes_failed"] == 1
+    assert not [e for e in good if e.event == "warning"]
+    assert good[-1].json()["verified"] is True and good[-1].json()["verification"]["quotes_checked"] == 1

@@ -55,6 +55,8 @@ class FinalEvent(BaseModel):
     answer: str
     citations: list[Citation]
     abstained: bool = False
+    verified: bool = Field(True, description="False when a quote or statement could not be checked against a source.")
+    verification: dict[str, int] = Field(default_factory=dict)
     usage: dict[str, int] = Field(default_factory=dict)
     timings: dict[str, float] = Field(default_factory=dict, description="Milliseconds per stage.")
 

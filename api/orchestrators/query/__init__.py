@@ -59,7 +59,7 @@ class QueryOrchestrator:
         fresh_turn = {
             "question": request.q, "query": "", "injection": False, "filters": request.filters(), "route": "",
             "route_reason": "", "hits": [], "searched": 0, "answer": "", "citations": [], "abstained": False,
-            "warnings": [], "timings": {}, "usage": {},
+            "verified": True, "verification": {}, "warnings": [], "timings": {}, "usage": {},
         }  # fmt: skip
         config = {
             "configurable": {"thread_id": request.session_id},
@@ -110,6 +110,8 @@ class QueryOrchestrator:
             answer=state.get("answer", ""),
             citations=[Citation.model_validate(c) for c in state.get("citations", [])],
             abstained=bool(state.get("abstained")),
+            verified=bool(state.get("verified", True)),
+            verification=state.get("verification", {}),
             usage=state.get("usage", {}),
             timings=timings,
         )

@@ -15,8 +15,9 @@ from api.composer.citations import CitationTracker, stream_words
 from api.composer.extractive import abstention, candidate_units, compose_extractive
 from api.composer.llm import is_abstention, source_citations, stream_llm_answer
 from api.composer.skills import Skill
+from api.composer.verification import verify_answer
 from api.errors import BackendError, GwetaError, UpstreamLLMError
-from api.schemas.events import WarningEvent
+from api.schemas.events import Citation, WarningEvent
 from api.settings import Settings
 from api.tools.corpus import Corpus
 from api.tools.retrieval import HybridRetriever, Retrieved
@@ -204,6 +205,33 @@ def _finish(
         "usage": usage,
         "timings": {**state.timings, "synthesize": elapsed},
         "turns": [Turn(question=state.question, answer=tracker.text)],
+    }
+
+
+async def verify(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, Any]:
+    """Check the answer's quotes against the cited provisions and that every paragraph cites; warn on failures."""
+    start = time.perf_counter()
+    deps = runtime.context
+    offered = {c["index"]: Citation.model_validate(c) for c in state.citations}
+    provisions: dict[str, str] = {}
+    for citation in offered.values():
+        document = await deps.corpus.document(citation.doc_key)
+        section = document.section(citation.section_id) if document else None
+        if section is not None:
+            provisions[citation.section_id] = section.text
+    result = verify_answer(state.answer, offered, provisions)
+    warnings = [*state.warnings]
+    if result.quotes_failed:
+        warnings.append(_warn(runtime, "unverified_quote", f"{len(result.quotes_failed)} quoted passage(s) do not "
+                              "appear in the cited provisions; treat them as unverified"))  # fmt: skip
+    if result.uncited_paragraphs or result.unknown_markers:
+        warnings.append(_warn(runtime, "unsupported_statement", "part of the answer cites no provision it was given; "
+                              "treat it as unverified"))  # fmt: skip
+    return {
+        "verification": result.summary(),
+        "verified": result.passed,
+        "warnings": warnings,
+        "timings": {**state.timings, "verify": _ms(start)},
     }
 
 

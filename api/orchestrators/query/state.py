@@ -47,6 +47,10 @@ class QueryState:
     """Citations used in the answer (``Citation.model_dump()``), in order of first use; plain data for checkpoints."""
     abstained: bool = False
     """True when the corpus did not support an answer."""
+    verified: bool = True
+    """False when verification found an unsupported statement or a quote not in its provision."""
+    verification: dict[str, int] = field(default_factory=dict)
+    """Counts from verification: quotes checked and failed, uncited paragraphs, unknown markers."""
     warnings: list[tuple[str, str]] = field(default_factory=list)
     """(code, message) pairs already sent to the client as warning events."""
     timings: dict[str, float] = field(default_factory=dict)
