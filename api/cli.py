@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from api.errors import GwetaError
+from api.errors import GwetaError, NotReadyError
 from api.observability import configure_logging
 from api.schemas.events import FinalEvent, TokenEvent, WarningEvent
 from api.schemas.query import QueryRequest
@@ -247,6 +247,45 @@ def eval_retrieval(
             "- query expansion (multi-query, HyDE) is not built yet, so there is no 'with expansion' row",
         ]
         return report(f"Retrieval evaluation: {questions.name}", results, notes)
+
+    text = _run(run())
+    if out:
+        out.write_text(text)
+    sys.stdout.write(text)
+
+
+@eval_app.command("answers")
+def eval_answers(
+    questions: Annotated[Path, typer.Option(help="Questions JSONL (Zimbabwe QA format, or ObliQA).")],
+    data_dir: DataDir = None,
+    out: Annotated[Path | None, typer.Option(help="Write the Markdown report here too.")] = None,
+) -> None:
+    """Answer every question with the configured pipeline (no LLM by default) over an ingested data dir, and report
+    per question kind: cited provision is gold, quotes verbatim, abstentions, injections screened."""
+    from api.evaluation import answers_report, evaluate_answers, load_records
+    from api.services import open_services
+
+    if not questions.exists():
+        err.print(f"[red]Error:[/red] {questions} does not exist")
+        raise typer.Exit(2)
+    settings = _settings(data_dir)
+    configure_logging("ERROR", json_logs=False)
+    records = load_records(questions)
+
+    async def run() -> str:
+        async with open_services(settings) as services:
+            if not len(services.corpus):
+                raise NotReadyError("no documents are ingested in this data dir: run 'gweta ingest' first")
+            with err.status(f"Answering {questions.name}…"):
+                tallies = await evaluate_answers(services, records)
+            llm = settings.llm.model if settings.llm.backend != "none" else "none (extractive answers)"
+            notes = [
+                f"- corpus version {services.corpus.version}: {len(services.corpus.manifest.documents)} documents, "
+                f"{len(services.corpus)} chunks; LLM: {llm}; reranker: {settings.reranker.backend}",
+                "- 'cites a gold provision': questions with gold whose answer cites at least one gold section; "
+                "'verbatim': citations whose quote occurs exactly in the cited provision",
+            ]
+            return answers_report(f"Answer evaluation: {questions.name}", tallies, notes)
 
     text = _run(run())
     if out:

@@ -19,8 +19,12 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from api.schemas.documents import Chunk
+from api.schemas.events import FinalEvent, MetaEvent, WarningEvent
+from api.schemas.query import QueryRequest
+from api.services import Services
 from api.tools.retrieval import HybridRetriever, Mode
 
 K = (1, 5, 10)
@@ -124,4 +128,80 @@ def report(title: str, results: dict[str, dict[str, Scores]], notes: Sequence[st
                 count = len(per_kind[kind].mrr) if kind in per_kind else 0
                 kind_cells.append(f"{row['R@10']:.2f} / {row['MRR@10']:.2f} (n={count})")
             lines.append(f"| {name} | " + " | ".join(kind_cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(slots=True)
+class AnswerTally:
+    questions: int = 0
+    with_gold: int = 0
+    cited_gold: int = 0
+    citations: int = 0
+    gold_citations: int = 0
+    verbatim: int = 0
+    abstained: int = 0
+    screened: int = 0
+    verified: int = 0
+    ms: list[float] = field(default_factory=list)
+
+
+def load_records(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+async def evaluate_answers(services: Services, records: Sequence[dict[str, Any]]) -> dict[str, AnswerTally]:
+    """Ask every question through the orchestrator; tally citations, quotes, abstentions and screening per kind."""
+    corpus = services.corpus
+    tallies: dict[str, AnswerTally] = defaultdict(AnswerTally)
+    for record in records:
+        gold = {f"{g['law_id']}#{g['section']}" for g in record.get("gold", [])} | set(record.get("gold_ids", []))
+        kind = record.get("kind", "all")
+        start = time.perf_counter()
+        request = QueryRequest(q=record["question"], session_id=f"eval-{record['id']}")
+        events = [e async for e in services.orchestrator.stream(request)]
+        ms = (time.perf_counter() - start) * 1000
+        final = events[-1]
+        if not isinstance(final, FinalEvent):
+            continue
+        route = next((e.route for e in events if isinstance(e, MetaEvent)), "")
+        for tally in (tallies[kind], tallies["all"]):
+            tally.questions += 1
+            tally.ms.append(ms)
+            tally.abstained += final.abstained
+            tally.verified += final.verified
+            tally.screened += route == "blocked" or any(
+                isinstance(e, WarningEvent) and e.code == "prompt_injection" for e in events
+            )
+            if gold:
+                tally.with_gold += 1
+            units = []
+            for citation in final.citations:
+                unit = citation.section_id.split("~", 1)[0]
+                chunk = corpus.chunks.get(citation.chunk_id)
+                units.append(chunk.source_id if chunk is not None and chunk.source_id in gold else unit)
+                document = await corpus.document(citation.doc_key)
+                section = document.section(citation.section_id) if document else None
+                tally.verbatim += bool(section is not None and citation.quote in section.text)
+            tally.citations += len(units)
+            tally.gold_citations += sum(u in gold for u in units)
+            tally.cited_gold += bool(gold & set(units))
+    return dict(tallies)
+
+
+def answers_report(title: str, tallies: dict[str, AnswerTally], notes: Sequence[str]) -> str:
+    def share(a: int, b: int) -> str:
+        return f"{a / b:.2f} ({a}/{b})" if b else "–"
+
+    lines = [f"# {title}", "", *notes, "",
+             "| kind | questions | cites a gold provision | gold share of citations | quotes verbatim in cited "
+             "provision | abstained | screened as injection | verified | P50 ms |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
+    for kind in sorted(tallies, key=lambda k: (k == "all", k)):
+        t = tallies[kind]
+        p50 = sorted(t.ms)[len(t.ms) // 2] if t.ms else 0.0
+        lines.append(
+            f"| {kind} | {t.questions} | {share(t.cited_gold, t.with_gold)} | {share(t.gold_citations, t.citations)} "
+            f"| {share(t.verbatim, t.citations)} | {share(t.abstained, t.questions)} | "
+            f"{share(t.screened, t.questions)} | {share(t.verified, t.questions)} | {p50:.0f} |"
+        )
     return "\n".join(lines) + "\n"
