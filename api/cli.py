@@ -183,9 +183,6 @@ def ask(
         raise typer.Exit(code)
 
 
-if __name__ == "__main__":
-    app()
-
 
 eval_app = typer.Typer(help="Measure retrieval and answers against question sets.", no_args_is_help=True)
 app.add_typer(eval_app, name="eval")
@@ -291,3 +288,7 @@ def eval_answers(
     if out:
         out.write_text(text)
     sys.stdout.write(text)
+
+
+if __name__ == "__main__":
+    app()
