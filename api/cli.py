@@ -183,7 +183,6 @@ def ask(
         raise typer.Exit(code)
 
 
-
 eval_app = typer.Typer(help="Measure retrieval and answers against question sets.", no_args_is_help=True)
 app.add_typer(eval_app, name="eval")
 

@@ -99,3 +99,14 @@ def test_the_committed_graph_picture_matches_the_code() -> None:
     assert DIAGRAM.read_text() == drawn, "run: .venv/bin/python -m api.orchestrators.diagram"
     for node in ("guard", "classify_intent", "respond", "retrieve", "synthesize", "abstain"):
         assert f">{node}</text>" in drawn
+
+
+async def test_a_follow_up_uses_the_earlier_turn(services: Services) -> None:
+    await ask(services, "How much deposit can a landlord ask for?", session="follow")
+    events = await ask(services, "And when must it be given back?", session="follow")
+    final = events[-1]
+    assert isinstance(final, FinalEvent) and final.citations
+    assert final.citations[0].section_id == "sample/act/2024/3#s3" and "fourteen days" in final.answer
+    # The same words in a fresh session have no deposit to refer to.
+    fresh = (await ask(services, "And when must it be given back?", session="fresh"))[-1]
+    assert isinstance(fresh, FinalEvent) and "fourteen days" not in fresh.answer

@@ -22,6 +22,7 @@ def build_query_graph(
 ) -> CompiledStateGraph[QueryState, nodes.QueryDeps, QueryState, QueryState]:
     builder = StateGraph(QueryState, context_schema=nodes.QueryDeps)
     builder.add_node("guard", nodes.guard)
+    builder.add_node("contextualize", nodes.contextualize)
     builder.add_node("classify_intent", nodes.classify_intent)
     builder.add_node("respond", nodes.respond)
     builder.add_node("retrieve", nodes.retrieve)
@@ -30,6 +31,7 @@ def build_query_graph(
     builder.add_node("abstain", nodes.abstain)
     builder.add_edge(START, "guard")
     builder.add_conditional_edges("guard", after_guard)
+    builder.add_edge("contextualize", "classify_intent")
     builder.add_conditional_edges("classify_intent", after_intent)
     builder.add_conditional_edges("retrieve", after_retrieve)
     builder.add_edge("respond", END)

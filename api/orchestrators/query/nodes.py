@@ -24,7 +24,7 @@ from api.tools.retrieval import HybridRetriever, Retrieved
 from api.tools.vector_store import SearchFilters
 
 from .screening import classify_intent as classify_intent_of
-from .screening import screen
+from .screening import follow_up_query, screen
 from .state import HitRef, QueryState, RouteDecided, Turn
 
 log = logging.getLogger(__name__)
@@ -68,6 +68,13 @@ async def guard(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, Any
         warnings.append(_warn(runtime, "prompt_injection", "I ignored instructions in the message and answer only "
                               "the question in it"))  # fmt: skip
     return {**update, "warnings": warnings, "timings": {**state.timings, "guard": _ms(start)}}
+
+
+async def contextualize(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, Any]:
+    """Make a follow-up question self-contained with the session's previous question."""
+    previous = state.turns[-1].get("query", state.turns[-1]["question"]) if state.turns else ""
+    rewritten = follow_up_query(state.query or state.question, previous)
+    return {"query": rewritten} if rewritten else {}
 
 
 async def classify_intent(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, Any]:
@@ -204,7 +211,7 @@ def _finish(
         "warnings": warnings,
         "usage": usage,
         "timings": {**state.timings, "synthesize": elapsed},
-        "turns": [Turn(question=state.question, answer=tracker.text)],
+        "turns": [Turn(question=state.question, query=state.query or state.question, answer=tracker.text)],
     }
 
 

@@ -11,8 +11,8 @@ def after_retrieve(state: QueryState) -> Literal["synthesize", "abstain"]:
     return "synthesize" if state.hits else "abstain"
 
 
-def after_guard(state: QueryState) -> Literal["classify_intent", "respond"]:
-    return "respond" if state.route == "blocked" else "classify_intent"
+def after_guard(state: QueryState) -> Literal["contextualize", "respond"]:
+    return "respond" if state.route == "blocked" else "contextualize"
 
 
 def after_intent(state: QueryState) -> Literal["retrieve", "respond"]:

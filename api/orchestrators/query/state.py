@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, TypedDict
 
 
-class Turn(TypedDict):
+class Turn(TypedDict, total=False):
     question: str
+    query: str
     answer: str
 
 

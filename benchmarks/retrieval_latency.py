@@ -1,0 +1,128 @@
+"""Per-stage retrieval latency (P50/P95) and memory on an ingested data dir, and on a synthetic 100k-chunk index.
+
+Usage: python benchmarks/retrieval_latency.py --data-dir D [--synthetic 100000] [--out results/retrieval_latency.md]
+
+Part 1 runs the real HybridRetriever (query embedding, Milvus Lite dense search and bm25s in parallel, RRF) over
+the ingested corpus with the shared questions. Part 2 measures the two searches alone at a larger scale: random unit
+vectors in a fresh Milvus Lite collection (there is no time to embed 100k chunks on 2 cores) and resampled tokens
+for BM25, with the same query vectors and texts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from api.schemas.documents import Chunk
+from api.services import open_services
+from api.settings import Settings
+from api.tools.bm25 import BM25_KEY, Bm25sIndex
+from api.tools.vector_store import MilvusVectorStore
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def questions() -> list[str]:
+    zim = [json.loads(line)["question"] for line in (SHARED / "zim_qa/questions.jsonl").read_text().splitlines()]
+    obliqa = (SHARED / "obliqa/questions.jsonl").read_text().splitlines()[:65]
+    return zim + [json.loads(line)["question"] for line in obliqa]
+
+
+async def real(data_dir: Path, qs: list[str]) -> tuple[dict[str, list[float]], int, list[np.ndarray]]:
+    stages: dict[str, list[float]] = {}
+    vectors = []
+    async with open_services(Settings(data_dir=data_dir)) as services:
+        retriever = services.orchestrator.deps.retriever
+        for q in qs[:5]:
+            await retriever.retrieve(q)  # warm caches, let any index build settle
+        for q in qs:
+            start = time.perf_counter()
+            result = await retriever.retrieve(q)
+            stages.setdefault("total", []).append((time.perf_counter() - start) * 1000)
+            for name, ms in result.timings.items():
+                stages.setdefault(name, []).append(ms)
+        for q in qs:
+            vectors.append(await retriever.embedder.embed_query(q))
+        return stages, len(services.corpus), vectors
+
+
+async def synthetic(size: int, dims: int, queries: list[np.ndarray], tokens: list[list[str]],
+                    texts: list[str]) -> dict[str, list[float]]:  # fmt: skip
+    rng = np.random.default_rng(7)
+    out: dict[str, list[float]] = {"dense": [], "bm25": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        store = MilvusVectorStore(str(Path(tmp) / "syn.db"), "syn", dims)
+        try:
+            for start in range(0, size, 5000):
+                n = min(5000, size - start)
+                vecs = rng.normal(size=(n, dims)).astype(np.float32)
+                vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+                chunks = [Chunk(chunk_id=f"s{start + i}", doc_key=f"d{(start + i) // 50}", section_id="x", text="x",
+                                section_number="1", section_heading="", title="", ordinal=0)
+                          for i in range(n)]  # fmt: skip
+                await store.upsert(chunks, vecs)
+            await asyncio.sleep(5)  # Milvus Lite builds its index in the background after inserts
+            for v in queries[:5]:
+                await store.search(v, 30)
+            for v in queries:
+                start_t = time.perf_counter()
+                await store.search(v, 30)
+                out["dense"].append((time.perf_counter() - start_t) * 1000)
+        finally:
+            await store.close()
+    sample = np.random.default_rng(7)
+    vocabulary = [t for doc in tokens for t in doc]
+    fake = [list(sample.choice(vocabulary, size=len(tokens[i % len(tokens)]))) for i in range(size)]
+    index = Bm25sIndex([f"s{i}" for i in range(size)], fake, Settings().bm25)
+    for text in texts:
+        start_t = time.perf_counter()
+        index._search(text, 30)
+        out["bm25"].append((time.perf_counter() - start_t) * 1000)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", type=Path, required=True)
+    parser.add_argument("--synthetic", type=int, default=100_000)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    qs = questions()
+    stages, chunks, vectors = asyncio.run(real(args.data_dir, qs))
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    lines = ["# Retrieval latency", "",
+             f"- {len(qs)} questions (zim_qa + 65 ObliQA), one at a time, 2-core machine, no reranker",
+             f"- ingested corpus: {chunks} chunks; peak resident memory of the process {rss:.0f} MiB", "",
+             "| stage | P50 ms | P95 ms | max ms |", "| --- | ---: | ---: | ---: |"]  # fmt: skip
+    for name, values in sorted(stages.items(), key=lambda kv: kv[0] != "total"):
+        lines.append(f"| {name} | {statistics.median(values):.1f} | {pct(values, 0.95):.1f} | {max(values):.1f} |")
+    if args.synthetic:
+        artifact = json.loads((args.data_dir / "objects" / BM25_KEY).read_text())
+        syn = asyncio.run(synthetic(args.synthetic, vectors[0].shape[0], vectors, artifact["tokens"], qs))
+        lines += ["", f"Synthetic {args.synthetic} chunks (search calls alone):", "",
+                  "| search | P50 ms | P95 ms |", "| --- | ---: | ---: |"]  # fmt: skip
+        for name, values in syn.items():
+            lines.append(f"| {name} | {statistics.median(values):.1f} | {pct(values, 0.95):.1f} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        args.out.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
