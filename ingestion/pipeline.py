@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 # (stage, advance, total): stage is "files" or "chunks"; total is None when unchanged.
 ProgressHook = Callable[[str, int, int | None], None]
 MAX_FILE_BYTES = 128 * 1024 * 1024
+RUN_MARKER = "indexes/ingest-running.json"
 EMBED_BATCH = 128
 
 
@@ -232,6 +233,10 @@ class Ingestor:
         start = time.perf_counter()
         report = IngestReport()
         manifest = await Manifest.load(self.tools.store)
+        # A marker left behind means the last run was killed: only then can there be strays to reconcile, so an
+        # unchanged re-run does not pay for a scan of every vector id.
+        interrupted = await self.tools.store.get_bytes(RUN_MARKER) is not None
+        await put_json(self.tools.store, RUN_MARKER, {"started": datetime.now(UTC).isoformat()})
         embedder_name = f"{self.tools.embedder.name}:{self.tools.embedder.dimensions}"
         if manifest.embedder and manifest.embedder != embedder_name:
             log.warning("embedder changed (%s -> %s): re-embedding everything", manifest.embedder, embedder_name)
@@ -259,12 +264,14 @@ class Ingestor:
                 removed = DocumentReport(entry.origin, "removed", entry.origin, doc_key=doc_key, title=entry.title)
                 report.documents.append(removed)
         await put_json(self.tools.store, MANIFEST_KEY, manifest.model_dump())
-        report.reconciled = await self.reconcile(manifest)
+        if interrupted:
+            report.reconciled = await self.reconcile(manifest)
         report.total_chunks = await self.rebuild_lexical_index(manifest)
         report.corpus_version = manifest.version
         report.seconds = round(time.perf_counter() - start, 3)
         report.stage_seconds = dict(self.stage_seconds)
         await put_json(self.tools.store, f"reports/ingest-{datetime.now(UTC):%Y%m%dT%H%M%S%f}.json", asdict(report))
+        await self.tools.store.delete(RUN_MARKER)
         return report
 
 

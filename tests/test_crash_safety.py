@@ -48,6 +48,7 @@ async def test_killed_ingestion_leaves_a_consistent_index_after_a_rerun(shared_d
 
     report = await ingest_into(Settings(data_dir=data_dir), corpus_dir)
     assert report.failures == 0 and report.count("unchanged") == len(partial)
+    assert "reconcile" in report.stage_seconds  # the killed run left its marker, so strays were looked for
     ids, count, bm25, final_manifest = await snapshot(data_dir)
     owned = [cid for entry in final_manifest["documents"].values() for cid in entry["chunk_ids"]]  # type: ignore[attr-defined]
     assert len(final_manifest["documents"]) == 5  # type: ignore[arg-type]
