@@ -82,8 +82,14 @@ def load_questions(path: Path) -> tuple[list[Question], int]:
     return questions, without_gold
 
 
+def section_unit(section_id: str) -> str:
+    """A provision id as gold names it: without a repeat suffix ("~2") or a second source's tag ("@Act_PDF")."""
+    doc_key, _, provision = section_id.split("~", 1)[0].partition("#")
+    return f"{doc_key.split('@', 1)[0]}#{provision}"
+
+
 def unit_of(chunk: Chunk, by_source_id: bool) -> str:
-    return chunk.source_id if by_source_id else chunk.section_id.split("~", 1)[0]
+    return chunk.source_id if by_source_id else section_unit(chunk.section_id)
 
 
 async def evaluate(
@@ -176,7 +182,7 @@ async def evaluate_answers(services: Services, records: Sequence[dict[str, Any]]
                 tally.with_gold += 1
             units = []
             for citation in final.citations:
-                unit = citation.section_id.split("~", 1)[0]
+                unit = section_unit(citation.section_id)
                 chunk = corpus.chunks.get(citation.chunk_id)
                 units.append(chunk.source_id if chunk is not None and chunk.source_id in gold else unit)
                 document = await corpus.document(citation.doc_key)

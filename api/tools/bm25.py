@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from collections.abc import Sequence
 from typing import Protocol
@@ -85,6 +86,7 @@ class Bm25sIndex:
     def __init__(self, chunk_ids: Sequence[str], tokens: Sequence[list[str]], cfg: BM25Settings) -> None:
         import bm25s
 
+        logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every index build at DEBUG
         self.chunk_ids = list(chunk_ids)
         self.tokens = [list(t) for t in tokens]
         self.cfg = cfg

@@ -218,6 +218,8 @@ def _finish(
 async def verify(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, Any]:
     """Check the answer's quotes against the cited provisions and that every paragraph cites; warn on failures."""
     start = time.perf_counter()
+    if state.abstained:
+        return {"timings": {**state.timings, "verify": 0.0}}  # an abstention states nothing to check
     deps = runtime.context
     offered = {c["index"]: Citation.model_validate(c) for c in state.citations}
     provisions: dict[str, str] = {}
