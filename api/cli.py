@@ -183,6 +183,12 @@ def ask(
         raise typer.Exit(code)
 
 
+def _publish(report: str, out: Path | None) -> None:
+    if out:
+        out.write_text(report)
+    sys.stdout.write(report)
+
+
 eval_app = typer.Typer(help="Measure retrieval and answers against question sets.", no_args_is_help=True)
 app.add_typer(eval_app, name="eval")
 
@@ -244,10 +250,7 @@ def eval_retrieval(
         ]
         return report(f"Retrieval evaluation: {questions.name}", results, notes)
 
-    text = _run(run())
-    if out:
-        out.write_text(text)
-    sys.stdout.write(text)
+    _publish(_run(run()), out)
 
 
 @eval_app.command("answers")
@@ -283,10 +286,7 @@ def eval_answers(
             ]
             return answers_report(f"Answer evaluation: {questions.name}", tallies, notes)
 
-    text = _run(run())
-    if out:
-        out.write_text(text)
-    sys.stdout.write(text)
+    _publish(_run(run()), out)
 
 
 if __name__ == "__main__":
