@@ -65,6 +65,7 @@ async def test_a_planted_citation_note_is_ignored(services: Services) -> None:
     [
         ("hello", "conversational", "What would you like to know?"),
         ("help", "clarify", "Could you tell me a little more?"),
+        ("I need legal advice on my case, please", "clarify", "Could you tell me a little more?"),
         ("How is redundancy pay calculated under the UK Employment Rights Act 1996?", "out_of_scope", "UK"),
     ],
 )

@@ -114,7 +114,8 @@ async def test_a_failure_after_the_stream_started_ends_with_a_typed_error_event(
     settings = Settings(data_dir=private_data_dir, retrieval=RetrievalSettings(timeout_s=1e-9))
     with LiveServer(create_app(settings)) as server:
         async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
-            events = await collect(client, "GET", "/api/v1/query/stream", params={"q": "deposit"})
+            params = {"q": "How much deposit can a landlord ask for?"}
+            events = await collect(client, "GET", "/api/v1/query/stream", params=params)
     assert [e.event for e in events][0] == "meta" and events[-1].event == "error"
     assert "final" not in [e.event for e in events]
     error = events[-1].json()

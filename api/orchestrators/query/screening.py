@@ -55,6 +55,11 @@ FOREIGN = {
     "AU": r"\baustralia(n)?\b",
     "CA": r"\bcanada|canadian\b",
 }
+# Words that say someone needs help but not with what: a message made only of these gets a question back.
+VAGUE_WORDS = frozenset(
+    "help case question questions problem issue issues advice law laws legal matter situation info information "
+    "please urgent need want know ask something anything hi".split()
+)
 LEGAL_WORDS = frozenset(
     "law act section court right rights legal illegal allowed offence crime penalty sue contract marriage divorce "
     "employer employee tenant landlord property inherit will estate custody bail arrest police tax licence permit "
@@ -99,9 +104,8 @@ def classify_intent(question: str, covered: set[str]) -> tuple[Intent, str]:
         return "conversational", "greeting"
     if (code := foreign_jurisdiction(question, covered)) is not None:
         return "out_of_scope", f"asks about {code} law"
-    words = tokenize(question)
-    if len(words) < 3 and not set(words) & LEGAL_WORDS - {"law", "legal", "right", "rights"}:
-        return "clarify", "too short to search"
+    if set(tokenize(question)) <= VAGUE_WORDS:
+        return "clarify", "nothing specific to search for"
     return "rag_qa", "legal question"
 
 
