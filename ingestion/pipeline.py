@@ -266,6 +266,10 @@ class Ingestor:
         await put_json(self.tools.store, MANIFEST_KEY, manifest.model_dump())
         if interrupted:
             report.reconciled = await self.reconcile(manifest)
+        if any(d.status in ("ingested", "removed") for d in report.documents):
+            start_flush = time.perf_counter()
+            await self.tools.vectors.flush()
+            self._timed("flush", start_flush)
         report.total_chunks = await self.rebuild_lexical_index(manifest)
         report.corpus_version = manifest.version
         report.seconds = round(time.perf_counter() - start, 3)
