@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
+from api.composer.provisions import provision_at, provision_starts
 from api.schemas.documents import Chunk, Document, Section
 
 TokenCounter = Callable[[str], int]
@@ -57,47 +58,10 @@ def split_section(section: Section, max_tokens: int, count: TokenCounter) -> lis
     return [p.strip() for p in pieces if p.strip()]
 
 
-# "(2)" or "(b)" standing alone after whitespace: a provision starts there unless the word before refers to one.
-_MARKER = re.compile(r"(?:^|(?<=\s))\((\d{1,3}[A-Z]?|[a-z]{1,2})\)(?=\s)")
-_REFERENCE_WORDS = frozenset(
-    "section sections subsection subsections paragraph paragraphs subparagraph subparagraphs and or to of".split()
-)
-
-
-def provision_starts(section: Section) -> list[tuple[int, str]]:
-    """(offset, provision id) for every subsection/paragraph marker in the section's text, in order."""
-    text = section.text
-    subsection = paragraph = ""
-    starts = []
-    for match in _MARKER.finditer(text):
-        head = text[: match.start()]
-        before = head.split()[-1:]
-        at_line_start = "\n" in head[len(head.rstrip()) :] or not head.strip()
-        if before and not at_line_start and before[0].lower().strip(",;") in _REFERENCE_WORDS:
-            continue
-        label = match.group(1)
-        if label[0].isdigit():
-            subsection, paragraph = label, ""
-        else:
-            paragraph = label
-        starts.append((match.start(), section.section_id + (f"({subsection})" if subsection else "") +
-                       (f"({paragraph})" if paragraph else "")))  # fmt: skip
-    return starts
-
-
-def provision_at(starts: list[tuple[int, str]], offset: int, section_id: str) -> str:
-    current = section_id
-    for position, provision in starts:
-        if position > offset:
-            break
-        current = provision
-    return current
-
-
 def chunk_document(document: Document, count: TokenCounter, max_tokens: int = 200) -> list[Chunk]:
     chunks: list[Chunk] = []
     for section in document.sections:
-        starts = provision_starts(section)
+        starts = provision_starts(section.text, section.section_id)
         cursor = 0
         for ordinal, piece in enumerate(split_section(section, max_tokens, count)):
             cursor = section.text.index(piece, cursor)

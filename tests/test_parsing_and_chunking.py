@@ -103,3 +103,12 @@ def test_a_reference_to_a_subsection_is_not_a_split_point() -> None:
     doc = Document(doc_key="x", title="X", content_hash="h", sections=[section])
     # Even when a tight budget cuts right before "(3)", the chunk is not taken for subsection (3).
     assert {c.provision_id for c in chunk_document(doc, words, 8)} == {"x#s4", "x#s4(1)"}
+
+
+def test_provisions_continue_from_where_a_chunk_starts() -> None:
+    from api.composer.provisions import provision_at, provision_starts
+
+    text = "served for five years; or\n(b) three months, where the employee has served longer."
+    starts = provision_starts(text, "x#s6", start_in="x#s6(1)(a)")
+    assert starts == [(26, "x#s6(1)(b)")]
+    assert provision_at(starts, 0, "x#s6(1)(a)") == "x#s6(1)(a)" and provision_at(starts, 30, "") == "x#s6(1)(b)"

@@ -111,3 +111,11 @@ async def test_a_follow_up_uses_the_earlier_turn(services: Services) -> None:
     # The same words in a fresh session have no deposit to refer to.
     fresh = (await ask(services, "And when must it be given back?", session="fresh"))[-1]
     assert isinstance(fresh, FinalEvent) and "fourteen days" not in fresh.answer
+
+
+async def test_citations_point_at_the_subsection_or_paragraph_quoted(services: Services) -> None:
+    final = (await ask(services, "How much notice must be given to end a job after six years of service?"))[-1]
+    assert isinstance(final, FinalEvent)
+    expected = {"three months, where": "sample/act/2023/7#s6(1)(b)", "one month, where": "sample/act/2023/7#s6(1)(a)"}
+    pinned = {c.quote[:19]: c.provision_id for c in final.citations if c.quote[:19] in expected}
+    assert pinned and all(expected[prefix] == provision for prefix, provision in pinned.items())

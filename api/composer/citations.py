@@ -21,13 +21,13 @@ def provision_label(chunk: Chunk) -> str:
     return f"{unit} {chunk.section_number}"
 
 
-def make_citation(index: int, chunk: Chunk, quote: str) -> Citation:
+def make_citation(index: int, chunk: Chunk, quote: str, provision_id: str = "") -> Citation:
     return Citation(
         index=index,
         doc_key=chunk.doc_key,
         title=chunk.title,
         section_id=chunk.section_id,
-        provision_id=chunk.provision_id or chunk.section_id,
+        provision_id=provision_id or chunk.provision_id or chunk.section_id,
         section=provision_label(chunk),
         heading=chunk.section_heading,
         chunk_id=chunk.chunk_id,

@@ -17,6 +17,7 @@ from api.tools.bm25 import tokenize
 from api.tools.retrieval import Retrieved
 
 from .citations import make_citation, provision_label
+from .provisions import provision_at, provision_starts
 
 MAX_QUOTES = 3
 MAX_QUOTE_WORDS = 70
@@ -125,6 +126,14 @@ def select_quotes(
     return chosen
 
 
+def quote_provision(quote: Quote) -> str:
+    """The subsection or paragraph the quoted words sit in, finer than the chunk's own starting provision."""
+    chunk = quote.hit.chunk
+    base = chunk.provision_id or chunk.section_id
+    offset = chunk.text.find(quote.text)
+    return provision_at(provision_starts(chunk.text, chunk.section_id, base), max(offset, 0), base)
+
+
 def _where(quote: Quote) -> str:
     chunk = quote.hit.chunk
     heading = f" ({chunk.section_heading})" if chunk.section_heading and chunk.section_number else ""
@@ -144,7 +153,7 @@ def compose_extractive(
     citations: list[Citation] = []
     previous_section = ""
     for index, quote in enumerate(quotes, start=start):
-        citations.append(make_citation(index, quote.hit.chunk, quote.text))
+        citations.append(make_citation(index, quote.hit.chunk, quote.text, quote_provision(quote)))
         lead = "It also provides" if quote.hit.chunk.section_id == previous_section else f"{_where(quote)} provides"
         lines.append(f"{lead}: “{quote.text}” [{index}]")
         previous_section = quote.hit.chunk.section_id

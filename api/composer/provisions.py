@@ -1,0 +1,51 @@
+"""Which provision a position in a provision's text falls in: subsection "(2)" and paragraph "(b)" markers.
+
+Shared by chunking (where a chunk starts) and the composer (where a quote starts), so both name the same provision.
+"""
+
+from __future__ import annotations
+
+import re
+
+# "(2)" or "(b)" standing alone after whitespace: a provision starts there unless the word before refers to one.
+_MARKER = re.compile(r"(?:^|(?<=\s))\((\d{1,3}[A-Z]?|[a-z]{1,2})\)(?=\s)")
+_REFERENCE_WORDS = frozenset(
+    "section sections subsection subsections paragraph paragraphs subparagraph subparagraphs and or to of".split()
+)
+_LABEL = re.compile(r"\((\w+)\)")
+
+
+def provision_starts(text: str, section_id: str, start_in: str = "") -> list[tuple[int, str]]:
+    """(offset, provision id) for every subsection/paragraph marker in ``text``, in order.
+
+    ``start_in`` is the provision the text begins inside (a chunk's provision id), so a paragraph marker met before
+    any subsection marker still sits under the right subsection.
+    """
+    labels = _LABEL.findall(start_in.removeprefix(section_id))
+    subsection = next((label for label in labels if label[0].isdigit()), "")
+    paragraph = next((label for label in labels if not label[0].isdigit()), "")
+    starts = []
+    for match in _MARKER.finditer(text):
+        head = text[: match.start()]
+        before = head.split()[-1:]
+        at_line_start = "\n" in head[len(head.rstrip()) :] or not head.strip()
+        if before and not at_line_start and before[0].lower().strip(",;") in _REFERENCE_WORDS:
+            continue
+        label = match.group(1)
+        if label[0].isdigit():
+            subsection, paragraph = label, ""
+        else:
+            paragraph = label
+        starts.append((match.start(), section_id + (f"({subsection})" if subsection else "") +
+                       (f"({paragraph})" if paragraph else "")))  # fmt: skip
+    return starts
+
+
+def provision_at(starts: list[tuple[int, str]], offset: int, default: str) -> str:
+    """The provision at ``offset``: the last marker at or before it, else ``default``."""
+    current = default
+    for position, provision in starts:
+        if position > offset:
+            break
+        current = provision
+    return current
