@@ -16,6 +16,8 @@ import time
 import tracemalloc
 from pathlib import Path
 
+from report import publish
+
 from api.settings import BM25Settings
 from api.tools.bm25 import BACKENDS, BM25_KEY
 
@@ -83,10 +85,7 @@ def main() -> int:
             lines.append(f"| {label} | {name} | {row['build_s']:.2f} | {row['memory_mib']:.0f} | "
                          f"{row['p50_ms']:.2f} | {row['p95_ms']:.2f} | {overlap:.3f} |")  # fmt: skip
             print(lines[-1], flush=True)
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        args.out.write_text(text)
+    publish(lines, args.out)
     return 0
 
 

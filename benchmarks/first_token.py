@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import httpx
+from report import percentile, publish
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_QUESTIONS = [
@@ -52,11 +53,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def ask(client: httpx.Client, question: str) -> tuple[float, float, int]:
@@ -141,10 +137,7 @@ def main() -> int:
         "| --- | ---: | ---: | ---: |",
         *(f"| {q} | {f:.0f} | {t:.0f} | {c} |" for q, f, t, c in rows),
     ]
-    report = "\n".join(lines) + "\n"
-    print(report)
-    if args.out:
-        args.out.write_text(report)
+    publish(lines, args.out)
     return 0
 
 

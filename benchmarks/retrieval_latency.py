@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from report import percentile, publish
 
 from api.schemas.documents import Chunk
 from api.services import open_services
@@ -29,11 +30,6 @@ from api.tools.bm25 import BM25_KEY, Bm25sIndex
 from api.tools.vector_store import MilvusVectorStore
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def questions() -> list[str]:
@@ -109,18 +105,17 @@ def main() -> int:
              f"- ingested corpus: {chunks} chunks; peak resident memory of the process {rss:.0f} MiB", "",
              "| stage | P50 ms | P95 ms | max ms |", "| --- | ---: | ---: | ---: |"]  # fmt: skip
     for name, values in sorted(stages.items(), key=lambda kv: kv[0] != "total"):
-        lines.append(f"| {name} | {statistics.median(values):.1f} | {pct(values, 0.95):.1f} | {max(values):.1f} |")
+        lines.append(
+            f"| {name} | {statistics.median(values):.1f} | {percentile(values, 0.95):.1f} | {max(values):.1f} |"
+        )
     if args.synthetic:
         artifact = json.loads((args.data_dir / "objects" / BM25_KEY).read_text())
         syn = asyncio.run(synthetic(args.synthetic, vectors[0].shape[0], vectors, artifact["tokens"], qs))
         lines += ["", f"Synthetic {args.synthetic} chunks (search calls alone):", "",
                   "| search | P50 ms | P95 ms |", "| --- | ---: | ---: |"]  # fmt: skip
         for name, values in syn.items():
-            lines.append(f"| {name} | {statistics.median(values):.1f} | {pct(values, 0.95):.1f} |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        args.out.write_text(text)
+            lines.append(f"| {name} | {statistics.median(values):.1f} | {percentile(values, 0.95):.1f} |")
+    publish(lines, args.out)
     return 0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import logging
 import re
@@ -50,20 +51,34 @@ class LexicalIndex(Protocol):
     def __len__(self) -> int: ...
 
 
-class RankBM25Index:
+class _TokenIndex(abc.ABC):
+    """What both backends share: chunk ids and their tokens in one order, and an async search off the loop."""
+
+    def __init__(self, chunk_ids: Sequence[str], tokens: Sequence[list[str]], cfg: BM25Settings) -> None:
+        self.chunk_ids = list(chunk_ids)
+        self.tokens = [list(t) for t in tokens]
+        self.cfg = cfg
+
+    def __len__(self) -> int:
+        return len(self.chunk_ids)
+
+    @abc.abstractmethod
+    def _search(self, query: str, limit: int, mask: Mask | None = None) -> list[Hit]:
+        """Score and rank synchronously; each backend does it its own way."""
+
+    async def search(self, query: str, limit: int, mask: Mask | None = None) -> list[Hit]:
+        return await asyncio.to_thread(self._search, query, limit, mask)
+
+
+class RankBM25Index(_TokenIndex):
     """BM25Okapi from rank-bm25 over pre-tokenized chunks (pure Python; the reference implementation)."""
 
     def __init__(self, chunk_ids: Sequence[str], tokens: Sequence[list[str]], cfg: BM25Settings) -> None:
         from rank_bm25 import BM25Okapi
 
-        self.chunk_ids = list(chunk_ids)
-        self.tokens = [list(t) for t in tokens]
-        self.cfg = cfg
+        super().__init__(chunk_ids, tokens, cfg)
         # rank-bm25 divides by zero on an empty corpus.
         self._bm25 = BM25Okapi(self.tokens, k1=cfg.k1, b=cfg.b) if self.tokens else None
-
-    def __len__(self) -> int:
-        return len(self.chunk_ids)
 
     def _search(self, query: str, limit: int, mask: Mask | None = None) -> list[Hit]:
         terms = tokenize(query)
@@ -75,11 +90,8 @@ class RankBM25Index:
         top = np.argsort(-scores, kind="stable")[:limit]
         return [Hit(self.chunk_ids[i], float(scores[i])) for i in top if scores[i] > 0]
 
-    async def search(self, query: str, limit: int, mask: Mask | None = None) -> list[Hit]:
-        return await asyncio.to_thread(self._search, query, limit, mask)
 
-
-class Bm25sIndex:
+class Bm25sIndex(_TokenIndex):
     """bm25s: the same BM25 (Robertson variant, as rank-bm25's Okapi) precomputed into a sparse matrix, so a query
     costs a few array lookups instead of a Python loop over every document (see benchmarks/results)."""
 
@@ -87,16 +99,11 @@ class Bm25sIndex:
         import bm25s
 
         logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every index build at DEBUG
-        self.chunk_ids = list(chunk_ids)
-        self.tokens = [list(t) for t in tokens]
-        self.cfg = cfg
+        super().__init__(chunk_ids, tokens, cfg)
         self._bm25 = bm25s.BM25(k1=cfg.k1, b=cfg.b, method="robertson") if self.tokens else None
         if self._bm25 is not None:
             self._bm25.index(self.tokens, show_progress=False)
             self._vocab = set(self._bm25.vocab_dict)
-
-    def __len__(self) -> int:
-        return len(self.chunk_ids)
 
     def _search(self, query: str, limit: int, mask: Mask | None = None) -> list[Hit]:
         terms = [t for t in tokenize(query) if self._bm25 is not None and t in self._vocab]
@@ -108,9 +115,6 @@ class Bm25sIndex:
         top = np.argpartition(-scores, limit - 1)[:limit]
         top = top[np.lexsort((top, -scores[top]))]
         return [Hit(self.chunk_ids[i], float(scores[i])) for i in top if scores[i] > 0]
-
-    async def search(self, query: str, limit: int, mask: Mask | None = None) -> list[Hit]:
-        return await asyncio.to_thread(self._search, query, limit, mask)
 
 
 BACKENDS: dict[str, type[RankBM25Index] | type[Bm25sIndex]] = {"rank_bm25": RankBM25Index, "bm25s": Bm25sIndex}

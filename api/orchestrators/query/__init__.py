@@ -55,7 +55,16 @@ class QueryOrchestrator:
             )
 
         meta_sent = False
-        early: list[BaseModel] = []
+        early: list[BaseModel] = []  # e.g. the guard's warning, written before the route is known
+
+        def opening(route: str) -> list[BaseModel]:
+            """meta first, then anything held back for it; nothing once meta has gone out."""
+            nonlocal meta_sent
+            if meta_sent:
+                return []
+            meta_sent = True
+            return [meta(route), *early]
+
         fresh_turn = {
             "question": request.q, "query": "", "injection": False, "filters": request.filters(), "route": "",
             "route_reason": "", "hits": [], "searched": 0, "answer": "", "citations": [], "abstained": False,
@@ -73,37 +82,30 @@ class QueryOrchestrator:
                 fresh_turn, config, context=self.deps, stream_mode=["custom", "values"]
             ):
                 if isinstance(payload, RouteDecided):
-                    if not meta_sent:
-                        meta_sent = True
-                        yield meta(payload.route)
-                        for held in early:
-                            yield held
+                    for event in opening(payload.route):
+                        yield event
                 elif mode == "custom":
                     if meta_sent:
                         yield payload
-                    else:  # e.g. the guard's warning, written before the route is known: meta goes first
+                    else:
                         early.append(payload)
                 else:
                     state = payload if isinstance(payload, dict) else dataclasses.asdict(payload)
         except GwetaError as exc:
             log.warning("query failed: %s (%s)", exc.message, exc.code)
-            if not meta_sent:
-                yield meta("unknown")
-                for held in early:
-                    yield held
+            for event in opening("unknown"):
+                yield event
             yield ErrorEvent(code=exc.code, message=exc.message)
             return
         except Exception:
             # The stream has started, so the status is sent; close it with a typed event, never the exception text.
             log.exception("query failed unexpectedly")
-            if not meta_sent:
-                yield meta("unknown")
+            for event in opening("unknown"):
+                yield event
             yield ErrorEvent(code="internal_error", message=f"Something went wrong on our side (trace {trace_id}).")
             return
-        if not meta_sent:
-            yield meta(state.get("route") or "unknown")
-            for held in early:
-                yield held
+        for event in opening(state.get("route") or "unknown"):
+            yield event
         timings = {**state.get("timings", {}), "total": round((time.perf_counter() - start) * 1000, 2)}
         log.info("answered route=%s abstained=%s timings=%s", state.get("route"), state.get("abstained"), timings)
         yield FinalEvent(
