@@ -8,7 +8,7 @@ COPY scripts ./scripts
 COPY api ./api
 COPY ingestion ./ingestion
 # Exactly the locked versions; torch as its CPU build (the PyPI build is CUDA and several GB larger).
-RUN python scripts/install.py --venv /opt/venv --groups main,ml \
+RUN python scripts/install.py --venv /opt/venv --groups main,ml,ocr \
         --torch-index https://download.pytorch.org/whl/cpu
 
 FROM python:3.11-slim
@@ -18,7 +18,9 @@ ENV PATH=/opt/venv/bin:$PATH \
     TRANSFORMERS_OFFLINE=1 \
     GWETA_DATA_DIR=/app/data \
     PORT=8000
-RUN useradd --create-home --uid 10001 gweta
+# tesseract OCRs scanned PDFs at ingestion.
+RUN apt-get update && apt-get install -y --no-install-recommends tesseract-ocr && rm -rf /var/lib/apt/lists/* \
+    && useradd --create-home --uid 10001 gweta
 WORKDIR /app
 COPY --from=build /opt/venv /opt/venv
 COPY --chown=gweta:gweta . /app

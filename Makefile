@@ -13,7 +13,7 @@ BIN := $(VENV)/bin
 .PHONY: install demo serve test lint typecheck lock clean
 
 install:
-	$(PYTHON) scripts/install.py --venv $(VENV) --groups main,ml,dev $(if $(TORCH_INDEX),--torch-index $(TORCH_INDEX))
+	$(PYTHON) scripts/install.py --venv $(VENV) --groups main,ml,dev,ocr $(if $(TORCH_INDEX),--torch-index $(TORCH_INDEX))
 
 demo: install
 	$(BIN)/gweta ingest sample_corpus --data-dir $(DATA_DIR)

@@ -93,6 +93,20 @@ class RetrievalSettings(BaseModel):
     timeout_s: float = Field(5.0, gt=0)
 
 
+class IngestionSettings(BaseModel):
+    ocr: Literal["auto", "tesseract", "pageindex", "off"] = Field(
+        "auto",
+        description="How scanned PDFs (no text layer, or a garbled one) are read: auto uses tesseract when installed.",
+    )
+    ocr_dpi: int = Field(300, ge=72, le=600, description="Resolution pages are rendered at for tesseract.")
+    ocr_language: str = Field("eng", description="Tesseract language(s), e.g. eng or eng+por.")
+    pageindex_url: str = Field("https://api.pageindex.ai", description="PageIndex OCR service, for ocr=pageindex.")
+    pageindex_api_key: SecretStr = SecretStr("")
+    pageindex_timeout_s: float = Field(600.0, gt=0, description="Longest wait for PageIndex to finish one file.")
+    parse_workers: int = Field(0, ge=0, le=64, description="Processes that parse files; 0 picks one per core.")
+    max_chunk_tokens: int = Field(200, ge=16, le=2048, description="Longest chunk, in the embedding model's tokens.")
+
+
 class Settings(BaseSettings):
     """The service's configuration, validated once at start-up."""
 
@@ -111,6 +125,7 @@ class Settings(BaseSettings):
     tracing: TracingSettings = TracingSettings()
     auth: AuthSettings = AuthSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
+    ingestion: IngestionSettings = IngestionSettings()
 
     @model_validator(mode="after")
     def _check_backends(self) -> Self:
@@ -125,6 +140,10 @@ class Settings(BaseSettings):
             problems.append("object_store.backend=s3 needs object_store.bucket")
         if self.auth.enabled and not self.auth.jwt_secret.get_secret_value():
             problems.append("auth.enabled needs auth.jwt_secret")
+        if self.ingestion.ocr == "pageindex" and not self.ingestion.pageindex_api_key.get_secret_value():
+            problems.append(
+                "ingestion.ocr=pageindex needs ingestion.pageindex_api_key (GWETA_INGESTION__PAGEINDEX_API_KEY)"
+            )
         if problems:
             raise ValueError("; ".join(problems))
         return self

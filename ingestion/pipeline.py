@@ -1,5 +1,9 @@
 """Ingest a folder (or file) of sources: parse, chunk, embed, store; incremental and safe to kill.
 
+Files are fingerprinted first (their bytes, parser version and OCR engine): a file whose fingerprint the manifest
+already holds is not parsed at all. The others are parsed in worker processes, a few files ahead of the main
+process, which chunks, embeds and stores each file's documents in file order as its parse arrives.
+
 Per document, in this order: the parsed document and its chunks go to the object store, its new vectors are
 upserted (chunk ids are deterministic, so unchanged chunks are overwritten in place), vectors of chunks it no
 longer has are deleted, and only then its manifest entry is written. A run killed anywhere leaves a manifest that
@@ -11,10 +15,15 @@ are removed from every index. The lexical index is rebuilt from the manifest's c
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
+import multiprocessing
+import os
 import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,7 +37,8 @@ from api.tools.embeddings import Embedder, build_embedder
 from api.tools.object_store import ObjectStore, build_object_store, get_many_json, put_json
 from api.tools.vector_store import VectorStore, build_vector_store
 from ingestion.chunking import chunk_document
-from ingestion.parsers import parser_for, supported
+from ingestion.ocr import build_ocr
+from ingestion.parsers import ParseOptions, parse, source_fingerprint, supported
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +47,7 @@ ProgressHook = Callable[[str, int, int | None], None]
 MAX_FILE_BYTES = 128 * 1024 * 1024
 RUN_MARKER = "indexes/ingest-running.json"
 EMBED_BATCH = 128
+MANIFEST_SAVE_S = 5.0  # within a many-document file, write the manifest at most this often
 
 
 @dataclass(slots=True)
@@ -63,6 +74,8 @@ class IngestReport:
     seconds: float = 0.0
     stage_seconds: dict[str, float] = field(default_factory=dict)
     reconciled: int = 0
+    parsed_files: int = 0  # files read and parsed this run; the others' fingerprints were already in the manifest
+    parse_workers: int = 0
 
     def count(self, status: str) -> int:
         return sum(1 for d in self.documents if d.status == status)
@@ -91,31 +104,101 @@ def discover(root: Path) -> list[Path]:
     return sorted(p for p in files if not any(part.startswith(".") for part in p.relative_to(root).parts))
 
 
-def _read_source(path: Path) -> bytes:
+def _check_size(path: Path) -> None:
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
         raise GwetaError(f"{path.name} is {size // 2**20} MiB, over the {MAX_FILE_BYTES // 2**20} MiB limit; split it")
-    return path.read_bytes()
+
+
+def _digest(path: Path) -> str:
+    _check_size(path)
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        while block := f.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()
+
+
+@dataclass(slots=True)
+class Parsed:
+    """One file's parse, as a worker process hands it back (an error travels as its message)."""
+
+    documents: list[Document] = field(default_factory=list)
+    error: str = ""
+    seconds: float = 0.0
+
+
+def parse_file(path: Path, options: ParseOptions) -> Parsed:
+    start = time.perf_counter()
+    try:
+        _check_size(path)
+        documents = parse(path, path.read_bytes(), options)
+    except GwetaError as exc:
+        return Parsed(error=exc.message, seconds=time.perf_counter() - start)
+    except OSError as exc:
+        return Parsed(error=f"cannot read {path.name}: {exc.strerror}", seconds=time.perf_counter() - start)
+    return Parsed(documents, seconds=time.perf_counter() - start)
 
 
 class Ingestor:
-    def __init__(self, tools: IngestionTools, max_chunk_tokens: int = 200) -> None:
+    def __init__(self, tools: IngestionTools) -> None:
         self.tools = tools
-        self.max_chunk_tokens = max_chunk_tokens
+        config = tools.settings.ingestion
+        self.max_chunk_tokens = config.max_chunk_tokens
+        self.options = ParseOptions(ocr=build_ocr(config))
+        self.parse_workers = config.parse_workers or max(1, os.cpu_count() or 1)
         self.stage_seconds: dict[str, float] = {}
+        self._manifest_saved = 0.0
 
     def _timed(self, stage: str, start: float) -> None:
         self.stage_seconds[stage] = round(self.stage_seconds.get(stage, 0.0) + time.perf_counter() - start, 3)
 
-    async def _parse(self, path: Path) -> list[Document]:
-        start = time.perf_counter()
-        try:
-            data = await asyncio.to_thread(_read_source, path)
-            return await asyncio.to_thread(parser_for(path), path, data)
-        finally:
-            self._timed("parse", start)
+    async def _save_manifest(self, manifest: Manifest, force: bool = True) -> None:
+        """Write the manifest; unforced writes are spaced out, so a 400-Act file is not a 400-fold rewrite.
 
-    async def _store_document(self, document: Document, origin: str, manifest: Manifest, progress: ProgressHook) -> int:
+        A write skipped here only leaves the manifest behind the stores, never ahead of them: a run killed before the
+        next write redoes those documents, and the reconcile step drops what they left.
+        """
+        if force or time.monotonic() - self._manifest_saved >= MANIFEST_SAVE_S:
+            await put_json(self.tools.store, MANIFEST_KEY, manifest.model_dump())
+            self._manifest_saved = time.monotonic()
+
+    async def _parsed(self, paths: list[Path]) -> AsyncIterator[tuple[Path, Parsed]]:
+        """Parse ``paths`` in worker processes, a window of files ahead, yielding in the order given."""
+        workers = min(self.parse_workers, len(paths))
+        if workers <= 1:
+            for path in paths:
+                yield path, await asyncio.to_thread(parse_file, path, self.options)
+            return
+        loop = asyncio.get_running_loop()
+        # spawn, not fork: the parent holds model threads and open stores that a forked child must not inherit.
+        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+        pending: deque[tuple[Path, asyncio.Future[Parsed]]] = deque()
+        queue = deque(paths)
+        try:
+            while True:
+                while queue and len(pending) < 2 * workers:
+                    path = queue.popleft()
+                    pending.append((path, loop.run_in_executor(pool, parse_file, path, self.options)))
+                if not pending:
+                    return
+                path, future = pending.popleft()
+                try:
+                    parsed = await future
+                except BrokenProcessPool:
+                    parsed = Parsed(error=f"the parser process died reading {path.name} (out of memory?)")
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+                    retry = [p for p, _ in pending]
+                    pending.clear()
+                    pending.extend((p, loop.run_in_executor(pool, parse_file, p, self.options)) for p in retry)
+                yield path, parsed
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    async def _store_document(
+        self, document: Document, origin: str, fingerprint: str, manifest: Manifest, progress: ProgressHook
+    ) -> int:
         start = time.perf_counter()
         chunks = await asyncio.to_thread(
             chunk_document, document, self.tools.embedder.count_tokens, self.max_chunk_tokens
@@ -143,37 +226,32 @@ class Ingestor:
             await vectors.delete_ids(stale)
         manifest.documents[document.doc_key] = ManifestEntry(
             content_hash=document.content_hash, source=document.source, title=document.title, chunk_ids=new_ids,
-            origin=origin,
+            origin=origin, source_fingerprint=fingerprint,
         )  # fmt: skip
-        await put_json(store, MANIFEST_KEY, manifest.model_dump())
+        await self._save_manifest(manifest, force=False)
         return len(chunks)
 
     async def _remove(self, doc_key: str, manifest: Manifest) -> None:
         entry = manifest.documents.pop(doc_key)
         await self.tools.vectors.delete_ids(entry.chunk_ids)
         await self.tools.vectors.delete_document(doc_key)
-        await put_json(self.tools.store, MANIFEST_KEY, manifest.model_dump())
+        await self._save_manifest(manifest)
         await self.tools.store.delete(doc_object_key(doc_key))
         await self.tools.store.delete(chunks_object_key(doc_key))
 
-    async def _ingest_file(
-        self, path: Path, manifest: Manifest, seen: set[str], progress: ProgressHook
+    async def _ingest_parsed(
+        self, path: Path, fingerprint: str, parsed: Parsed, manifest: Manifest, seen: set[str], progress: ProgressHook
     ) -> list[DocumentReport]:
         start = time.perf_counter()
         origin = str(path)
-        try:
-            documents = await self._parse(path)
-        except GwetaError as exc:
-            log.warning("cannot ingest %s: %s", path, exc.message)
-            return [DocumentReport(str(path), "failed", origin, message=exc.message)]
-        except OSError as exc:
-            message = f"cannot read {path.name}: {exc.strerror}"
-            return [DocumentReport(str(path), "failed", origin, message=message)]
+        if parsed.error:
+            log.warning("cannot ingest %s: %s", path, parsed.error)
+            return [DocumentReport(origin, "failed", origin, message=parsed.error, seconds=round(parsed.seconds, 3))]
         reports = []
-        for document in documents:
+        for document in parsed.documents:
             doc_start = time.perf_counter()
             report = DocumentReport(
-                source=str(path), status="ingested", origin=origin, doc_key=document.doc_key, title=document.title,
+                source=origin, status="ingested", origin=origin, doc_key=document.doc_key, title=document.title,
                 pages=document.pages, characters=sum(len(s.text) for s in document.sections),
                 provisions=len(document.sections), warnings=list(document.warnings),
             )  # fmt: skip
@@ -190,19 +268,35 @@ class Ingestor:
             seen.add(document.doc_key)
             if known and known.content_hash == document.content_hash:
                 report.status, report.chunks = "unchanged", len(known.chunk_ids)
-                if known.origin != origin:
-                    known.origin = origin
+                known.origin, known.source_fingerprint = origin, fingerprint
             else:
                 try:
-                    report.chunks = await self._store_document(document, origin, manifest, progress)
+                    report.chunks = await self._store_document(document, origin, fingerprint, manifest, progress)
                 except GwetaError as exc:
                     report.status, report.message = "failed", exc.message
                     log.warning("cannot store %s: %s", document.doc_key, exc.message)
             report.seconds = round(time.perf_counter() - doc_start, 3)
             reports.append(report)
         if len(reports) == 1:
-            reports[0].seconds = round(time.perf_counter() - start, 3)
+            reports[0].seconds = round(time.perf_counter() - start + parsed.seconds, 3)
+        if any(r.status == "failed" for r in reports):
+            # Read the file again next time, for the documents that did not make it.
+            for entry in manifest.documents.values():
+                if entry.origin == origin:
+                    entry.source_fingerprint = ""
+        await self._save_manifest(manifest)
         return reports
+
+    def _unchanged(self, path: Path, fingerprint: str, manifest: Manifest) -> list[DocumentReport] | None:
+        """Reports for a file the manifest already holds at this fingerprint, or None if it must be parsed."""
+        origin = str(path)
+        owned = {k: e for k, e in manifest.documents.items() if e.origin == origin}
+        if not owned or any(e.source_fingerprint != fingerprint for e in owned.values()):
+            return None
+        return [
+            DocumentReport(origin, "unchanged", origin, doc_key=k, title=e.title, chunks=len(e.chunk_ids))
+            for k, e in sorted(owned.items())
+        ]
 
     async def rebuild_lexical_index(self, manifest: Manifest) -> int:
         start = time.perf_counter()
@@ -241,18 +335,45 @@ class Ingestor:
         if manifest.embedder and manifest.embedder != embedder_name:
             log.warning("embedder changed (%s -> %s): re-embedding everything", manifest.embedder, embedder_name)
             for entry in manifest.documents.values():
-                entry.content_hash = ""
+                entry.content_hash = entry.source_fingerprint = ""
         manifest.embedder, manifest.dimensions = embedder_name, self.tools.embedder.dimensions
         root = await asyncio.to_thread(root.resolve)
         files = await asyncio.to_thread(discover, root)
         hook("files", 0, len(files))
         seen: set[str] = set()
+        start_scan = time.perf_counter()
+        to_parse: dict[Path, str] = {}
         for path in files:
-            if supported(path):
-                report.documents += await self._ingest_file(path, manifest, seen, hook)
-            else:
+            origin = str(path)
+            if not supported(path):
                 message = f"unsupported file type {path.suffix or '(none)'!r}"
-                report.documents.append(DocumentReport(str(path), "failed", str(path), message=message))
+                report.documents.append(DocumentReport(origin, "failed", origin, message=message))
+                hook("files", 1, None)
+                continue
+            try:
+                fingerprint = source_fingerprint(path, await asyncio.to_thread(_digest, path), self.options)
+            except GwetaError as exc:
+                report.documents.append(DocumentReport(origin, "failed", origin, message=exc.message))
+                hook("files", 1, None)
+                continue
+            except OSError as exc:
+                message = f"cannot read {path.name}: {exc.strerror}"
+                report.documents.append(DocumentReport(origin, "failed", origin, message=message))
+                hook("files", 1, None)
+                continue
+            unchanged = self._unchanged(path, fingerprint, manifest)
+            if unchanged is None:
+                to_parse[path] = fingerprint
+            else:
+                report.documents += unchanged
+                seen.update(d.doc_key for d in unchanged)
+                hook("files", 1, None)
+        self._timed("fingerprint", start_scan)
+        report.parsed_files = len(to_parse)
+        report.parse_workers = min(self.parse_workers, len(to_parse))
+        async for path, parsed in self._parsed(list(to_parse)):
+            self.stage_seconds["parse"] = round(self.stage_seconds.get("parse", 0.0) + parsed.seconds, 3)
+            report.documents += await self._ingest_parsed(path, to_parse[path], parsed, manifest, seen, hook)
             hook("files", 1, None)
         # A document whose file was under this root but produced nothing this time has been removed at the source.
         scope = str(root)
@@ -263,7 +384,7 @@ class Ingestor:
                 await self._remove(doc_key, manifest)
                 removed = DocumentReport(entry.origin, "removed", entry.origin, doc_key=doc_key, title=entry.title)
                 report.documents.append(removed)
-        await put_json(self.tools.store, MANIFEST_KEY, manifest.model_dump())
+        await self._save_manifest(manifest)
         if interrupted:
             report.reconciled = await self.reconcile(manifest)
         if any(d.status in ("ingested", "removed") for d in report.documents):

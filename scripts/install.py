@@ -5,13 +5,19 @@ without Poetry itself. Torch is the one exception: the lock records the PyPI rel
 packages), but a service that runs on CPU wants the CPU build of the same version. So torch is installed first, on
 its own, from ``--torch-index`` (or the machine's local wheels), and the CUDA-only packages are left out.
 
-Usage: python scripts/install.py [--venv .venv] [--groups main,ml,dev] [--torch-index URL]
+The ``ocr`` group's Python wrapper drives the tesseract program, which comes from the system's packages: when that
+group is picked and tesseract is missing, the script installs Debian's ``tesseract-ocr`` with apt-get (as root, or
+through sudo) and otherwise says what to install.
+
+Usage: python scripts/install.py [--venv .venv] [--groups main,ml,dev,ocr] [--torch-index URL]
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -57,14 +63,35 @@ def run(*cmd: str) -> None:
     subprocess.run(cmd, check=True)
 
 
+def ensure_tesseract() -> None:
+    if shutil.which("tesseract"):
+        return
+    apt = shutil.which("apt-get")
+    prefix = [] if os.geteuid() == 0 else ["sudo", "-n"] if shutil.which("sudo") else None
+    if apt and prefix is not None:
+        try:
+            run(*prefix, apt, "install", "-y", "--no-install-recommends", "tesseract-ocr")
+        except subprocess.CalledProcessError:
+            # The package lists may be empty on a fresh machine or image.
+            try:
+                run(*prefix, apt, "update")
+                run(*prefix, apt, "install", "-y", "--no-install-recommends", "tesseract-ocr")
+            except subprocess.CalledProcessError:
+                pass
+    if not shutil.which("tesseract"):
+        print("warning: tesseract is not installed, so scanned PDFs cannot be OCRed; install Debian's tesseract-ocr")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--venv", default=str(ROOT / ".venv"))
-    parser.add_argument("--groups", default="main,ml,dev")
+    parser.add_argument("--groups", default="main,ml,dev,ocr")
     parser.add_argument("--torch-index", default="", help="index for the CPU torch build, e.g. the PyTorch CPU index")
     args = parser.parse_args()
 
     groups = set(args.groups.split(","))
+    if "ocr" in groups:
+        ensure_tesseract()
     env_dir = Path(args.venv)
     py = env_dir / "bin" / "python"
     reqs, torch_version = locked_requirements(groups)

@@ -111,3 +111,58 @@ class FakeOpenAI:
                 "usage": {**reply.usage, "total_tokens": sum(reply.usage.values())},
             })  # fmt: skip
         return StreamingResponse(events(), media_type="text/event-stream")
+
+
+class FakePageIndex:
+    """A loopback server speaking PageIndex's document API: upload, poll the OCR status, fetch pages, delete.
+
+    ``pages`` are the markdown texts it "recognises"; the first ``polls_before_done`` status polls answer
+    ``processing``; ``failures`` are HTTP statuses answered to the first uploads (to exercise retries).
+    """
+
+    def __init__(self, pages: list[str], api_key: str = "pi-key", polls_before_done: int = 1) -> None:
+        self.pages, self.api_key, self.polls_left = pages, api_key, polls_before_done
+        self.failures: list[int] = []
+        self.uploads: list[bytes] = []
+        self.deleted: list[str] = []
+        self.app = Starlette(
+            routes=[
+                Route("/doc/", self.submit, methods=["POST"]),
+                Route("/doc/{doc_id}/", self.get, methods=["GET"]),
+                Route("/doc/{doc_id}/", self.delete, methods=["DELETE"]),
+            ]
+        )
+
+    def _refused(self, request: Request) -> Response | None:
+        if request.headers.get("api_key") != self.api_key:
+            return JSONResponse({"detail": "Invalid API key"}, status_code=401)
+        return None
+
+    async def submit(self, request: Request) -> Response:
+        if refused := self._refused(request):
+            return refused
+        if self.failures:
+            return JSONResponse({"detail": "busy"}, status_code=self.failures.pop(0))
+        body = await request.body()
+        if not request.headers.get("content-type", "").startswith("multipart/form-data") or b"%PDF" not in body:
+            return JSONResponse({"detail": "file is required"}, status_code=400)
+        self.uploads.append(body)
+        return JSONResponse({"doc_id": f"pi-{len(self.uploads)}"})
+
+    async def get(self, request: Request) -> Response:
+        if refused := self._refused(request):
+            return refused
+        doc_id = request.path_params["doc_id"]
+        if request.query_params.get("type") != "ocr" or request.query_params.get("format") != "page":
+            return JSONResponse({"detail": "unsupported query"}, status_code=400)
+        if self.polls_left > 0:
+            self.polls_left -= 1
+            return JSONResponse({"doc_id": doc_id, "status": "processing", "retrieval_ready": False})
+        result = [{"page_index": i, "markdown": text} for i, text in enumerate(self.pages, start=1)]
+        return JSONResponse({"doc_id": doc_id, "status": "completed", "retrieval_ready": False, "result": result})
+
+    async def delete(self, request: Request) -> Response:
+        if refused := self._refused(request):
+            return refused
+        self.deleted.append(request.path_params["doc_id"])
+        return JSONResponse({"status": "deleted"})

@@ -10,15 +10,14 @@ import pytest
 
 from api.errors import IngestionError
 from api.schemas.documents import Document
+from ingestion import parsers
 from ingestion.fidelity import compare
-from ingestion.parsers import parser_for
-from ingestion.parsers.jsonl import parse_jsonl
 
 PDFS = "corpus/zimbabwe_pdfs"
 
 
 def parse(path: Path, data: bytes | None = None) -> list[Document]:
-    return parser_for(path)(path, path.read_bytes() if data is None else data)
+    return parsers.parse(path, path.read_bytes() if data is None else data)
 
 
 def acts_record(shared: Path, law_id: str) -> dict[str, object]:
@@ -61,9 +60,9 @@ def test_flat_passages_group_by_document_and_keep_passage_ids(tmp_path: Path) ->
 def test_a_changed_record_changes_only_its_documents_hash(tmp_path: Path) -> None:
     rows = [{"id": "a", "text": "First passage text."}, {"id": "b", "text": "Second passage text."}]
     path = tmp_path / "c.jsonl"
-    before = {d.doc_key: d.content_hash for d in parse_jsonl(path, "\n".join(map(json.dumps, rows)).encode())}
+    before = {d.doc_key: d.content_hash for d in parse(path, "\n".join(map(json.dumps, rows)).encode())}
     rows[1]["text"] = "Second passage, amended."
-    after = {d.doc_key: d.content_hash for d in parse_jsonl(path, "\n".join(map(json.dumps, rows)).encode())}
+    after = {d.doc_key: d.content_hash for d in parse(path, "\n".join(map(json.dumps, rows)).encode())}
     assert before["a"] == after["a"] and before["b"] != after["b"]
 
 

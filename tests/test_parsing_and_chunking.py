@@ -4,6 +4,7 @@ import pytest
 
 from api.errors import IngestionError
 from api.schemas.documents import Document, Section
+from ingestion import parsers
 from ingestion.chunking import chunk_document, split_section
 from ingestion.parsers import parser_for
 from tests.conftest import SAMPLE_CORPUS
@@ -14,7 +15,7 @@ def words(text: str) -> int:
 
 
 def parse(path: Path) -> Document:
-    (document,) = parser_for(path)(path, path.read_bytes())
+    (document,) = parsers.parse(path, path.read_bytes())
     return document
 
 

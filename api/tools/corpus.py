@@ -43,6 +43,7 @@ class ManifestEntry(BaseModel):
     title: str
     chunk_ids: list[str]
     origin: str = Field("", description="The resolved path of the file it was ingested from.")
+    source_fingerprint: str = Field("", description="The file's bytes, parser version and OCR engine, hashed.")
 
 
 class Manifest(BaseModel):

@@ -1,29 +1,56 @@
 """Parsers keyed by file type. Each turns one source file's bytes into the Documents it holds.
 
 Most files hold one document; a JSONL corpus holds many. Add a format by decorating a function with
-``@register(".ext", ...)``.
+``@register(".ext", ..., version="fmt-1")``; bump the version when the parser's output changes, so sources it read
+before are read again.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from api.errors import IngestionError
 from api.schemas.documents import Document
+from ingestion.ocr import OcrEngine
 
-Parser = Callable[[Path, bytes], list[Document]]
+
+@dataclass(frozen=True, slots=True)
+class ParseOptions:
+    """What a parser may need beyond the bytes; picklable, so parsing can run in worker processes."""
+
+    ocr: OcrEngine | None = None
+
+
+Parser = Callable[[Path, bytes, ParseOptions], list[Document]]
 PARSERS: dict[str, Parser] = {}
+VERSIONS: dict[str, str] = {}
 
 
-def register(*suffixes: str) -> Callable[[Parser], Parser]:
+def register(*suffixes: str, version: str) -> Callable[[Parser], Parser]:
     def add(parser: Parser) -> Parser:
         for suffix in suffixes:
             PARSERS[suffix.lower()] = parser
+            VERSIONS[suffix.lower()] = version
         return parser
 
     return add
+
+
+def parse(path: Path, data: bytes, options: ParseOptions | None = None) -> list[Document]:
+    return parser_for(path)(path, data, options or ParseOptions())
+
+
+def source_fingerprint(path: Path, data_digest: str, options: ParseOptions) -> str:
+    """Names what reading this file would produce: its bytes, its parser's version, and the OCR engine for PDFs.
+
+    Equal fingerprints mean a re-parse would give the same documents, so ingestion can skip the parse itself.
+    """
+    suffix = path.suffix.lower()
+    engine = options.ocr.name if options.ocr is not None and suffix == ".pdf" else ""
+    return hashlib.sha256(f"{VERSIONS.get(suffix, '')}\0{engine}\0{data_digest}".encode()).hexdigest()
 
 
 def parser_for(path: Path) -> Parser:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from api.errors import IngestionError
 from api.schemas.documents import Document
-from ingestion.parsers import content_hash, register
+from ingestion.parsers import ParseOptions, content_hash, register
 from ingestion.parsers.structure import SECTION_LINE, Line, build_document
 
 PARSER_VERSION = "docx-1"
@@ -36,8 +36,8 @@ def _paragraphs(path: Path, data: bytes) -> list[tuple[str, bool]]:
     return out
 
 
-@register(".docx")
-def parse_docx(path: Path, data: bytes) -> list[Document]:
+@register(".docx", version=PARSER_VERSION)
+def parse_docx(path: Path, data: bytes, options: ParseOptions) -> list[Document]:
     paragraphs = _paragraphs(path, data)
     if not paragraphs:
         raise IngestionError(f"{path.name} has no text")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from api.errors import IngestionError
 from api.schemas.documents import Document
-from ingestion.parsers import content_hash, decode_text, register
+from ingestion.parsers import ParseOptions, content_hash, decode_text, register
 from ingestion.parsers.structure import Line, build_document
 
 PARSER_VERSION = "html-1"
@@ -15,8 +15,8 @@ _BLOCKS = {"p", "div", "li", "td", "th", "section", "article", "blockquote", "pr
 _DROP = {"script", "style", "nav", "header", "footer", "noscript", "template"}
 
 
-@register(".html", ".htm")
-def parse_html(path: Path, data: bytes) -> list[Document]:
+@register(".html", ".htm", version=PARSER_VERSION)
+def parse_html(path: Path, data: bytes, options: ParseOptions) -> list[Document]:
     from lxml import etree, html
 
     try:

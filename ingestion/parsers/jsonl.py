@@ -17,7 +17,7 @@ from typing import Any
 
 from api.errors import IngestionError
 from api.schemas.documents import Document, Section
-from ingestion.parsers import decode_text, register
+from ingestion.parsers import ParseOptions, decode_text, register
 from ingestion.parsers.structure import jurisdiction_of, numbering_gaps
 
 PARSER_VERSION = "jsonl-1"
@@ -94,8 +94,8 @@ def _passages(doc_key: str, records: list[dict[str, Any]], path: Path) -> Docume
     )
 
 
-@register(".jsonl", ".ndjson")
-def parse_jsonl(path: Path, data: bytes) -> list[Document]:
+@register(".jsonl", ".ndjson", version=PARSER_VERSION)
+def parse_jsonl(path: Path, data: bytes, options: ParseOptions) -> list[Document]:
     records: list[dict[str, Any]] = []
     for number, line in enumerate(decode_text(path, data).split("\n"), start=1):
         if not line.strip():

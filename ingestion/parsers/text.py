@@ -8,7 +8,7 @@ from pathlib import Path
 
 from api.errors import IngestionError
 from api.schemas.documents import Document
-from ingestion.parsers import content_hash, decode_text, register
+from ingestion.parsers import ParseOptions, content_hash, decode_text, register
 from ingestion.parsers.structure import Line, build_document
 
 PARSER_VERSION = "text-2"
@@ -44,6 +44,6 @@ def parse_text_lines(path: Path, text: str, version: str, data: bytes, doc_type:
     return document
 
 
-@register(".md", ".markdown", ".txt", ".text")
-def parse_text(path: Path, data: bytes) -> list[Document]:
+@register(".md", ".markdown", ".txt", ".text", version=PARSER_VERSION)
+def parse_text(path: Path, data: bytes, options: ParseOptions) -> list[Document]:
     return [parse_text_lines(path, decode_text(path, data), PARSER_VERSION, data)]
