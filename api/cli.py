@@ -18,7 +18,7 @@ from api.errors import GwetaError, NotReadyError
 from api.observability import configure_logging
 from api.schemas.events import FinalEvent, TokenEvent, WarningEvent
 from api.schemas.query import QueryRequest
-from api.settings import Settings
+from api.settings import IngestionSettings, Settings
 
 app = typer.Typer(help="Gweta: legal research with a citation for every sentence.", no_args_is_help=True)
 out = Console()
@@ -56,6 +56,9 @@ def ingest(
     from_store: Annotated[
         bool, typer.Option("--from-store", help="Ingest the object store's corpus/sources/ prefix instead of PATH.")
     ] = False,
+    tenant: Annotated[
+        str | None, typer.Option(help="Ingest as this tenant's private documents (default: the public corpus).")
+    ] = None,
     data_dir: DataDir = None,
 ) -> None:
     """Parse, chunk, embed and index documents; unchanged documents are skipped, removed ones dropped."""
@@ -68,6 +71,12 @@ def ingest(
         err.print(f"[red]Error:[/red] {path} does not exist")
         raise typer.Exit(2)
     settings = _settings(data_dir)
+    if tenant is not None:
+        try:
+            settings.ingestion = IngestionSettings(**{**settings.ingestion.model_dump(), "tenant": tenant})
+        except ValidationError:
+            err.print(f"[red]Error:[/red] --tenant {tenant!r}: use letters, digits, '.', '_' or '-'")
+            raise typer.Exit(2) from None
     configure_logging("WARNING", json_logs=False)
 
     async def run() -> Any:

@@ -23,15 +23,27 @@ from ingestion.pipeline import Ingestor, IngestReport, build_ingestion_tools
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "corpus"
 
 
+def rss_mib() -> float:
+    """Current resident memory of this process."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+MEMORY: dict[str, float] = {}
+
+
 async def run(sources: list[Path], settings: Settings) -> list[tuple[str, IngestReport]]:
     results = []
+    MEMORY["interpreter and imports"] = rss_mib()
     with ThreadPoolExecutor(settings.model_threads) as pool:
         tools = build_ingestion_tools(settings, pool)
+        MEMORY["+ embedding model, Milvus Lite, object store"] = rss_mib()
         try:
             for label in ("first run", "unchanged re-run"):
                 for source in sources:
                     report = await Ingestor(tools).ingest(source)
                     results.append((f"{label}: {source.name}", report))
+                    MEMORY[f"after {label}: {source.name}"] = rss_mib()
         finally:
             await tools.vectors.close()
     return results
@@ -54,7 +66,8 @@ def main() -> int:
         "# Ingestion benchmark",
         "",
         f"- machine: {os.cpu_count()} cores; embedder: packaged all-MiniLM-L6-v2 on CPU (torch), "
-        f"{settings.model_threads} model threads; chunks of at most 200 tokens",
+        f"{settings.model_threads} model threads; chunks of at most {settings.ingestion.max_chunk_tokens} tokens; "
+        "nothing else running",
         f"- total wall time {total:.0f} s; peak resident memory {peak_mib:.0f} MiB",
         "",
         "| run | documents | ingested | unchanged | failed | chunks | seconds | documents/s | chunks/s | stages (s) |",
@@ -68,6 +81,9 @@ def main() -> int:
             f"{new_chunks} | {r.seconds:.1f} | {len(r.documents) / r.seconds:.1f} | {new_chunks / r.seconds:.1f} | "
             f"{stages} |"
         )
+    lines += ["", "Resident memory of the ingesting process (parser workers are separate processes):", ""]
+    lines += [f"- {stage}: {mib:.0f} MiB" for stage, mib in MEMORY.items()]
+    lines += [f"- peak: {peak_mib:.0f} MiB"]
     warned = [(d.doc_key, w) for _, r in results[:2] for d in r.documents for w in d.warnings]
     lines += ["", f"Documents with parser warnings: {len({k for k, _ in warned})} ({len(warned)} warnings)."]
     failed = [(d.source, d.message) for _, r in results[:2] for d in r.documents if d.status == "failed"]

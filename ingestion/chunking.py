@@ -79,6 +79,8 @@ def chunk_document(document: Document, count: TokenCounter, max_tokens: int = 20
                     provision_id=provision_at(starts, cursor, section.section_id),
                     source_id=section.source_id,
                     doc_type=document.doc_type,
+                    date=document.date,
+                    tenant=document.tenant,
                 )
             )
     return chunks

@@ -248,8 +248,12 @@ class Ingestor:
             log.warning("cannot ingest %s: %s", path, parsed.error)
             return [DocumentReport(origin, "failed", origin, message=parsed.error, seconds=round(parsed.seconds, 3))]
         reports = []
+        tenant = self.tools.settings.ingestion.tenant
         for document in parsed.documents:
             doc_start = time.perf_counter()
+            if tenant:
+                owned = hashlib.sha256(f"{document.content_hash}\0{tenant}".encode()).hexdigest()
+                document = document.model_copy(update={"tenant": tenant, "content_hash": owned})
             report = DocumentReport(
                 source=origin, status="ingested", origin=origin, doc_key=document.doc_key, title=document.title,
                 pages=document.pages, characters=sum(len(s.text) for s in document.sections),

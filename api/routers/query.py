@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from api.deps import Orchestrator, SettingsDep
-from api.schemas.query import MAX_QUESTION_CHARS, QueryRequest
+from api.schemas.query import DATE_PATTERN, MAX_QUESTION_CHARS, QueryRequest
 
 router = APIRouter(prefix="/api/v1/query", tags=["query"])
 
@@ -30,8 +30,13 @@ async def stream_get(
     jurisdiction: Annotated[str | None, Query(max_length=16)] = None,
     doc_type: Annotated[str | None, Query(max_length=32)] = None,
     law_id: Annotated[str | None, Query(max_length=256)] = None,
+    date_from: Annotated[str | None, Query(pattern=DATE_PATTERN)] = None,
+    date_to: Annotated[str | None, Query(pattern=DATE_PATTERN)] = None,
 ) -> EventSourceResponse:
-    request = QueryRequest(q=q, session_id=session_id, jurisdiction=jurisdiction, doc_type=doc_type, law_id=law_id)
+    request = QueryRequest(
+        q=q, session_id=session_id, jurisdiction=jurisdiction, doc_type=doc_type, law_id=law_id, date_from=date_from,
+        date_to=date_to,
+    )  # fmt: skip
     return EventSourceResponse(_sse(orchestrator.stream(request)), ping=settings.sse_ping_s)
 
 

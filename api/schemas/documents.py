@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from pydantic import BaseModel, Field
 
 
@@ -35,8 +37,19 @@ class Document(BaseModel):
     dates: dict[str, str] = Field(default_factory=dict, description="Named dates, e.g. {'expression': '2022-05-27'}.")
     pages: int = 0
     warnings: list[str] = Field(default_factory=list, description="What the parser noticed, for the ingest report.")
+    tenant: str = Field("", description="The tenant that owns it; '' is the public corpus every caller may read.")
     content_hash: str
     sections: list[Section]
+
+    @property
+    def date(self) -> str:
+        """The date a date-range filter goes by (ISO): enacted or decided if known, else the text's expression
+        date, else the year in a law id such as zw/act/2022/1; '' when nothing says."""
+        for name in ("enacted", "judgment", "decided", "expression"):
+            if self.dates.get(name):
+                return self.dates[name]
+        year = re.search(r"/(?:act|si|judgment|[a-z]+)/(\d{4})/", self.doc_key)
+        return f"{year.group(1)}-01-01" if year else ""
 
     def rekeyed(self, doc_key: str) -> Document:
         """The same document under another key, its provision ids renamed to match."""
@@ -65,6 +78,8 @@ class Chunk(BaseModel):
     provision_id: str = Field("", description="The finest provision the chunk starts in, e.g. '…#s3(1)(a)'.")
     source_id: str = ""
     doc_type: str = ""
+    date: str = Field("", description="The document's date (ISO), for date-range filters.")
+    tenant: str = ""
 
     @property
     def embed_text(self) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pydantic import BaseModel, Field, field_validator
 
 MAX_QUESTION_CHARS = 2000
+DATE_PATTERN = r"^\d{4}(-\d{2}(-\d{2})?)?$"
+FILTER_NAMES = ("jurisdiction", "doc_type", "law_id", "date_from", "date_to")
 
 
 class QueryRequest(BaseModel):
@@ -13,10 +15,15 @@ class QueryRequest(BaseModel):
     jurisdiction: str | None = Field(None, max_length=16, description="Only this jurisdiction, e.g. 'ZW'.")
     doc_type: str | None = Field(None, max_length=32, description="Only this kind of document, e.g. 'act'.")
     law_id: str | None = Field(None, max_length=256, description="Only this document, e.g. 'zw/act/2022/1'.")
+    date_from: str | None = Field(
+        None, pattern=DATE_PATTERN, description="Dated on or after: YYYY[-MM[-DD]]."
+    )
+    date_to: str | None = Field(
+        None, pattern=DATE_PATTERN, description="Dated on or before: YYYY[-MM[-DD]]."
+    )
 
     def filters(self) -> dict[str, str]:
-        return {k: v for k, v in (("jurisdiction", self.jurisdiction), ("doc_type", self.doc_type),
-                                  ("law_id", self.law_id)) if v}  # fmt: skip
+        return {name: value for name in FILTER_NAMES if (value := getattr(self, name))}
 
     @field_validator("q")
     @classmethod

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from api.errors import BackendError, NotReadyError
+from api.errors import BackendError, BadRequestError, NotReadyError
 from api.schemas.documents import Chunk
 from api.settings import Settings
 from api.tools.embeddings import Vectors
@@ -31,15 +32,35 @@ class SearchFilters:
     jurisdiction: str | None = None
     doc_type: str | None = None
     doc_keys: tuple[str, ...] | None = None
+    date_from: str | None = None
+    """Inclusive ISO dates (YYYY, YYYY-MM or YYYY-MM-DD); a document with no known date is left out by either."""
+    date_to: str | None = None
+    tenants: tuple[str, ...] | None = None
+    """Owners whose documents may be read ('' is the public corpus); None when the corpus has no private ones."""
+
+    @classmethod
+    def from_request(cls, filters: Mapping[str, str], tenants: tuple[str, ...] | None = None) -> SearchFilters:
+        """From a request's filter names (jurisdiction, doc_type, law_id, date_from, date_to)."""
+        law_id = filters.get("law_id")
+        return cls(
+            jurisdiction=filters.get("jurisdiction"), doc_type=filters.get("doc_type"),
+            doc_keys=(law_id,) if law_id else None, date_from=filters.get("date_from"),
+            date_to=filters.get("date_to"), tenants=tenants,
+        )  # fmt: skip
 
     def __bool__(self) -> bool:
-        return any(v is not None for v in (self.jurisdiction, self.doc_type, self.doc_keys))
+        values = (self.jurisdiction, self.doc_type, self.doc_keys, self.date_from, self.date_to, self.tenants)
+        return any(v is not None for v in values)
 
     def admits(self, chunk: Chunk) -> bool:
+        day = date_number(chunk.date)
         return (
             (self.jurisdiction is None or chunk.jurisdiction == self.jurisdiction)
             and (self.doc_type is None or chunk.doc_type == self.doc_type)
             and (self.doc_keys is None or chunk.doc_key in self.doc_keys)
+            and (self.date_from is None or day >= date_number(self.date_from))
+            and (self.date_to is None or 0 < day <= date_number(self.date_to, end=True))
+            and (self.tenants is None or chunk.tenant in self.tenants)
         )
 
     def milvus_expression(self) -> str:
@@ -50,10 +71,28 @@ class SearchFilters:
             clauses.append(f"doc_type == {_quote(self.doc_type)}")
         if self.doc_keys is not None:
             clauses.append(f"doc_key in [{', '.join(map(_quote, self.doc_keys))}]")
+        if self.date_from is not None:
+            clauses.append(f"date >= {date_number(self.date_from)}")
+        if self.date_to is not None:
+            clauses.append(f"date > 0 and date <= {date_number(self.date_to, end=True)}")
+        if self.tenants is not None:
+            clauses.append(f"tenant in [{', '.join(map(_quote, self.tenants))}]")
         return " and ".join(clauses)
 
 
 NO_FILTERS = SearchFilters()
+_DATE = re.compile(r"^(\d{4})(?:-(\d{2}))?(?:-(\d{2}))?$")
+
+
+def date_number(iso: str, end: bool = False) -> int:
+    """An ISO date as YYYYMMDD (0 if empty); a bare year or month means its first day, or its last with ``end``."""
+    match = _DATE.match(iso.strip()) if iso else None
+    if not match:
+        if iso:
+            raise BadRequestError(f"{iso!r} is not a date; use YYYY, YYYY-MM or YYYY-MM-DD")
+        return 0
+    year, month, day = match.groups()
+    return int(year) * 10000 + int(month or (12 if end else 1)) * 100 + int(day or (31 if end else 1))
 
 
 class VectorStore(Protocol):
@@ -99,7 +138,7 @@ class MilvusVectorStore:
 
         if self.client.has_collection(self.collection):
             fields = {f["name"] for f in self.client.describe_collection(self.collection)["fields"]}
-            if not {"id", "vector", "doc_key", "section_id", "jurisdiction", "doc_type"} <= fields:
+            if not {"id", "vector", "doc_key", "section_id", "jurisdiction", "doc_type", "date", "tenant"} <= fields:
                 raise NotReadyError(
                     f"the vector collection {self.collection!r} was made by an older version of Gweta; delete it "
                     "(or the data directory's milvus.db) and run 'gweta ingest' again"
@@ -113,6 +152,8 @@ class MilvusVectorStore:
         schema.add_field("section_id", DataType.VARCHAR, max_length=512)
         schema.add_field("jurisdiction", DataType.VARCHAR, max_length=64)
         schema.add_field("doc_type", DataType.VARCHAR, max_length=64)
+        schema.add_field("date", DataType.INT64)  # YYYYMMDD, 0 when unknown
+        schema.add_field("tenant", DataType.VARCHAR, max_length=128)
         index = self.client.prepare_index_params()
         index.add_index(field_name="vector", index_type="AUTOINDEX", metric_type="COSINE")
         self.client.create_collection(self.collection, schema=schema, index_params=index)
@@ -137,6 +178,8 @@ class MilvusVectorStore:
                 "section_id": c.section_id,
                 "jurisdiction": c.jurisdiction,
                 "doc_type": c.doc_type,
+                "date": date_number(c.date),
+                "tenant": c.tenant,
             }
             for c, v in zip(chunks, vectors, strict=True)
         ]

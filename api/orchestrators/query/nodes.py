@@ -122,11 +122,7 @@ async def respond(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, A
 
 async def retrieve(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, Any]:
     start = time.perf_counter()
-    filters = SearchFilters(
-        jurisdiction=state.filters.get("jurisdiction"),
-        doc_type=state.filters.get("doc_type"),
-        doc_keys=(state.filters["law_id"],) if "law_id" in state.filters else None,
-    )
+    filters = SearchFilters.from_request(state.filters)
     result = await runtime.context.retriever.retrieve(state.query or state.question, filters=filters)
     warnings = [*state.warnings]
     for code, message in result.warnings:
