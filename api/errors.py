@@ -3,6 +3,8 @@
     GwetaError                  base; ``code`` is the stable machine-readable name sent to clients
     ├── ConfigError             settings that cannot work (raised at boot)
     ├── BadRequestError         the caller's input is unusable (HTTP 422)
+    ├── UnauthorizedError       no valid access token (HTTP 401)
+    ├── ForbiddenError          a valid token without the needed role (HTTP 403)
     ├── NotReadyError           no corpus ingested yet, or a backend still starting (HTTP 503)
     ├── BackendError            a store or model failed (HTTP 502)
     │   └── UpstreamLLMError    the configured LLM endpoint failed or timed out
@@ -31,6 +33,16 @@ class ConfigError(GwetaError):
 class BadRequestError(GwetaError):
     code = "bad_request"
     status_code = 422
+
+
+class UnauthorizedError(GwetaError):
+    code = "unauthorized"
+    status_code = 401
+
+
+class ForbiddenError(GwetaError):
+    code = "forbidden"
+    status_code = 403
 
 
 class NotReadyError(GwetaError):

@@ -82,6 +82,10 @@ def load_questions(path: Path) -> tuple[list[Question], int]:
     return questions, without_gold
 
 
+Config = tuple[str, Mode, bool, bool]
+"""(name, mode, rerank, expand)."""
+
+
 def section_unit(section_id: str) -> str:
     """A provision id as gold names it: without a repeat suffix ("~2") or a second source's tag ("@Act_PDF")."""
     doc_key, _, provision = section_id.split("~", 1)[0].partition("#")
@@ -93,15 +97,15 @@ def unit_of(chunk: Chunk, by_source_id: bool) -> str:
 
 
 async def evaluate(
-    retriever: HybridRetriever, questions: Sequence[Question], configs: Sequence[tuple[str, Mode, bool]]
+    retriever: HybridRetriever, questions: Sequence[Question], configs: Sequence[Config]
 ) -> dict[str, dict[str, Scores]]:
     """Scores per configuration name, then per question kind (and 'all')."""
     results: dict[str, dict[str, Scores]] = {}
-    for name, mode, rerank in configs:
+    for name, mode, rerank, expand in configs:
         per_kind: dict[str, Scores] = defaultdict(Scores)
         for q in questions:
             start = time.perf_counter()
-            result = await retriever.retrieve(q.text, top_k=60, mode=mode, rerank=rerank)
+            result = await retriever.retrieve(q.text, top_k=60, mode=mode, rerank=rerank, expand=expand)
             ms = (time.perf_counter() - start) * 1000
             ranked: list[str] = []
             for hit in result.hits:

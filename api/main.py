@@ -9,7 +9,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from api.errors import GwetaError
+from api.errors import GwetaError, UnauthorizedError
 from api.routers import debug, health, query
 from api.services import open_services
 from api.settings import Settings
@@ -28,7 +28,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.exception_handler(GwetaError)
     async def gweta_error(_: Request, exc: GwetaError) -> JSONResponse:
-        return JSONResponse({"error": {"code": exc.code, "message": exc.message}}, status_code=exc.status_code)
+        headers = {"WWW-Authenticate": "Bearer"} if isinstance(exc, UnauthorizedError) else None
+        body = {"error": {"code": exc.code, "message": exc.message}}
+        return JSONResponse(body, status_code=exc.status_code, headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def bad_input(_: Request, exc: RequestValidationError) -> JSONResponse:

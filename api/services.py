@@ -16,9 +16,11 @@ from api.orchestrators.query import QueryDeps, QueryOrchestrator, build_query_gr
 from api.settings import Settings
 from api.tools.bm25 import load_lexical_index
 from api.tools.checkpoints import open_checkpointer
+from api.tools.context import ContextBundler
 from api.tools.corpus import Corpus
 from api.tools.embeddings import build_embedder
 from api.tools.llm import build_llm
+from api.tools.memory import QaMemory
 from api.tools.object_store import build_object_store
 from api.tools.reranker import build_reranker
 from api.tools.retrieval import HybridRetriever
@@ -50,9 +52,14 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
             retriever = HybridRetriever(
                 corpus, embedder, vectors, lexical, settings.retrieval, reranker, settings.reranker.candidates
             )
-            deps = QueryDeps(
-                settings=settings, corpus=corpus, retriever=retriever, llm=build_llm(settings.llm, http), skills=skills
+            bundler = ContextBundler(
+                corpus, embedder.count_tokens, settings.retrieval.context_tokens, settings.retrieval.provision_tokens
             )
+            memory = QaMemory(settings.llm.memory_similarity, settings.llm.memory_ttl_s)
+            deps = QueryDeps(
+                settings=settings, corpus=corpus, retriever=retriever, bundler=bundler,
+                llm=build_llm(settings.llm, http), skills=skills, memory=memory,
+            )  # fmt: skip
             log.info("corpus %s: %d documents, %d chunks", corpus.version, len(corpus.manifest.documents), len(corpus))
             async with open_checkpointer(settings) as checkpointer:
                 graph = build_query_graph(checkpointer)

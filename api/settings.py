@@ -63,6 +63,16 @@ class LLMSettings(BaseModel):
     temperature: float = 0.0
     timeout_s: float = 30.0
     max_tokens: int = 800
+    call_timeout_s: float = Field(4.0, gt=0, description="Limit for one small structured call (guard, plan, grade…).")
+    route_timeout_s: float = Field(0.25, gt=0, description="Limit for the router's call when heuristics are unsure.")
+    expand_timeout_s: float = Field(0.45, gt=0, description="Limit for multi-query and HyDE; late results are dropped.")
+    call_attempts: int = Field(2, ge=1, le=5, description="Tries per structured call on 429 and 5xx, with backoff.")
+    max_calls_simple: int = Field(4, ge=1, description="LLM calls one simple question may use.")
+    max_calls_multi_hop: int = Field(11, ge=1, description="LLM calls one multi-hop question may use.")
+    max_rewrites: int = Field(1, ge=0, le=3, description="Grade-and-rewrite retries per research step.")
+    max_steps: int = Field(3, ge=1, le=5, description="Research steps a multi-hop question may complete.")
+    memory_similarity: float = Field(0.92, gt=0, le=1, description="QA memory: how alike a question must be.")
+    memory_ttl_s: float = Field(3600.0, ge=0, description="QA memory: how long a verified answer is kept.")
 
 
 class CheckpointerSettings(BaseModel):
@@ -79,9 +89,12 @@ class TracingSettings(BaseModel):
 
 
 class AuthSettings(BaseModel):
-    enabled: bool = False
-    jwt_secret: SecretStr = SecretStr("")
+    enabled: bool = Field(False, description="Require a JWT on every API call (off: local use, caller is admin).")
+    jwt_secret: SecretStr = Field(SecretStr(""), description="HS256 shared secret.")
+    jwt_public_key: SecretStr = Field(SecretStr(""), description="PEM public key; when set, tokens must be RS256.")
     audience: str = "gweta"
+    issuer: str = Field("", description="Required 'iss' claim, if set.")
+    leeway_s: float = Field(30.0, ge=0, description="Clock skew allowed on exp/nbf.")
 
 
 class RetrievalSettings(BaseModel):
@@ -91,6 +104,12 @@ class RetrievalSettings(BaseModel):
     dense_weight: float = Field(1.0, ge=0)
     bm25_weight: float = Field(1.0, ge=0)
     timeout_s: float = Field(5.0, gt=0)
+    context_tokens: int = Field(1500, ge=100, le=100_000, description="Token budget of the context the LLM reads.")
+    provision_tokens: int = Field(
+        600, ge=50, description="A provision this long or shorter goes into the context whole."
+    )
+    cache_ttl_s: float = Field(900.0, ge=0, description="How long a query's retrieval result is reused (0: never).")
+    cache_entries: int = Field(2048, ge=1)
 
 
 class IngestionSettings(BaseModel):
@@ -142,8 +161,9 @@ class Settings(BaseSettings):
             problems.append("reranker.backend=bge needs reranker.model_path (a local folder)")
         if self.object_store.backend == "s3" and not self.object_store.bucket:
             problems.append("object_store.backend=s3 needs object_store.bucket")
-        if self.auth.enabled and not self.auth.jwt_secret.get_secret_value():
-            problems.append("auth.enabled needs auth.jwt_secret")
+        auth_keys = (self.auth.jwt_secret.get_secret_value(), self.auth.jwt_public_key.get_secret_value())
+        if self.auth.enabled and not any(auth_keys):
+            problems.append("auth.enabled needs auth.jwt_secret (HS256) or auth.jwt_public_key (RS256)")
         if self.ingestion.ocr == "pageindex" and not self.ingestion.pageindex_api_key.get_secret_value():
             problems.append(
                 "ingestion.ocr=pageindex needs ingestion.pageindex_api_key (GWETA_INGESTION__PAGEINDEX_API_KEY)"

@@ -19,6 +19,7 @@ import hashlib
 import logging
 import multiprocessing
 import os
+import threading
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
@@ -128,6 +129,17 @@ class Parsed:
     seconds: float = 0.0
 
 
+def _exit_with_parent(parent: int) -> None:
+    """Worker initializer: a parser process ends when the ingesting process does, even if that one was killed."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 def parse_file(path: Path, options: ParseOptions) -> Parsed:
     start = time.perf_counter()
     try:
@@ -163,6 +175,12 @@ class Ingestor:
             await put_json(self.tools.store, MANIFEST_KEY, manifest.model_dump())
             self._manifest_saved = time.monotonic()
 
+    @staticmethod
+    def _pool(workers: int) -> ProcessPoolExecutor:
+        # spawn, not fork: the parent holds model threads and open stores that a forked child must not inherit.
+        context = multiprocessing.get_context("spawn")
+        return ProcessPoolExecutor(workers, context, initializer=_exit_with_parent, initargs=(os.getpid(),))
+
     async def _parsed(self, paths: list[Path]) -> AsyncIterator[tuple[Path, Parsed]]:
         """Parse ``paths`` in worker processes, a window of files ahead, yielding in the order given."""
         workers = min(self.parse_workers, len(paths))
@@ -171,8 +189,7 @@ class Ingestor:
                 yield path, await asyncio.to_thread(parse_file, path, self.options)
             return
         loop = asyncio.get_running_loop()
-        # spawn, not fork: the parent holds model threads and open stores that a forked child must not inherit.
-        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+        pool = self._pool(workers)
         pending: deque[tuple[Path, asyncio.Future[Parsed]]] = deque()
         queue = deque(paths)
         try:
@@ -188,7 +205,7 @@ class Ingestor:
                 except BrokenProcessPool:
                     parsed = Parsed(error=f"the parser process died reading {path.name} (out of memory?)")
                     pool.shutdown(wait=False, cancel_futures=True)
-                    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+                    pool = self._pool(workers)
                     retry = [p for p, _ in pending]
                     pending.clear()
                     pending.extend((p, loop.run_in_executor(pool, parse_file, p, self.options)) for p in retry)

@@ -16,6 +16,8 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
+from api.composer.skills import load_skills
+
 
 class LiveServer:
     """An ASGI app under a real uvicorn on 127.0.0.1, in a background thread with its own event loop."""
@@ -51,22 +53,58 @@ class Reply:
     pieces: list[str] = field(default_factory=list)
     status: int = 200
     delay_s: float = 0.0
+    stall_after: int | None = None
+    """Stop sending (for ``stall_s``) after this many pieces: a model that hangs mid-answer."""
+    stall_s: float = 0.0
     usage: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 120, "completion_tokens": 30})
 
 
-class FakeOpenAI:
-    """A loopback server that speaks OpenAI's chat-completions protocol, streaming included, from a script."""
+def skill_of(body: dict[str, Any]) -> str:
+    """Which of our skills a chat request renders, told by its system prompt's opening words."""
+    system = next((m["content"] for m in body.get("messages", []) if m.get("role") == "system"), "")
+    for name, skill in SKILLS.items():
+        if system.startswith(skill.system[:60]):
+            return name
+    return "unknown"
 
-    def __init__(self, replies: list[Reply]) -> None:
+
+SKILLS = load_skills()
+
+
+def answer_json(value: dict[str, Any], **kwargs: Any) -> Reply:
+    """A scripted structured reply: the JSON object, streamed in a few pieces as a model would."""
+    text = json.dumps(value)
+    return Reply([text[i : i + 20] for i in range(0, len(text), 20)], **kwargs)
+
+
+class FakeOpenAI:
+    """A loopback server that speaks OpenAI's chat-completions protocol, streaming included, from a script.
+
+    ``replies`` answer the synthesize skill (the answer itself), in order; ``scripts`` answer other skills by name
+    (guard, route, rewrite, plan, expand, grade, replan). A skill with nothing scripted gets HTTP 400, which the
+    service treats as that call failing: it falls back to its deterministic path.
+    """
+
+    def __init__(self, replies: list[Reply], scripts: dict[str, list[Reply]] | None = None) -> None:
         self.replies = list(replies)
+        self.scripts = {name: list(r) for name, r in (scripts or {}).items()}
         self.requests: list[dict[str, Any]] = []
+        self.skills_called: list[str] = []
         self.streams_abandoned = 0  # streams whose client went away before the end
         self.app = Starlette(routes=[Route("/v1/chat/completions", self.chat, methods=["POST"])])
+
+    def _next(self, skill: str) -> Reply:
+        if skill == "synthesize":
+            return self.replies.pop(0) if self.replies else Reply(["(no scripted reply)"])
+        queue = self.scripts.get(skill)
+        return queue.pop(0) if queue else Reply(status=400)
 
     async def chat(self, request: Request) -> Response:
         body = await request.json()
         self.requests.append(body)
-        reply = self.replies.pop(0) if self.replies else Reply(["(no scripted reply)"])
+        skill = skill_of(body)
+        self.skills_called.append(skill)
+        reply = self._next(skill)
         if reply.status != 200:
             error = {"error": {"message": "scripted failure", "type": "server_error", "code": None}}
             return JSONResponse(error, status_code=reply.status)
@@ -82,8 +120,8 @@ class FakeOpenAI:
         async def events() -> Any:
             yield chunk({"role": "assistant", "content": ""})
             try:
-                for piece in reply.pieces:
-                    await asyncio.sleep(reply.delay_s)
+                for n, piece in enumerate(reply.pieces):
+                    await asyncio.sleep(reply.stall_s if n == reply.stall_after else reply.delay_s)
                     yield chunk({"content": piece})
             except (asyncio.CancelledError, GeneratorExit):
                 self.streams_abandoned += 1

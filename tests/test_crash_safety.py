@@ -19,8 +19,22 @@ from tests.test_ingestion import snapshot
 BIG = "cyber-and-data-protection-act-2021.md"  # ~250 chunks: seconds of embedding to be killed in
 
 
+def children(pid: int) -> set[int]:
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # the process ended while we looked
+        if int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
 def ingest_and_kill(corpus_dir: Path, data_dir: Path) -> dict[str, object]:
-    """Run `gweta ingest` and SIGKILL it in the middle of the big document; return the manifest it left."""
+    """Run `gweta ingest` and SIGKILL it in the middle of the big document; return the manifest it left.
+
+    Its parser worker processes must not outlive it."""
     manifest = data_dir / "objects" / "indexes" / "manifest.json"
     env = {**os.environ, "GWETA_DATA_DIR": str(data_dir)}
     process = subprocess.Popen([sys.executable, "-m", "api.cli", "ingest", str(corpus_dir)], env=env,
@@ -32,10 +46,16 @@ def ingest_and_kill(corpus_dir: Path, data_dir: Path) -> dict[str, object]:
             time.sleep(0.05)
         time.sleep(2.0)
         assert process.poll() is None, "ingestion finished before it could be killed"
+        workers = children(process.pid)
         process.send_signal(signal.SIGKILL)
     finally:
         process.wait(timeout=30)
     assert process.returncode == -signal.SIGKILL
+    assert workers, "the parser worker processes were expected to be running"
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() for pid in workers):
+        time.sleep(0.1)
+    assert not any(Path(f"/proc/{pid}").exists() for pid in workers), "parser workers outlived a killed ingestion"
     return dict(json.loads(manifest.read_text())["documents"])
 
 

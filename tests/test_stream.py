@@ -46,7 +46,7 @@ async def test_get_stream_sends_meta_tokens_citations_and_final(
         events = await collect(client, "GET", "/api/v1/query/stream", params={"q": question, "session_id": "t1"})
     meta = events[0].json()
     assert meta["route"] == "rag_qa" and meta["session_id"] == "t1" and len(meta["trace_id"]) == 32
-    assert meta["corpus_version"] not in ("", "empty") and meta["budgets"]["llm_calls"] == 0
+    assert meta["corpus_version"] not in ("", "empty") and meta["budgets"]["llm_calls_simple"] == 0
     assert sum(e.event == "token" for e in events) > 3
     final = assert_contract(events)
     assert not final["abstained"] and final["citations"][0]["section_id"] == section_id
@@ -149,6 +149,9 @@ async def test_debug_retrieval_shows_every_stage(live_app: LiveServer) -> None:
     fused_ids = [c["chunk_id"] for c in body["stages"]["fused"]]
     assert [h["chunk_id"] for h in body["hits"]] == fused_ids[:3]
     assert body["stages"]["dense"][0]["score"] > body["stages"]["dense"][-1]["score"]
+    bundle = body["bundle"]
+    assert bundle["pieces"] and bundle["tokens"] <= bundle["budget"] and "bundle" in body["timings_ms"]
+    assert bundle["pieces"][0]["section_id"] == "sample/act/2024/3#s3" and bundle["pieces"][0]["whole_provision"]
 
 
 async def test_stream_filters_restrict_what_is_cited(live_app: LiveServer) -> None:

@@ -10,7 +10,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from api.errors import UpstreamLLMError
 from api.schemas.events import Citation
-from api.tools.retrieval import Retrieved
+from api.tools.context import ContextBundle
 
 from .citations import CitationTracker, make_citation
 from .skills import Skill
@@ -19,8 +19,9 @@ log = logging.getLogger(__name__)
 ABSTAIN_PHRASE = "could not find this in the documents"
 
 
-def source_citations(hits: Sequence[Retrieved]) -> list[Citation]:
-    return [make_citation(i, hit.chunk, hit.chunk.text) for i, hit in enumerate(hits, start=1)]
+def source_citations(bundle: ContextBundle) -> list[Citation]:
+    """One citation per context piece: the provision (or the merged spans of it) the model is shown as [n]."""
+    return [make_citation(piece.index, piece.chunk, piece.text) for piece in bundle.pieces]
 
 
 def render_sources(citations: Sequence[Citation]) -> str:
@@ -35,7 +36,6 @@ async def stream_llm_answer(
     skill: Skill,
     question: str,
     history: str,
-    hits: Sequence[Retrieved],
     tracker: CitationTracker,
 ) -> dict[str, int]:
     """Stream the model's answer through ``tracker``; return token usage. Raises UpstreamLLMError on failure."""

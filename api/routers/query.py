@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
+from api.auth import CallerDep
 from api.deps import Orchestrator, SettingsDep
 from api.schemas.query import DATE_PATTERN, MAX_QUESTION_CHARS, QueryRequest
 
@@ -25,6 +26,7 @@ async def _sse(events: AsyncIterator[BaseModel]) -> AsyncIterator[ServerSentEven
 async def stream_get(
     orchestrator: Orchestrator,
     settings: SettingsDep,
+    caller: CallerDep,
     q: Annotated[str, Query(min_length=1, max_length=MAX_QUESTION_CHARS)],
     session_id: Annotated[str, Query(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:-]+$")] = "default",
     jurisdiction: Annotated[str | None, Query(max_length=16)] = None,
@@ -37,9 +39,11 @@ async def stream_get(
         q=q, session_id=session_id, jurisdiction=jurisdiction, doc_type=doc_type, law_id=law_id, date_from=date_from,
         date_to=date_to,
     )  # fmt: skip
-    return EventSourceResponse(_sse(orchestrator.stream(request)), ping=settings.sse_ping_s)
+    return EventSourceResponse(_sse(orchestrator.stream(request, caller)), ping=settings.sse_ping_s)
 
 
 @router.post("/stream")
-async def stream_post(orchestrator: Orchestrator, settings: SettingsDep, body: QueryRequest) -> EventSourceResponse:
-    return EventSourceResponse(_sse(orchestrator.stream(body)), ping=settings.sse_ping_s)
+async def stream_post(
+    orchestrator: Orchestrator, settings: SettingsDep, caller: CallerDep, body: QueryRequest
+) -> EventSourceResponse:
+    return EventSourceResponse(_sse(orchestrator.stream(body, caller)), ping=settings.sse_ping_s)

@@ -50,6 +50,14 @@ class WarningEvent(BaseModel):
     message: str
 
 
+class ResearchStep(BaseModel):
+    query: str = Field(description="What was searched in this step (after any rewrite).")
+    added: list[str] = Field(description="Chunk ids this step added to the evidence.")
+    sufficient: bool = Field(description="Whether the grade judged the evidence enough to answer.")
+    expansions: int = Field(0, description="Alternative queries and hypothetical passages searched too.")
+    rewrites: int = 0
+
+
 class FinalEvent(BaseModel):
     event: Literal["final"] = "final"
     answer: str
@@ -59,6 +67,8 @@ class FinalEvent(BaseModel):
     verification: dict[str, int] = Field(default_factory=dict)
     usage: dict[str, int] = Field(default_factory=dict)
     timings: dict[str, float] = Field(default_factory=dict, description="Milliseconds per stage.")
+    cached: bool = Field(False, description="True when a verified answer to a near-identical question was reused.")
+    research: list[ResearchStep] = Field(default_factory=list, description="The research steps, in order.")
 
 
 class ErrorEvent(BaseModel):

@@ -15,12 +15,8 @@ class QueryRequest(BaseModel):
     jurisdiction: str | None = Field(None, max_length=16, description="Only this jurisdiction, e.g. 'ZW'.")
     doc_type: str | None = Field(None, max_length=32, description="Only this kind of document, e.g. 'act'.")
     law_id: str | None = Field(None, max_length=256, description="Only this document, e.g. 'zw/act/2022/1'.")
-    date_from: str | None = Field(
-        None, pattern=DATE_PATTERN, description="Dated on or after: YYYY[-MM[-DD]]."
-    )
-    date_to: str | None = Field(
-        None, pattern=DATE_PATTERN, description="Dated on or before: YYYY[-MM[-DD]]."
-    )
+    date_from: str | None = Field(None, pattern=DATE_PATTERN, description="Dated on or after: YYYY[-MM[-DD]].")
+    date_to: str | None = Field(None, pattern=DATE_PATTERN, description="Dated on or before: YYYY[-MM[-DD]].")
 
     def filters(self) -> dict[str, str]:
         return {name: value for name in FILTER_NAMES if (value := getattr(self, name))}

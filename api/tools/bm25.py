@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import functools
 import logging
+import math
 import re
+from collections import Counter
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -48,6 +51,10 @@ class LexicalIndex(Protocol):
         """Best chunks for the query; ``mask`` (one flag per chunk id, in order) restricts scoring to allowed ones."""
         ...
 
+    def expansion_terms(self, feedback_ids: Sequence[str], query: str, count: int = 8) -> list[str]:
+        """Terms the feedback chunks share that the query lacks, best first (pseudo-relevance feedback)."""
+        ...
+
     def __len__(self) -> int: ...
 
 
@@ -68,6 +75,34 @@ class _TokenIndex(abc.ABC):
 
     async def search(self, query: str, limit: int, mask: Mask | None = None) -> list[Hit]:
         return await asyncio.to_thread(self._search, query, limit, mask)
+
+    @functools.cached_property
+    def _positions(self) -> dict[str, int]:
+        return {cid: i for i, cid in enumerate(self.chunk_ids)}
+
+    @functools.cached_property
+    def _document_frequency(self) -> Counter[str]:
+        return Counter(token for tokens in self.tokens for token in set(tokens))
+
+    def expansion_terms(self, feedback_ids: Sequence[str], query: str, count: int = 8) -> list[str]:
+        """RM3-style: weight each term by its share of each feedback chunk times its idf, summed over chunks; keep
+        terms in at least two feedback chunks (one chunk's quirks are not the topic) and not in most chunks."""
+        asked = set(tokenize(query))
+        df, total = self._document_frequency, max(1, len(self.tokens))
+        weights: dict[str, float] = {}
+        present: Counter[str] = Counter()
+        for cid in feedback_ids:
+            position = self._positions.get(cid)
+            if position is None or not self.tokens[position]:
+                continue
+            tokens = self.tokens[position]
+            for term, tf in Counter(tokens).items():
+                if term in asked or len(term) < 3 or df[term] > total * 0.1:
+                    continue
+                weights[term] = weights.get(term, 0.0) + tf / len(tokens) * math.log(total / df[term])
+                present[term] += 1
+        ranked = sorted(weights, key=lambda term: (-weights[term], term))
+        return [term for term in ranked if present[term] >= 2][:count]
 
 
 class RankBM25Index(_TokenIndex):

@@ -18,9 +18,12 @@ from collections.abc import Iterable
 from pydantic import BaseModel, Field
 
 from api.schemas.documents import Chunk, Document
+from api.tools.cache import TTLCache
 from api.tools.object_store import ObjectStore, get_json, get_many_json
 
 MANIFEST_KEY = "indexes/manifest.json"
+DOCUMENT_CACHE_S = 3600.0
+DOCUMENT_CACHE_ENTRIES = 256
 
 
 def doc_slug(doc_key: str) -> str:
@@ -72,7 +75,9 @@ class Corpus:
         self.manifest = manifest
         self.chunks = {c.chunk_id: c for c in chunks}
         self.store = store
-        self._docs: dict[str, Document] = {}
+        # Parent documents fetched for small-to-big expansion: kept an hour, the most recently used few hundred.
+        self._docs: TTLCache[Document] = TTLCache(DOCUMENT_CACHE_S, DOCUMENT_CACHE_ENTRIES)
+        self.fetches = 0
 
     @property
     def version(self) -> str:
@@ -89,13 +94,27 @@ class Corpus:
     def __len__(self) -> int:
         return len(self.chunks)
 
+    @functools.cached_property
+    def tenants(self) -> set[str]:
+        return {c.tenant for c in self.chunks.values()}
+
+    def tenant_scope(self, tenant: str) -> tuple[str, ...] | None:
+        """The owners a caller of ``tenant`` may read (its own and the public corpus), or None when that is
+        everything the corpus holds, so no filter is needed."""
+        allowed = {"", tenant}
+        return None if self.tenants <= allowed else tuple(sorted(allowed))
+
     async def document(self, doc_key: str) -> Document | None:
-        if doc_key not in self._docs:
+        """The parent document, from the fetch cache or the object store."""
+        document = self._docs.get(doc_key)
+        if document is None:
             raw = await get_json(self.store, doc_object_key(doc_key))
             if raw is None:
                 return None
-            self._docs[doc_key] = Document.model_validate(raw)
-        return self._docs[doc_key]
+            self.fetches += 1
+            document = Document.model_validate(raw)
+            self._docs.put(doc_key, document)
+        return document
 
     @classmethod
     async def load(cls, store: ObjectStore) -> Corpus:

@@ -23,7 +23,7 @@ def build_llm(cfg: LLMSettings, http: httpx.AsyncClient) -> BaseChatModel | None
                 api_key=cfg.api_key if cfg.api_key.get_secret_value() else SecretStr("not-needed"),
                 temperature=cfg.temperature,
                 timeout=cfg.timeout_s,
-                max_retries=1,
+                max_retries=0,  # structured calls retry with their own backoff within their time limit
                 max_completion_tokens=cfg.max_tokens,
                 streaming=True,
                 stream_usage=True,

@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
-from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import Executor
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from api.errors import ConfigError
 from api.schemas.documents import Chunk
 from api.settings import RerankerSettings
+from api.tools.cache import TTLCache
 
 
 class Reranker(Protocol):
@@ -26,29 +25,6 @@ class Reranker(Protocol):
     async def score(self, query: str, chunks: Sequence[Chunk]) -> tuple[list[float], int]:
         """Relevance of each chunk to the query (higher is better), and how many came from the cache."""
         ...
-
-
-class TTLCache:
-    """A small LRU map whose entries expire ``ttl_s`` seconds after they are written."""
-
-    def __init__(self, ttl_s: float, max_entries: int) -> None:
-        self.ttl_s = ttl_s
-        self.max_entries = max_entries
-        self._data: OrderedDict[Any, tuple[float, Any]] = OrderedDict()
-
-    def get(self, key: Any) -> Any | None:
-        entry = self._data.get(key)
-        if entry is None or entry[0] < time.monotonic():
-            self._data.pop(key, None)
-            return None
-        self._data.move_to_end(key)
-        return entry[1]
-
-    def put(self, key: Any, value: Any) -> None:
-        self._data[key] = (time.monotonic() + self.ttl_s, value)
-        self._data.move_to_end(key)
-        while len(self._data) > self.max_entries:
-            self._data.popitem(last=False)
 
 
 class BgeReranker:
@@ -69,7 +45,7 @@ class BgeReranker:
         self.model = FlagReranker(
             str(path), use_fp16=False, devices=["cpu"], batch_size=cfg.batch_size, max_length=cfg.max_length
         )
-        self.cache = TTLCache(cfg.cache_ttl_s, 50_000)
+        self.cache: TTLCache[float] = TTLCache(cfg.cache_ttl_s, 50_000)
 
     def _compute(self, pairs: list[list[str]]) -> list[float]:
         scores = self.model.compute_score(pairs, batch_size=self.cfg.batch_size, max_length=self.cfg.max_length)

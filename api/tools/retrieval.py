@@ -19,6 +19,7 @@ from api.errors import GwetaError
 from api.schemas.documents import Chunk
 from api.settings import RetrievalSettings
 from api.tools.bm25 import LexicalIndex, Mask
+from api.tools.cache import TTLCache
 from api.tools.corpus import Corpus
 from api.tools.embeddings import Embedder
 from api.tools.reranker import Reranker
@@ -26,6 +27,7 @@ from api.tools.vector_store import NO_FILTERS, Hit, SearchFilters, VectorStore
 
 log = logging.getLogger(__name__)
 Mode = Literal["hybrid", "dense", "bm25"]
+EXPANSION_FEEDBACK = 3  # top BM25 chunks whose shared terms expand the query
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +45,8 @@ class RetrievalResult:
     stages: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
     """(chunk id, score) per stage: dense, bm25, fused, reranked."""
     cache_hits: dict[str, int] = field(default_factory=dict)
+    expansion: list[str] = field(default_factory=list)
+    """Terms query expansion added to the BM25 query, if it ran."""
 
 
 def reciprocal_rank_fusion(
@@ -61,6 +65,11 @@ def reciprocal_rank_fusion(
             ranks.setdefault(hit.chunk_id, {})[source] = rank
     ordered = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
     return [(cid, score, ranks[cid]) for cid, score in ordered]
+
+
+def normalize_query(query: str) -> str:
+    """The cache's view of a query: case, spacing and closing punctuation do not change what it asks."""
+    return " ".join(query.lower().split()).rstrip("?.!")
 
 
 def _ms(start: float) -> float:
@@ -86,6 +95,9 @@ class HybridRetriever:
         self.reranker = reranker
         self.rerank_candidates = rerank_candidates
         self._masks: dict[SearchFilters, Mask] = {}
+        # Query -> results, keyed with everything that changes them; the corpus version is part of the key, so a
+        # re-ingested corpus (a new Corpus, a new version) never sees another's entries.
+        self.cache: TTLCache[RetrievalResult] = TTLCache(cfg.cache_ttl_s, cfg.cache_entries)
 
     async def _dense(self, query: str, filters: SearchFilters) -> list[Hit]:
         vector = await self.embedder.embed_query(query)
@@ -109,14 +121,28 @@ class HybridRetriever:
         finally:
             timings[f"retrieve_{name}"] = _ms(start)
 
+    async def _lexical(self, query: str, filters: SearchFilters, expand: bool, result: RetrievalResult) -> list[Hit]:
+        """BM25; with ``expand``, a second pass adds the terms the first pass's top chunks share (RM3-style)."""
+        hits = await self.lexical.search(query, self.cfg.candidates, self._mask(filters))
+        if not expand or not hits:
+            return hits
+        terms = self.lexical.expansion_terms([h.chunk_id for h in hits[:EXPANSION_FEEDBACK]], query)
+        result.expansion = terms
+        if not terms:
+            return hits
+        result.stages["bm25_unexpanded"] = [(h.chunk_id, h.score) for h in hits]
+        # The question's own words count twice, so the added terms refine rather than replace it.
+        expanded = f"{query} {query} {' '.join(terms)}"
+        return await self.lexical.search(expanded, self.cfg.candidates, self._mask(filters))
+
     async def _search(
-        self, query: str, mode: Mode, filters: SearchFilters, result: RetrievalResult
+        self, query: str, mode: Mode, filters: SearchFilters, result: RetrievalResult, expand: bool = False
     ) -> dict[str, list[Hit]]:
         sources: dict[str, Awaitable[list[Hit]]] = {}
         if mode in ("hybrid", "dense"):
             sources["dense"] = self._dense(query, filters)
         if mode in ("hybrid", "bm25"):
-            sources["bm25"] = self.lexical.search(query, self.cfg.candidates, self._mask(filters))
+            sources["bm25"] = self._lexical(query, filters, expand, result)
         outcomes = await asyncio.gather(
             *(self._timed(name, work, result.timings) for name, work in sources.items()), return_exceptions=True
         )
@@ -161,11 +187,19 @@ class HybridRetriever:
         mode: Mode = "hybrid",
         rerank: bool = True,
         filters: SearchFilters = NO_FILTERS,
+        expand: bool = False,
     ) -> RetrievalResult:
+        start_all = time.perf_counter()
+        key = (normalize_query(query), top_k or self.cfg.top_k, mode, rerank, filters, expand, self.corpus.version)
+        if self.cfg.cache_ttl_s > 0 and (cached := self.cache.get(key)) is not None:
+            return RetrievalResult(
+                hits=list(cached.hits), warnings=[], timings={"cache": _ms(start_all)}, stages=cached.stages,
+                cache_hits={**cached.cache_hits, "retrieval": 1}, expansion=cached.expansion,
+            )  # fmt: skip
         result = RetrievalResult(hits=[])
         if not len(self.corpus):
             return result
-        rankings = await self._search(query, mode, filters, result)
+        rankings = await self._search(query, mode, filters, result, expand)
         if not rankings:
             result.warnings.append(("retrieval_unavailable", "no search backend answered"))
             return result
@@ -181,4 +215,7 @@ class HybridRetriever:
         if rerank:
             fused = await self._rerank(query, fused, result)
         result.hits = fused[: top_k or self.cfg.top_k]
+        result.cache_hits.setdefault("retrieval", 0)
+        if not result.warnings and self.cfg.cache_ttl_s > 0:  # a degraded result is not worth keeping
+            self.cache.put(key, result)
         return result

@@ -11,9 +11,10 @@ from typing import Any
 from langchain_core.callbacks import BaseCallbackHandler
 from pydantic import BaseModel
 
+from api.auth import LOCAL, Caller
 from api.errors import GwetaError
 from api.observability import new_request_id
-from api.schemas.events import Citation, ErrorEvent, FinalEvent, MetaEvent
+from api.schemas.events import Citation, ErrorEvent, FinalEvent, MetaEvent, ResearchStep
 from api.schemas.query import QueryRequest
 
 from .graph import build_query_graph
@@ -25,6 +26,25 @@ log = logging.getLogger(__name__)
 __all__ = ["QueryDeps", "QueryOrchestrator", "build_query_graph"]
 
 
+def usage_summary(state: dict[str, Any]) -> dict[str, int]:
+    """LLM calls and tokens (by skill too), failures, retries and research effort, for ``final`` and the trace."""
+    calls: list[dict[str, Any]] = state.get("llm", [])
+    usage = {
+        "llm_calls": len(calls),
+        "input_tokens": sum(int(c.get("input_tokens", 0)) for c in calls),
+        "output_tokens": sum(int(c.get("output_tokens", 0)) for c in calls),
+        "llm_retries": sum(max(0, int(c.get("attempts", 1)) - 1) for c in calls),
+        "llm_timeouts": sum(c.get("outcome") == "timeout" for c in calls),
+        "llm_failures": sum(c.get("outcome") in ("error", "unparsable") for c in calls),
+        "research_steps": len(state.get("steps", [])),
+        "query_rewrites": sum(int(s.get("rewrites", 0)) for s in state.get("steps", [])),
+    }
+    for call in calls:
+        key = f"calls_{call.get('skill', 'unknown')}"
+        usage[key] = usage.get(key, 0) + 1
+    return usage
+
+
 class QueryOrchestrator:
     def __init__(self, graph: Any, deps: QueryDeps, callbacks: list[BaseCallbackHandler] | None = None) -> None:
         self.graph = graph
@@ -33,14 +53,17 @@ class QueryOrchestrator:
 
     def budgets(self) -> dict[str, float | int]:
         s = self.deps.settings
+        llm = self.deps.llm is not None
         return {
-            "llm_calls": 1 if self.deps.llm is not None else 0,
+            "llm_calls_simple": s.llm.max_calls_simple if llm else 0,
+            "llm_calls_multi_hop": s.llm.max_calls_multi_hop if llm else 0,
+            "research_steps": s.llm.max_steps,
             "top_k": s.retrieval.top_k,
             "retrieval_timeout_s": s.retrieval.timeout_s,
             "llm_timeout_s": s.llm.timeout_s if self.deps.llm is not None else 0,
         }
 
-    async def stream(self, request: QueryRequest) -> AsyncIterator[BaseModel]:
+    async def stream(self, request: QueryRequest, caller: Caller = LOCAL) -> AsyncIterator[BaseModel]:
         """Yield meta, then the graph's token/citation/warning events, then final; or error if it fails."""
         trace_id = new_request_id()
         start = time.perf_counter()
@@ -68,10 +91,12 @@ class QueryOrchestrator:
         fresh_turn = {
             "question": request.q, "query": "", "injection": False, "filters": request.filters(), "route": "",
             "route_reason": "", "hits": [], "searched": 0, "answer": "", "citations": [], "abstained": False,
-            "verified": True, "verification": {}, "warnings": [], "timings": {}, "usage": {},
+            "verified": True, "verification": {}, "warnings": [], "timings": {}, "usage": {}, "tenant": caller.tenant,
+            "complexity": "simple", "pending": [], "steps": [], "rewrites": 0, "retry": False, "corrected": False,
+            "cached": False, "llm": [],
         }  # fmt: skip
         config = {
-            "configurable": {"thread_id": request.session_id},
+            "configurable": {"thread_id": caller.session_key(request.session_id)},
             "callbacks": self.callbacks,
             "run_name": "query",
             "metadata": {"trace_id": trace_id},
@@ -107,13 +132,17 @@ class QueryOrchestrator:
         for event in opening(state.get("route") or "unknown"):
             yield event
         timings = {**state.get("timings", {}), "total": round((time.perf_counter() - start) * 1000, 2)}
-        log.info("answered route=%s abstained=%s timings=%s", state.get("route"), state.get("abstained"), timings)
+        usage = usage_summary(state)
+        log.info("answered route=%s abstained=%s usage=%s timings=%s", state.get("route"), state.get("abstained"),
+                 usage, timings)  # fmt: skip
         yield FinalEvent(
             answer=state.get("answer", ""),
             citations=[Citation.model_validate(c) for c in state.get("citations", [])],
             abstained=bool(state.get("abstained")),
             verified=bool(state.get("verified", True)),
             verification=state.get("verification", {}),
-            usage=state.get("usage", {}),
+            usage=usage,
             timings=timings,
+            cached=bool(state.get("cached")),
+            research=[ResearchStep.model_validate(s) for s in state.get("steps", [])],
         )

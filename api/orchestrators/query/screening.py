@@ -98,6 +98,25 @@ def foreign_jurisdiction(question: str, covered: set[str]) -> str | None:
     return None
 
 
+# Words an attack needs and a legal question rarely has: worth a second look by the LLM guard when one is configured.
+SUSPICIOUS = re.compile(
+    r"\b(instruction|prompt|system|rules?|pretend|role[- ]?play|override|jailbreak|developer|you are now|from now on"
+    r"|reveal|disregard|cit(?:e|es|ing|ations?)|format|respond only|output|text above|code block)\b",
+    re.I,
+)
+# Shapes of questions that need more than one provision: a rule and its exception, two things compared, a chain.
+MULTI_HOP = re.compile(
+    r"\b(compare|comparison|difference between|differ|both|as well as|versus|vs\.?|exception|unless|and also"
+    r"|(?:and|or) (?:what|how|when|whether|who|which)|in relation to|interact|conflict|together with)\b",
+    re.I,
+)
+
+
+def is_unsure(question: str) -> bool:
+    """True when the heuristics only defaulted to rag_qa: no legal word, nothing else matched."""
+    return not set(tokenize(question)) & LEGAL_WORDS
+
+
 def classify_intent(question: str, covered: set[str]) -> tuple[Intent, str]:
     """Heuristic intent and the reason for it."""
     if _GREETING.match(question):

@@ -25,6 +25,19 @@ class HitRef(TypedDict):
     ranks: dict[str, int]
 
 
+class Step(TypedDict):
+    """One research step: the query searched (after any rewrite), what it added, and the grade."""
+
+    query: str
+    added: list[str]
+    """Chunk ids this step contributed to the evidence (never ones an earlier step already had)."""
+    sufficient: bool
+    expansions: int
+    """Alternative queries and hypothetical passages that finished in time and were searched too."""
+    rewrites: int
+    """How often the grade sent this step back with a rewritten query before it was done."""
+
+
 @dataclass(kw_only=True)
 class QueryState:
     question: str
@@ -34,7 +47,9 @@ class QueryState:
     injection: bool = False
     """True when the guard found and removed planted instructions."""
     filters: dict[str, str] = field(default_factory=dict)
-    """Metadata filters from the request (jurisdiction, doc_type, law_id)."""
+    """Metadata filters from the request (jurisdiction, doc_type, law_id, date_from, date_to)."""
+    tenant: str = ""
+    """The caller's tenant: its private documents are searched along with the public corpus."""
     route: str = ""
     """Which path the graph took: rag_qa, conversational, clarify, out_of_scope or blocked."""
     route_reason: str = ""
@@ -58,6 +73,22 @@ class QueryState:
     """Milliseconds per stage."""
     usage: dict[str, int] = field(default_factory=dict)
     """LLM calls and tokens."""
+    complexity: str = "simple"
+    """simple (one search) or multi_hop (planned steps, replanned from the evidence)."""
+    pending: list[str] = field(default_factory=list)
+    """Research queries still to run; the first is the current step."""
+    steps: list[Step] = field(default_factory=list)
+    """Research steps done this turn, in order."""
+    rewrites: int = 0
+    """Grade-and-rewrite retries spent on the current step."""
+    retry: bool = False
+    """True when the grade sent the current step back with a rewritten query."""
+    corrected: bool = False
+    """True once the corrective research step after a failed verification has run."""
+    cached: bool = False
+    """True when the answer came from QA memory."""
+    llm: list[dict[str, Any]] = field(default_factory=list)
+    """One record per LLM call: skill, ms, tokens, attempts, outcome."""
     turns: Annotated[list[Turn], operator.add] = field(default_factory=list)
     """Earlier questions and answers of this session; grows by one per turn."""
 

@@ -1,0 +1,99 @@
+"""One small LLM call that answers with a JSON object: the guard, router, rewriter, planner, expander, grader and
+replanner all go through here, so each gets the same timeout, retry, accounting and failure handling.
+
+A call that fails, times out or answers something that is not the JSON object asked for returns None: every
+caller has a deterministic path to fall back on, so an unreliable model slows answers down but never breaks them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from .skills import Skill
+
+log = logging.getLogger(__name__)
+_OBJECT = re.compile(r"\{.*\}", re.S)
+RETRY_STATUSES = (429, 500, 502, 503, 504)
+
+
+@dataclass(slots=True)
+class LLMCall:
+    """What one structured call cost and how it went, for ``final.usage`` and the trace."""
+
+    skill: str
+    ms: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    attempts: int = 0
+    outcome: str = "ok"  # ok | timeout | error | unparsable
+    result: dict[str, Any] | None = field(default=None, repr=False)
+
+
+def parse_object(text: str) -> dict[str, Any] | None:
+    """The JSON object in a reply, tolerating code fences or a sentence around it."""
+    match = _OBJECT.search(text)
+    if not match:
+        return None
+    try:
+        value = json.loads(match.group(0))
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _status(exc: BaseException) -> int | None:
+    status = getattr(exc, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+async def ask_json(
+    llm: BaseChatModel, skill: Skill, timeout_s: float, attempts: int, values: dict[str, str], backoff_s: float = 0.2
+) -> LLMCall:
+    """Render ``skill``, call the model (within ``timeout_s`` overall), and parse its JSON object.
+
+    Rate limits and server errors are retried with exponential backoff while time is left; a timeout is not retried.
+    """
+    system, user = skill.render(**values)
+    call = LLMCall(skill.name)
+    start = time.perf_counter()
+    deadline = start + timeout_s
+    delay = backoff_s
+    while call.attempts < attempts:
+        call.attempts += 1
+        remaining = deadline - time.perf_counter()
+        if remaining <= 0:
+            call.outcome = "timeout"
+            break
+        try:
+            message = await asyncio.wait_for(llm.ainvoke([SystemMessage(system), HumanMessage(user)]), remaining)
+        except TimeoutError:
+            call.outcome = "timeout"
+            break
+        except Exception as exc:  # the SDK raises many types; all mean this call failed
+            call.outcome = "error"
+            log.warning("%s call failed (attempt %d): %r", skill.name, call.attempts, exc)
+            if _status(exc) in RETRY_STATUSES and time.perf_counter() + delay < deadline:
+                await asyncio.sleep(delay)
+                delay *= 2
+                continue
+            break
+        usage = getattr(message, "usage_metadata", None) or {}
+        call.input_tokens += int(usage.get("input_tokens", 0))
+        call.output_tokens += int(usage.get("output_tokens", 0))
+        content = message.content if isinstance(message.content, str) else ""
+        call.result = parse_object(content)
+        call.outcome = "ok" if call.result is not None else "unparsable"
+        break
+    call.ms = round((time.perf_counter() - start) * 1000, 2)
+    if call.outcome != "ok":
+        log.warning("%s call %s after %.0f ms", skill.name, call.outcome, call.ms)
+    return call
