@@ -61,7 +61,7 @@ def test_eval_commands_report_retrieval_and_answer_figures(tmp_path: Path) -> No
     assert retrieval.returncode == 0, retrieval.stderr
     assert "2 with gold (2 without gold left out)" in report.read_text()
     rows_by_config = {line.split("|")[1].strip(): line for line in report.read_text().splitlines() if "| 2 |" in line}
-    assert set(rows_by_config) == {"bm25 only", "dense only", "hybrid (RRF)"}
+    assert set(rows_by_config) == {"bm25 only", "bm25 + expansion", "dense only", "hybrid (RRF)", "hybrid + expansion"}
     assert "| 1.000 |" in rows_by_config["hybrid (RRF)"]  # both gold sections within the top 10
     answers = gweta("eval", "answers", "--questions", str(questions), data_dir=data_dir)
     assert answers.returncode == 0, answers.stderr

@@ -14,8 +14,9 @@ from transformers import AutoTokenizer, BertConfig, BertForSequenceClassificatio
 
 from api.errors import ConfigError
 from api.services import Services, open_services
-from api.settings import RerankerSettings, Settings
-from api.tools.reranker import BgeReranker, TTLCache
+from api.settings import RerankerSettings, RetrievalSettings, Settings
+from api.tools.cache import TTLCache
+from api.tools.reranker import BgeReranker
 
 
 @pytest.fixture(scope="session")
@@ -34,7 +35,9 @@ def tiny_cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 async def reranked(private_data_dir: Path, tiny_cross_encoder: Path) -> AsyncIterator[Services]:
     settings = Settings(
-        data_dir=private_data_dir, reranker=RerankerSettings(backend="bge", model_path=str(tiny_cross_encoder))
+        data_dir=private_data_dir,
+        reranker=RerankerSettings(backend="bge", model_path=str(tiny_cross_encoder)),
+        retrieval=RetrievalSettings(cache_ttl_s=0),  # so the second search reaches the reranker and its cache
     )
     async with open_services(settings) as services:
         yield services

@@ -98,7 +98,8 @@ def test_the_committed_graph_picture_matches_the_code() -> None:
 
     drawn = render_svg(build_query_graph())
     assert DIAGRAM.read_text() == drawn, "run: .venv/bin/python -m api.orchestrators.diagram"
-    for node in ("guard", "classify_intent", "respond", "retrieve", "synthesize", "abstain"):
+    for node in ("guard", "classify_intent", "respond", "recall", "plan", "research", "replan", "synthesize", "verify",
+                 "remember", "abstain"):  # fmt: skip
         assert f">{node}</text>" in drawn
 
 

@@ -1,3 +1,4 @@
+import re
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ def test_every_skill_renders_with_its_declared_variables() -> None:
         rendered = system + user
         for name in skill.variables:
             assert f"<{name}-value>" in rendered
-        assert "{" not in rendered.replace("{}", "")
+        assert not re.search(r"\{\w+\}", rendered)  # no placeholder left unfilled (JSON examples stay)
 
 
 def test_rendering_with_a_missing_variable_is_refused() -> None:

@@ -202,6 +202,11 @@ def _scope(state: QueryState, deps: QueryDeps) -> SearchFilters:
     return SearchFilters.from_request(state.filters, deps.corpus.tenant_scope(state.tenant))
 
 
+def _depends_on_session(state: QueryState) -> bool:
+    """A question rewritten from earlier turns means something only in its session: not for QA memory."""
+    return bool(state.turns) and (state.query or state.question) != state.question
+
+
 def _memory_key(state: QueryState, deps: QueryDeps) -> tuple[str, tuple[tuple[str, str], ...], str]:
     return deps.corpus.version, tuple(sorted(state.filters.items())), state.tenant
 
@@ -210,6 +215,8 @@ async def recall(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, An
     """Serve a verified answer given before to a near-identical question (same corpus, filters and tenant)."""
     start = time.perf_counter()
     deps = runtime.context
+    if _depends_on_session(state):
+        return {}
     vector = await deps.retriever.embedder.embed_query(state.query or state.question)
     found = deps.memory.recall(_memory_key(state, deps), vector)
     if found is None:
@@ -237,15 +244,15 @@ async def plan(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, Any]
         return {"complexity": "simple", "pending": [query], "timings": {**state.timings, "plan": _ms(start)}}
     steps = split_question(query)
     update: dict[str, Any] = {}
+    complexity = "multi_hop" if len(steps) > 1 else "simple"
     planned, update["llm"] = await _ask(state, runtime.context, "plan", question=query)
     if planned is not None and isinstance(planned.get("steps"), list):
         limit = runtime.context.settings.llm.max_steps
         proposed = [str(s).strip() for s in planned["steps"] if str(s).strip()][:limit]
         if planned.get("complexity") == "simple":
-            steps = [query]
-        elif proposed:
-            steps = proposed
-    complexity = "multi_hop" if len(steps) > 1 else "simple"
+            steps, complexity = [query], "simple"
+        else:  # multi-hop, even if only the first step is known yet: the replanner adds the rest
+            steps, complexity = proposed or steps, "multi_hop"
     return {**update, "complexity": complexity, "pending": steps, "timings": {**state.timings, "plan": _ms(start)}}
 
 
@@ -475,7 +482,13 @@ async def verify(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, An
 async def remember(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, Any]:
     """Close the turn: record it in the session, and keep a verified, cited answer in QA memory."""
     deps = runtime.context
-    if state.verified and not state.abstained and state.citations and not state.cached:
+    if (
+        state.verified
+        and not state.abstained
+        and state.citations
+        and not state.cached
+        and not _depends_on_session(state)
+    ):
         vector = await deps.retriever.embedder.embed_query(state.query or state.question)
         deps.memory.remember(_memory_key(state, deps), vector, state.query or state.question, state.answer,
                              state.citations)  # fmt: skip
