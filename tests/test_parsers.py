@@ -6,12 +6,15 @@ import re
 from pathlib import Path
 
 import docx
+import pypdfium2
 import pytest
 
 from api.errors import IngestionError
 from api.schemas.documents import Document
 from ingestion import parsers
 from ingestion.fidelity import compare
+from ingestion.parsers.pdf import page_text
+from tests.conftest import SAMPLE_CORPUS
 
 PDFS = "corpus/zimbabwe_pdfs"
 
@@ -153,3 +156,21 @@ def test_html_headings_and_sections(tmp_path: Path) -> None:
     assert doc.title == "Water Act" and [s.number for s in doc.sections] == ["1", "2"]
     assert doc.sections[1].part == "Part I" and "(2) It lasts a year." in doc.sections[1].text
     assert "not a section" not in "".join(s.text for s in doc.sections)
+
+
+def test_provisions_map_back_to_their_place_in_the_source(shared_data: Path) -> None:
+    path = shared_data / PDFS / "Marriages_Act_2022.pdf"
+    (doc,) = parse(path)
+    s5 = doc.section("zw/act/2022/1#s5")
+    assert s5 is not None and s5.pages == (6, 6) and s5.offsets is not None
+    pdf = pypdfium2.PdfDocument(path)
+    page = page_text(pdf[5].get_textpage().get_text_range())
+    pdf.close()
+    start, end = s5.offsets
+    assert page[start:].startswith("5. Nature of marriages")
+    assert " ".join(page[start:end].split()) == " ".join(s5.text.split())  # the same words, line breaks aside
+    markdown = SAMPLE_CORPUS / "residential-tenancies-act.md"
+    (act,) = parse(markdown)
+    s3 = act.section("sample/act/2024/3#s3")
+    assert s3 is not None and s3.offsets is not None
+    assert markdown.read_text()[s3.offsets[0] : s3.offsets[1]] == s3.text

@@ -18,6 +18,11 @@ class Section(BaseModel):
     ref: str = Field("", description="The source's own reference for it, e.g. 's12B' or a passage number.")
     source_id: str = Field("", description="The source's id for this piece (e.g. a passage id), kept for evaluation.")
     pages: tuple[int, int] | None = Field(None, description="First and last source page (1-based), when paged.")
+    offsets: tuple[int, int] | None = Field(
+        None,
+        description="Character offsets where the provision starts and ends in the source's text: in the text of its "
+        "first and last page for paged sources (see pages), else in the whole file; None when not known.",
+    )
     notes: list[str] = Field(default_factory=list, description="Amendment notes such as '[section 4 substituted…]'.")
 
     @property

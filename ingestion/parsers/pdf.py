@@ -17,7 +17,7 @@ from api.schemas.documents import Document
 from ingestion.parsers import ParseOptions, content_hash, register
 from ingestion.parsers.structure import SECTION_LINE, Line, build_document
 
-PARSER_VERSION = "pdf-1"
+PARSER_VERSION = "pdf-2"
 EDGE_LINES = 3  # lines at the top and bottom of a page where headers and footers live
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?(?:\d{1,4}|[ivxlc]{1,6})(?:\s+of\s+\d+)?$", re.I)
 _TOC = re.compile(r"\.{4,}\s*\d+\s*$")
@@ -56,15 +56,31 @@ def _shape(line: str) -> str:
     return re.sub(r"\d+", "#", line.strip().lower())
 
 
+def page_text(extracted: str) -> str:
+    """A page's text as provisions' offsets count it: pdfium's text with its line-break hyphen markers resolved."""
+    # pdfium marks a hyphen it added at a line break as U+FFFE; the word is whole without it.
+    # Before a capital it stood for a real hyphen (Registrar-General).
+    text = re.sub(r"\ufffe\r?\n?(?=[A-Z])", "-", extracted)
+    return re.sub(r"\ufffe\r?\n?", "", text).replace("\u00ad", "").replace("\r", "")
+
+
 def clean_pages(pages: list[str]) -> tuple[list[Line], dict[str, str], list[str]]:
     """Return logical lines with page numbers, cover metadata, and warnings."""
     meta: dict[str, str] = {}
-    # pdfium marks a hyphen it added at a line break as U+FFFE; the word is whole without it.
-    # Before a capital it stood for a real hyphen (Registrar-General).
-    pages = [re.sub(r"\ufffe\r?\n?(?=[A-Z])", "-", p) for p in pages]
-    pages = [re.sub(r"\ufffe\r?\n?", "", p).replace("\u00ad", "").replace("\r", "") for p in pages]
-    page_lines = [[ln.strip() for ln in p.split("\n")] for p in pages]
-    page_lines = [[ln for ln in lines if ln] for lines in page_lines]
+    pages = [page_text(p) for p in pages]
+    # Each non-blank line, stripped, with where it sits in its page's text: the map back to the source.
+    page_lines: list[list[str]] = []
+    page_spans: list[list[tuple[int, int]]] = []
+    for page in pages:
+        texts, spans = [], []
+        for match in re.finditer(r"[^\n]+", page):
+            raw = match.group()
+            if stripped := raw.strip():
+                start = match.start() + len(raw) - len(raw.lstrip())
+                texts.append(stripped)
+                spans.append((start, start + len(stripped)))
+        page_lines.append(texts)
+        page_spans.append(spans)
     if page_lines and (frbr := _FRBR.search("\n".join(page_lines[0]))):
         meta["id"], meta["expression"] = frbr.group(1), frbr.group(2)
         cover = page_lines[0]
@@ -73,9 +89,11 @@ def clean_pages(pages: list[str]) -> tuple[list[Line], dict[str, str], list[str]
         for ln in cover[:4]:
             if re.fullmatch(r"Chapter \d+:\d+", ln):
                 meta["chapter"] = ln
-        page_lines[0] = []
+        page_lines[0], page_spans[0] = [], []
     # Table-of-contents pages go whole: their wrapped entries would otherwise look like section lines.
-    page_lines = [[] if _is_toc(lines) else lines for lines in page_lines]
+    tocs = [_is_toc(lines) for lines in page_lines]
+    page_lines = [[] if toc else lines for toc, lines in zip(tocs, page_lines, strict=True)]
+    page_spans = [[] if toc else spans for toc, spans in zip(tocs, page_spans, strict=True)]
     edge_shapes: Counter[str] = Counter()
     for lines in page_lines:
         edge_shapes.update({_shape(ln) for ln in lines[:EDGE_LINES] + lines[-EDGE_LINES:]})
@@ -90,12 +108,15 @@ def clean_pages(pages: list[str]) -> tuple[list[Line], dict[str, str], list[str]
             if _TOC.search(line) or line == "Contents":
                 continue
             previous = logical[-1].text if logical else ""
+            start, end = page_spans[number - 1][index]
             if not previous or SECTION_LINE.match(line) or _STARTS_UNIT.match(line):
-                logical.append(Line(line, number))
-            elif re.search(r"[a-z]-$", previous) and line[:1].islower():
+                logical.append(Line(line, number, start, end, number))
+                continue
+            if re.search(r"[a-z]-$", previous) and line[:1].islower():
                 logical[-1].text = previous[:-1] + line  # a word hyphenated across the line break
             else:
                 logical[-1].text = f"{previous} {line}"
+            logical[-1].end, logical[-1].end_page = end, number
     warnings = []
     if debris_share(logical) > OCR_DEBRIS_SHARE:
         warnings.append("text layer looks like noisy OCR; quotes from it may be garbled")

@@ -33,6 +33,13 @@ _NOTE = re.compile(r"\[(?:[^\[\]]*\b(?:substituted|amended|inserted|repealed|add
 class Line:
     text: str
     page: int = 0  # 1-based source page; 0 when the source has no pages
+    start: int = -1  # character offset where it starts in the source text (of its page, for paged sources)
+    end: int = -1  # and where it ends (on end_page); -1 when the source has no character stream
+    end_page: int = 0
+
+    def as_(self, text: str) -> Line:
+        """The same place in the source, with the text as cleaned."""
+        return Line(text, self.page, self.start, self.end, self.end_page)
 
 
 @dataclass(slots=True)
@@ -73,8 +80,10 @@ def numbering_gaps(sections: list[Section]) -> list[str]:
 
 def _section(section_id: str, raw: _Open, lines: list[Line], ref: str) -> Section:
     text = "\n".join(line.text for line in lines).strip()
-    pages = [line.page for line in lines if line.page]
+    pages = [p for line in lines for p in (line.page, line.end_page) if p]
+    located = [line for line in lines if line.start >= 0 and line.text.strip()]
     return Section(
+        offsets=(located[0].start, located[-1].end) if located else None,
         section_id=section_id,
         number=raw.number,
         heading=raw.heading,
@@ -152,10 +161,10 @@ def build_document(
             chapter = cap.group(1)
         elif section:
             current = _Open(section.group(1), heading_of(section.group(2)), " > ".join(p[1] for p in parts))
-            current.lines.append(Line(stripped, line.page))
+            current.lines.append(line.as_(stripped))
             raw.append(current)
         elif current is not None:
-            current.lines.append(Line(line.text.rstrip(), line.page))
+            current.lines.append(line.as_(line.text.rstrip()))
         elif stripped and not title:
             title = stripped
         elif stripped and parts and raw and len(stripped.split()) <= 12:
@@ -163,10 +172,10 @@ def build_document(
         elif stripped and raw:
             # Text under a heading before its first section: an unnumbered provision of its own.
             current = _Open("", parts[-1][1] if parts else "", " > ".join(p[1] for p in parts))
-            current.lines.append(Line(stripped, line.page))
+            current.lines.append(line.as_(stripped))
             raw.append(current)
         elif stripped:
-            preamble.append(Line(stripped, line.page))
+            preamble.append(line.as_(stripped))
     sections = _sections(doc_key, _drop_contents_entries(raw), unit)
     if preamble:
         sections.insert(0, _section(f"{doc_key}#preamble", _Open("", "", ""), preamble, ""))

@@ -11,7 +11,7 @@ from api.schemas.documents import Document
 from ingestion.parsers import ParseOptions, content_hash, decode_text, register
 from ingestion.parsers.structure import Line, build_document
 
-PARSER_VERSION = "text-2"
+PARSER_VERSION = "text-3"
 _META = re.compile(r"^\s*<!--(.*?)-->\s*$")
 _URL_DATE = re.compile(r"@(\d{4}-\d{2}-\d{2})")
 
@@ -27,11 +27,16 @@ def comment_metadata(first_line: str) -> dict[str, str]:
 def parse_text_lines(path: Path, text: str, version: str, data: bytes, doc_type: str = "") -> Document:
     lines = text.split("\n")
     meta = comment_metadata(lines[0])
-    body = lines[1:] if meta else lines
+    located, offset = [], 0
+    for line in lines:
+        indent = len(line) - len(line.lstrip())
+        located.append(Line(line, start=offset + indent, end=offset + len(line.rstrip())))
+        offset += len(line) + 1
+    body = located[1:] if meta else located
     source = meta.get("source", str(path))
     dates = {"expression": m.group(1)} if (m := _URL_DATE.search(source)) else {}
     document = build_document(
-        [Line(line) for line in body],
+        body,
         doc_key=meta.get("id") or path.stem,
         content_hash=content_hash(version, data),
         source=source,
