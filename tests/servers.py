@@ -204,3 +204,54 @@ class FakePageIndex:
             return refused
         self.deleted.append(request.path_params["doc_id"])
         return JSONResponse({"status": "deleted"})
+
+
+class FakeLangSmith:
+    """A loopback server speaking LangSmith's ingestion API: ``GET /info``, then runs posted as multipart parts
+    (``POST /runs/multipart``; each part a JSON run, or its inputs or outputs), or as JSON batches."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self.api_keys: set[str] = set()
+        self.app = Starlette(
+            routes=[
+                Route("/info", self.info, methods=["GET"]),
+                Route("/runs/multipart", self.multipart, methods=["POST"]),
+                Route("/runs/batch", self.batch, methods=["POST"]),
+            ]
+        )
+
+    async def info(self, request: Request) -> Response:
+        config = {
+            "use_multipart_endpoint": True, "scale_up_qsize_trigger": 1000, "scale_up_nthreads_limit": 16,
+            "scale_down_nempty_trigger": 4, "size_limit": 100, "size_limit_bytes": 20_971_520,
+        }  # fmt: skip
+        return JSONResponse({"version": "0.10.0", "instance_flags": {}, "batch_ingest_config": config})
+
+    async def multipart(self, request: Request) -> Response:
+        self.api_keys.add(request.headers.get("x-api-key", ""))
+        boundary = request.headers["content-type"].split("boundary=", 1)[1].encode()
+        body = await request.body()
+        for part in body.split(b"--" + boundary):
+            _, _, payload = part.partition(b"\r\n\r\n")
+            if payload.strip(b"\r\n-"):
+                self.parts.append(payload.rstrip(b"\r\n"))
+        return JSONResponse({}, status_code=202)
+
+    async def batch(self, request: Request) -> Response:
+        self.api_keys.add(request.headers.get("x-api-key", ""))
+        self.parts.append(await request.body())
+        return JSONResponse({}, status_code=202)
+
+    @property
+    def run_names(self) -> set[str]:
+        names = set()
+        for part in self.parts:
+            try:
+                value = json.loads(part)
+            except ValueError:
+                continue
+            for run in value if isinstance(value, list) else [value]:
+                if isinstance(run, dict) and isinstance(run.get("name"), str):
+                    names.add(run["name"])
+        return names
