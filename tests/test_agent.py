@@ -152,3 +152,13 @@ async def test_a_model_that_stalls_mid_answer_degrades_to_quotes(private_data_di
     streamed = "".join(e.json()["text"] for e in events if e.event == "token")
     assert streamed.startswith("A landlord may ask ") and "llm_unavailable" in codes(events)
     assert final["citations"] and "two months" in final["answer"] and not final["abstained"]  # never blank
+
+
+async def test_an_answer_resting_on_one_of_several_relevant_provisions_is_sent_back(private_data_dir: Path) -> None:
+    both = f"{VERBATIM}\n\nThe Act also says more [2]."
+    grade = answer_json({"relevant": [1, 2, 3, 4, 5, 6], "sufficient": True, "rewrite": ""})
+    upstream = FakeOpenAI([Reply([VERBATIM]), Reply([both])], {"grade": [grade]})
+    (events,) = await ask(upstream, private_data_dir, DEPOSIT)
+    final = assert_contract(events)
+    assert codes(events) == ["single_source", "answer_revised"]  # the gate: two relevant provisions, one cited
+    assert final["verified"] and len({c["section_id"] for c in final["citations"]}) == 2

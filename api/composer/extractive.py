@@ -123,6 +123,13 @@ def select_quotes(
             break
         if all(quote.text not in c.text and c.text not in quote.text for c in chosen):
             chosen.append(quote)
+    # A second provision that is relevant enough is quoted too: an answer resting on one provision when the
+    # evidence holds two hides the one that may qualify it (the AttributionGate checks this).
+    sections = {q.hit.chunk.section_id for q in chosen}
+    if len(sections) == 1:
+        other = next((q for q in quotes if q.hit.chunk.section_id not in sections and q.score >= MIN_SCORE), None)
+        if other is not None:
+            chosen = [*chosen[: max_quotes - 1], other]
     return chosen
 
 

@@ -29,10 +29,11 @@ class Verification:
     quotes_failed: list[str] = field(default_factory=list)
     uncited_paragraphs: int = 0
     unknown_markers: list[int] = field(default_factory=list)
+    too_few_sources: bool = False
 
     @property
     def passed(self) -> bool:
-        return not (self.quotes_failed or self.uncited_paragraphs or self.unknown_markers)
+        return not (self.quotes_failed or self.uncited_paragraphs or self.unknown_markers or self.too_few_sources)
 
     def summary(self) -> dict[str, int]:
         return {
@@ -40,12 +41,18 @@ class Verification:
             "quotes_failed": len(self.quotes_failed),
             "uncited_paragraphs": self.uncited_paragraphs,
             "unknown_markers": len(self.unknown_markers),
+            "too_few_sources": int(self.too_few_sources),
         }
 
 
-def verify_answer(answer: str, offered: Mapping[int, Citation], provisions: Mapping[str, str]) -> Verification:
-    """``offered``: citations by marker; ``provisions``: section id -> full provision text to check quotes in."""
+def verify_answer(
+    answer: str, offered: Mapping[int, Citation], provisions: Mapping[str, str], relevant_sources: int = 1
+) -> Verification:
+    """``offered``: citations by marker; ``provisions``: section id -> full provision text to check quotes in;
+    ``relevant_sources``: how many distinct provisions the evidence held that were judged relevant."""
     result = Verification()
+    cited_sections = {offered[int(m)].section_id for m in MARKER.findall(answer) if int(m) in offered}
+    result.too_few_sources = relevant_sources >= 2 and len(cited_sections) < 2
     for paragraph in (p for p in re.split(r"\n\s*\n", answer) if p.strip()):
         markers = [int(m) for m in MARKER.findall(paragraph)]
         result.unknown_markers += [m for m in markers if m not in offered]

@@ -93,7 +93,7 @@ class QueryOrchestrator:
             "route_reason": "", "hits": [], "searched": 0, "answer": "", "citations": [], "abstained": False,
             "verified": True, "verification": {}, "warnings": [], "timings": {}, "usage": {}, "tenant": caller.tenant,
             "complexity": "simple", "pending": [], "steps": [], "rewrites": 0, "retry": False, "corrected": False,
-            "cached": False, "llm": [],
+            "cached": False, "llm": [], "relevant_sections": [],
         }  # fmt: skip
         config = {
             "configurable": {"thread_id": caller.session_key(request.session_id)},

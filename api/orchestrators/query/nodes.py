@@ -301,7 +301,7 @@ async def research(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, 
     seen = {h["chunk_id"] for h in state.hits}
     fresh = [(cid, score, ranks) for cid, score, ranks in fused if cid not in seen][: cfg.retrieval.top_k]
     chunks = [deps.corpus.chunks[cid] for cid, _, _ in fresh]
-    relevant, sufficient, rewrite = list(range(len(chunks))), bool(chunks), ""
+    relevant, sufficient, rewrite, graded_ok = list(range(len(chunks))), bool(chunks), "", False
     if chunks and guided:
         budget = QueryState(question=state.question, complexity=state.complexity, llm=calls)
         graded, calls = await _ask(budget, deps, "grade", query=query, passages=_passages_for_grading(chunks))
@@ -310,11 +310,14 @@ async def research(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, 
             relevant = [i for i in picked if 0 <= i < len(chunks)]
             sufficient = bool(graded.get("sufficient")) and bool(relevant)
             rewrite = str(graded.get("rewrite") or "").strip()
+            graded_ok = True
     added: list[HitRef] = [{"chunk_id": fresh[i][0], "score": fresh[i][1], "ranks": fresh[i][2]} for i in relevant]
+    graded_sections = [chunks[i].section_id for i in relevant] if graded_ok else []
     timings = {**state.timings, f"research_{len(state.steps) + 1}": _ms(start)}
     timings.update({k: v for k, v in main.timings.items() if k.startswith(("retrieve_", "fuse", "rerank", "cache"))})
     update: dict[str, Any] = {"hits": [*state.hits, *added], "searched": len(deps.corpus), "warnings": warnings,
-                              "llm": calls, "timings": timings}  # fmt: skip
+                              "llm": calls, "timings": timings,
+                              "relevant_sections": [*state.relevant_sections, *graded_sections]}  # fmt: skip
     # A retry needs a grade of its own and still the answer's call.
     retry_left = state.rewrites < cfg.llm.max_rewrites and _calls_left(state.complexity, calls, deps) >= 2
     if not sufficient and rewrite and rewrite.lower() != query.lower() and retry_left:
@@ -457,7 +460,7 @@ async def verify(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, An
         section = document.section(citation.section_id) if document else None
         if section is not None:
             provisions[citation.section_id] = section.text
-    result = verify_answer(state.answer, offered, provisions)
+    result = verify_answer(state.answer, offered, provisions, len(set(state.relevant_sections)))
     warnings = [*state.warnings]
     if result.quotes_failed:
         warnings.append(_warn(runtime, "unverified_quote", f"{len(result.quotes_failed)} quoted passage(s) do not "
@@ -465,6 +468,9 @@ async def verify(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, An
     if result.uncited_paragraphs or result.unknown_markers:
         warnings.append(_warn(runtime, "unsupported_statement", "part of the answer cites no provision it was given; "
                               "treat it as unverified"))  # fmt: skip
+    if result.too_few_sources:
+        warnings.append(_warn(runtime, "single_source", "the answer rests on one provision although the search found "
+                              "several relevant ones; check the others before relying on it"))  # fmt: skip
     update: dict[str, Any] = {
         "verification": result.summary(),
         "verified": result.passed,

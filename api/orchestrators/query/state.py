@@ -83,6 +83,8 @@ class QueryState:
     """Grade-and-rewrite retries spent on the current step."""
     retry: bool = False
     """True when the grade sent the current step back with a rewritten query."""
+    relevant_sections: list[str] = field(default_factory=list)
+    """Provisions the grade judged relevant (the AttributionGate wants two cited when there are two or more)."""
     corrected: bool = False
     """True once the corrective research step after a failed verification has run."""
     cached: bool = False
