@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import random
 import resource
 import statistics
 import sys
@@ -86,9 +87,9 @@ async def synthetic(size: int, dims: int, queries: list[np.ndarray], tokens: lis
             out["insert_s"] = [inserted]
         finally:
             await store.close()
-    sample = np.random.default_rng(7)
+    sample = random.Random(7)
     vocabulary = [t for doc in tokens for t in doc]
-    fake = [list(sample.choice(vocabulary, size=len(tokens[i % len(tokens)]))) for i in range(size)]
+    fake = [sample.choices(vocabulary, k=len(tokens[i % len(tokens)])) for i in range(size)]
     index = Bm25sIndex([f"s{i}" for i in range(size)], fake, Settings().bm25)
     for text in texts:
         start_t = time.perf_counter()

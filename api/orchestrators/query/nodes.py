@@ -276,7 +276,12 @@ async def research(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, 
     guided = deps.llm is not None and not state.corrected
     if guided and not state.rewrites:
         expansion = asyncio.create_task(_ask(state, deps, "expand", cfg.llm.expand_timeout_s, query=query))
-    main = await deps.retriever.retrieve(query, filters=filters)
+    try:
+        main = await deps.retriever.retrieve(query, filters=filters)
+    except BaseException:
+        if expansion is not None:
+            expansion.cancel()
+        raise
     warnings = [*state.warnings]
     results = [main]
     if expansion is not None:
