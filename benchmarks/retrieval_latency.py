@@ -77,9 +77,21 @@ async def synthetic(size: int, dims: int, queries: list[np.ndarray], tokens: lis
                 await store.upsert(chunks, vecs)
             inserted = time.perf_counter() - insert_start
             await store.flush()  # sealed segments: searched through the index, not the in-memory table
-            await asyncio.sleep(5)  # Milvus Lite builds its index in the background after inserts
-            for v in queries[:5]:
-                await store.search(v, 30)
+            # Milvus Lite reports its index finished while it still builds it in the background, and searches are
+            # several times slower until it is: probe until the latency stops falling (at most 5 minutes).
+            settle_start, previous = time.perf_counter(), float("inf")
+            while time.perf_counter() - settle_start < 300:
+                probe = []
+                for v in queries[:10]:
+                    t = time.perf_counter()
+                    await store.search(v, 30)
+                    probe.append(time.perf_counter() - t)
+                current = statistics.median(probe)
+                if current > 0.9 * previous:
+                    break
+                previous = current
+                await asyncio.sleep(10)
+            out["settle_s"] = [time.perf_counter() - settle_start]
             for v in queries:
                 start_t = time.perf_counter()
                 await store.search(v, 30)
@@ -120,10 +132,14 @@ def main() -> int:
         syn = asyncio.run(synthetic(args.synthetic, vectors[0].shape[0], vectors, artifact["tokens"], qs))
         lines += ["", f"Synthetic {args.synthetic} chunks (search calls alone):", "",
                   "| search | P50 ms | P95 ms |", "| --- | ---: | ---: |"]  # fmt: skip
-        inserted = syn.pop("insert_s")[0]
+        inserted, settled = syn.pop("insert_s")[0], syn.pop("settle_s")[0]
         for name, values in syn.items():
             lines.append(f"| {name} | {statistics.median(values):.1f} | {percentile(values, 0.95):.1f} |")
-        lines += ["", f"Inserting the {args.synthetic} random vectors into Milvus Lite took {inserted:.0f} s."]
+        lines += [
+            "",
+            f"Inserting the {args.synthetic} random vectors into Milvus Lite took {inserted:.0f} s; its "
+            f"background index build settled (probe latency no longer falling) {settled:.0f} s later.",
+        ]
     publish(lines, args.out)
     return 0
 
