@@ -110,6 +110,9 @@ class RetrievalSettings(BaseModel):
     )
     cache_ttl_s: float = Field(900.0, ge=0, description="How long a query's retrieval result is reused (0: never).")
     cache_entries: int = Field(2048, ge=1)
+    cache_similarity: float = Field(
+        0.95, gt=0, le=1, description="A query this close (cosine) to a cached one reuses its results."
+    )
 
 
 class IngestionSettings(BaseModel):

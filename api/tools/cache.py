@@ -8,6 +8,8 @@ from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Generic, TypeVar
 
+import numpy as np
+
 V = TypeVar("V")
 
 
@@ -33,5 +35,48 @@ class TTLCache(Generic[V]):
         while len(self._data) > self.max_entries:
             self._data.popitem(last=False)
 
+    def peek(self, key: Hashable) -> V | None:
+        """The live value without refreshing its place in the LRU order."""
+        entry = self._data.get(key)
+        return None if entry is None or entry[0] < time.monotonic() else entry[1]
+
+    def keys(self) -> list[Hashable]:
+        return list(self._data)
+
     def __len__(self) -> int:
         return len(self._data)
+
+
+class SemanticCache(Generic[V]):
+    """Values found by the exact text they were stored under, or by meaning: an entry of the same group whose
+    vector's cosine to the query's reaches ``threshold``. LRU, and entries expire ``ttl_s`` after they are written.
+
+    ``group`` carries everything besides the text that must match exactly (filters, options, corpus version).
+    """
+
+    def __init__(self, ttl_s: float, max_entries: int, threshold: float) -> None:
+        self.threshold = threshold
+        self._exact: TTLCache[tuple[Hashable, str, np.ndarray | None, V]] = TTLCache(ttl_s, max_entries)
+
+    def get(self, group: Hashable, text: str) -> V | None:
+        entry = self._exact.get((group, text))
+        return None if entry is None else entry[3]
+
+    def get_similar(self, group: Hashable, vector: np.ndarray) -> tuple[V, float] | None:
+        """The most similar live entry of ``group`` at or above the threshold, with its similarity."""
+        best: tuple[V, float] | None = None
+        for key in list(self._exact.keys()):
+            entry = self._exact.peek(key)
+            if entry is None or entry[0] != group or entry[2] is None:
+                continue
+            similarity = float(entry[2] @ vector)
+            if similarity >= self.threshold and (best is None or similarity > best[1]):
+                best = (entry[3], similarity)
+        return best
+
+    def put(self, group: Hashable, text: str, vector: np.ndarray | None, value: V) -> None:
+        unit = None if vector is None else vector / (np.linalg.norm(vector) or 1.0)
+        self._exact.put((group, text), (group, text, unit, value))
+
+    def __len__(self) -> int:
+        return len(self._exact)

@@ -19,9 +19,9 @@ from api.errors import GwetaError
 from api.schemas.documents import Chunk
 from api.settings import RetrievalSettings
 from api.tools.bm25 import LexicalIndex, Mask
-from api.tools.cache import TTLCache
+from api.tools.cache import SemanticCache
 from api.tools.corpus import Corpus
-from api.tools.embeddings import Embedder
+from api.tools.embeddings import Embedder, Vectors
 from api.tools.reranker import Reranker
 from api.tools.vector_store import NO_FILTERS, Hit, SearchFilters, VectorStore
 
@@ -47,6 +47,8 @@ class RetrievalResult:
     cache_hits: dict[str, int] = field(default_factory=dict)
     expansion: list[str] = field(default_factory=list)
     """Terms query expansion added to the BM25 query, if it ran."""
+    cache_similarity: float = 0.0
+    """For a result served from the cache: 1.0 for the same text, else the cosine of the two queries."""
 
 
 def reciprocal_rank_fusion(
@@ -95,13 +97,29 @@ class HybridRetriever:
         self.reranker = reranker
         self.rerank_candidates = rerank_candidates
         self._masks: dict[SearchFilters, Mask] = {}
-        # Query -> results, keyed with everything that changes them; the corpus version is part of the key, so a
-        # re-ingested corpus (a new Corpus, a new version) never sees another's entries.
-        self.cache: TTLCache[RetrievalResult] = TTLCache(cfg.cache_ttl_s, cfg.cache_entries)
+        # Query -> results, found by the normalised text or by a query embedding close enough to a cached one,
+        # within a group that holds everything else that changes results; the corpus version is part of the group,
+        # so a re-ingested corpus (a new Corpus, a new version) never sees another's entries.
+        self.cache: SemanticCache[RetrievalResult] = SemanticCache(
+            cfg.cache_ttl_s, cfg.cache_entries, cfg.cache_similarity
+        )
 
-    async def _dense(self, query: str, filters: SearchFilters) -> list[Hit]:
-        vector = await self.embedder.embed_query(query)
+    async def _dense(self, query: str, filters: SearchFilters, vector: Vectors | None = None) -> list[Hit]:
+        if vector is None:
+            vector = await self.embedder.embed_query(query)
         return await self.vectors.search(vector, self.cfg.candidates, filters)
+
+    async def _embed(self, query: str, result: RetrievalResult) -> Vectors | None:
+        """The query's embedding, computed once for the cache lookup and the dense search; None if it fails (the
+        dense search then tries again and reports the failure as its own)."""
+        start = time.perf_counter()
+        try:
+            return await asyncio.wait_for(self.embedder.embed_query(query), self.cfg.timeout_s)
+        except (GwetaError, TimeoutError) as exc:
+            log.warning("query embedding failed: %r", exc)
+            return None
+        finally:
+            result.timings["embed_query"] = _ms(start)
 
     def _mask(self, filters: SearchFilters) -> Mask | None:
         """Which lexical-index entries the filters admit (cached per filter set; the corpus does not change)."""
@@ -136,11 +154,17 @@ class HybridRetriever:
         return await self.lexical.search(expanded, self.cfg.candidates, self._mask(filters))
 
     async def _search(
-        self, query: str, mode: Mode, filters: SearchFilters, result: RetrievalResult, expand: bool = False
+        self,
+        query: str,
+        mode: Mode,
+        filters: SearchFilters,
+        result: RetrievalResult,
+        expand: bool = False,
+        vector: Vectors | None = None,
     ) -> dict[str, list[Hit]]:
         sources: dict[str, Awaitable[list[Hit]]] = {}
         if mode in ("hybrid", "dense"):
-            sources["dense"] = self._dense(query, filters)
+            sources["dense"] = self._dense(query, filters, vector)
         if mode in ("hybrid", "bm25"):
             sources["bm25"] = self._lexical(query, filters, expand, result)
         outcomes = await asyncio.gather(
@@ -190,16 +214,27 @@ class HybridRetriever:
         expand: bool = False,
     ) -> RetrievalResult:
         start_all = time.perf_counter()
-        key = (normalize_query(query), top_k or self.cfg.top_k, mode, rerank, filters, expand, self.corpus.version)
-        if self.cfg.cache_ttl_s > 0 and (cached := self.cache.get(key)) is not None:
+        group = (top_k or self.cfg.top_k, mode, rerank, filters, expand, self.corpus.version)
+        text = normalize_query(query)
+        caching = self.cfg.cache_ttl_s > 0
+
+        def from_cache(cached: RetrievalResult, similarity: float) -> RetrievalResult:
+            timings = {**result.timings, "cache": _ms(start_all)}
             return RetrievalResult(
-                hits=list(cached.hits), warnings=[], timings={"cache": _ms(start_all)}, stages=cached.stages,
+                hits=list(cached.hits), warnings=[], timings=timings, stages=cached.stages,
                 cache_hits={**cached.cache_hits, "retrieval": 1}, expansion=cached.expansion,
+                cache_similarity=similarity,
             )  # fmt: skip
+
         result = RetrievalResult(hits=[])
+        if caching and (cached := self.cache.get(group, text)) is not None:
+            return from_cache(cached, 1.0)
         if not len(self.corpus):
             return result
-        rankings = await self._search(query, mode, filters, result, expand)
+        vector = await self._embed(query, result) if mode in ("hybrid", "dense") else None
+        if caching and vector is not None and (similar := self.cache.get_similar(group, vector)) is not None:
+            return from_cache(*similar)
+        rankings = await self._search(query, mode, filters, result, expand, vector)
         if not rankings:
             result.warnings.append(("retrieval_unavailable", "no search backend answered"))
             return result
@@ -216,6 +251,6 @@ class HybridRetriever:
             fused = await self._rerank(query, fused, result)
         result.hits = fused[: top_k or self.cfg.top_k]
         result.cache_hits.setdefault("retrieval", 0)
-        if not result.warnings and self.cfg.cache_ttl_s > 0:  # a degraded result is not worth keeping
-            self.cache.put(key, result)
+        if not result.warnings and caching:  # a degraded result is not worth keeping
+            self.cache.put(group, text, vector, result)
         return result
