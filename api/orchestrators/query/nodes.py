@@ -7,6 +7,7 @@ import asyncio
 import logging
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,10 +32,11 @@ from api.tools.vector_store import Hit, SearchFilters
 
 from .screening import MULTI_HOP, SUSPICIOUS, follow_up_query, is_unsure, screen
 from .screening import classify_intent as classify_intent_of
-from .state import HitRef, QueryState, RouteDecided, Step, Turn
+from .state import HitRef, LLMCall, QueryState, RouteDecided, Step, Turn
 
 log = logging.getLogger(__name__)
 HISTORY_TURNS = 3
+HYDE_TOKENS = 120  # a hypothetical passage longer than this is cut: it only has to land near the real provision
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +52,7 @@ class QueryDeps:
     memory: QaMemory
 
 
-def _calls_left(complexity: str, calls: list[dict[str, Any]], deps: QueryDeps) -> int:
+def _calls_left(complexity: str, calls: list[LLMCall], deps: QueryDeps) -> int:
     if deps.llm is None:
         return 0
     cfg = deps.settings.llm
@@ -64,15 +66,15 @@ def _llm_calls_left(state: QueryState, deps: QueryDeps) -> int:
 
 async def _ask(
     state: QueryState, deps: QueryDeps, skill: str, timeout_s: float | None = None, **values: str
-) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+) -> tuple[dict[str, Any] | None, list[LLMCall]]:
     """One structured LLM call within the question's budget, always leaving one call for the answer itself: its
     JSON (None on any failure or when the budget is spent) and the updated call log."""
     if _llm_calls_left(state, deps) <= 1 or deps.llm is None:
         return None, state.llm
     cfg = deps.settings.llm
     call = await ask_json(deps.llm, deps.skills[skill], timeout_s or cfg.call_timeout_s, cfg.call_attempts, values)
-    record = {"skill": call.skill, "ms": call.ms, "input_tokens": call.input_tokens,
-              "output_tokens": call.output_tokens, "attempts": call.attempts, "outcome": call.outcome}  # fmt: skip
+    record = LLMCall(skill=call.skill, ms=call.ms, input_tokens=call.input_tokens, output_tokens=call.output_tokens,
+                     attempts=call.attempts, outcome=call.outcome)  # fmt: skip
     return call.result, [*state.llm, record]
 
 
@@ -230,6 +232,14 @@ async def recall(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, An
     return {**update, "cached": True, "verified": True, "timings": {**state.timings, "recall": _ms(start)}}
 
 
+def _clip(text: str, limit: int, count_tokens: Callable[[str], int]) -> str:
+    """At most ``limit`` tokens of ``text``, cut at a word."""
+    words = text.split()
+    while len(words) > 1 and count_tokens(" ".join(words)) > limit:
+        words = words[: max(1, int(len(words) * 0.9))]
+    return " ".join(words)
+
+
 def split_question(question: str) -> list[str]:
     """Deterministic plan for a question with several parts: one step per part joined by 'and what/how/…'."""
     parts = re.split(r"\s*(?:,\s*)?\b(?:and|or)\s+(?=(?:what|how|when|whether|who|which)\b)", question, flags=re.I)
@@ -271,7 +281,7 @@ async def research(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, 
     query = state.pending[0] if state.pending else state.query or state.question
     filters = _scope(state, deps)
     calls = state.llm
-    expansion: asyncio.Task[tuple[dict[str, Any] | None, list[dict[str, Any]]]] | None = None
+    expansion: asyncio.Task[tuple[dict[str, Any] | None, list[LLMCall]]] | None = None
     # The corrective step after a failed verification searches plainly: its one model call is the new answer.
     guided = deps.llm is not None and not state.corrected
     if guided and not state.rewrites:
@@ -287,10 +297,12 @@ async def research(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, 
     if expansion is not None:
         expanded, calls = await expansion
         extra_queries = [str(q) for q in (expanded or {}).get("queries", []) if str(q).strip()][:3]
-        passages = [str(p) for p in (expanded or {}).get("passages", []) if str(p).strip()][:5]
+        count = deps.retriever.embedder.count_tokens
+        passages = [_clip(str(p), HYDE_TOKENS, count) for p in (expanded or {}).get("passages", []) if str(p).strip()]
+        passages = passages[:5]
         results += await asyncio.gather(
             *(deps.retriever.retrieve(q, filters=filters) for q in extra_queries),
-            *(deps.retriever.retrieve(" ".join(p.split()[:120]), mode="dense", filters=filters) for p in passages),
+            *(deps.retriever.retrieve(p, mode="dense", filters=filters) for p in passages),
         )
     for result in results:
         for code, message in result.warnings:
@@ -379,20 +391,20 @@ async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str
         tracker.available = {c.index: c for c in source_citations(bundle)}
         stages["bundle"] = bundle.ms
         call_start = time.perf_counter()
-        record: dict[str, Any] = {"skill": "synthesize", "attempts": 1, "outcome": "ok"}
+        outcome = "ok"
         try:
             usage = await stream_llm_answer(
                 deps.llm, deps.skills["synthesize"], state.query or state.question, _history(state.turns), tracker
             )
         except UpstreamLLMError as exc:
-            record["outcome"] = "error"
+            outcome = "error"
             warnings.append(_warn(runtime, "llm_unavailable", f"{exc.message}; answering with direct quotes instead"))
             if tracker.text:
                 tracker.feed("\n\n")
-        record.update(ms=_ms(call_start), input_tokens=usage.get("input_tokens", 0),
-                      output_tokens=usage.get("output_tokens", 0))  # fmt: skip
+        record = LLMCall(skill="synthesize", ms=_ms(call_start), input_tokens=usage.get("input_tokens", 0),
+                         output_tokens=usage.get("output_tokens", 0), attempts=1, outcome=outcome)  # fmt: skip
         calls = [*calls, record]
-        if record["outcome"] == "ok":
+        if outcome == "ok":
             if not tracker.used and not is_abstention(tracker.text):
                 warnings.append(_warn(runtime, "uncited_answer", "the model's answer cites no source; check it"))
             update = _finish(state, tracker, is_abstention(tracker.text), warnings, usage, _ms(start), stages, False)

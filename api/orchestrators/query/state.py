@@ -25,6 +25,18 @@ class HitRef(TypedDict):
     ranks: dict[str, int]
 
 
+class LLMCall(TypedDict):
+    """One call to the model: which skill, how long, its tokens, tries, and how it ended."""
+
+    skill: str
+    ms: float
+    input_tokens: int
+    output_tokens: int
+    attempts: int
+    outcome: str
+    """ok, timeout, error or unparsable."""
+
+
 class Step(TypedDict):
     """One research step: the query searched (after any rewrite), what it added, and the grade."""
 
@@ -89,7 +101,7 @@ class QueryState:
     """True once the corrective research step after a failed verification has run."""
     cached: bool = False
     """True when the answer came from QA memory."""
-    llm: list[dict[str, Any]] = field(default_factory=list)
+    llm: list[LLMCall] = field(default_factory=list)
     """One record per LLM call: skill, ms, tokens, attempts, outcome."""
     turns: Annotated[list[Turn], operator.add] = field(default_factory=list)
     """Earlier questions and answers of this session; grows by one per turn."""
