@@ -16,18 +16,10 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from report import publish
+from report import publish, shared_questions
 
 from api.settings import BM25Settings
 from api.tools.bm25 import BACKENDS, BM25_KEY
-
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
-
-
-def queries() -> list[str]:
-    texts = [json.loads(line)["question"] for line in (SHARED / "zim_qa/questions.jsonl").read_text().splitlines()]
-    obliqa = (SHARED / "obliqa/questions.jsonl").read_text().splitlines()[:165]
-    return texts + [json.loads(line)["question"] for line in obliqa]
 
 
 def synthetic(tokens: list[list[str]], size: int, seed: int = 7) -> list[list[str]]:
@@ -64,7 +56,7 @@ def main() -> int:
     args = parser.parse_args()
     artifact = json.loads((args.data_dir / "objects" / BM25_KEY).read_text())
     ids, tokens = artifact["chunk_ids"], artifact["tokens"]
-    qs = queries()
+    qs = shared_questions(165)
     corpora = {f"ingested ({len(ids)} chunks)": (ids, tokens)}
     if args.synthetic:
         fake = synthetic(tokens, args.synthetic)

@@ -17,18 +17,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from report import percentile, publish
+from report import percentile, publish, shared_questions
 
 from api.settings import BM25Settings
 from api.tools.bm25 import BM25_KEY, Bm25sIndex, tokenize
-
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
-
-
-def queries() -> list[str]:
-    texts = [json.loads(line)["question"] for line in (SHARED / "zim_qa/questions.jsonl").read_text().splitlines()]
-    obliqa = (SHARED / "obliqa/questions.jsonl").read_text().splitlines()[:165]
-    return texts + [json.loads(line)["question"] for line in obliqa]
 
 
 def rss_mib() -> float:
@@ -47,7 +39,7 @@ def main() -> int:
     ids, tokens = artifact["chunk_ids"], artifact["tokens"]
     if args.limit:
         ids, tokens = ids[: args.limit], tokens[: args.limit]
-    qs = queries()
+    qs = shared_questions(165)
 
     start = time.perf_counter()
     index = Bm25sIndex(ids, tokens, BM25Settings())

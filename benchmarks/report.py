@@ -1,12 +1,23 @@
-"""What every benchmark script shares: a percentile and printing (and optionally saving) its Markdown report.
+"""What every benchmark script shares: the shared data, the question load, a percentile, and printing (and
+optionally saving) its Markdown report.
 
 The scripts run as ``python benchmarks/NAME.py``, which puts this folder on the import path.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def shared_questions(obliqa: int) -> list[str]:
+    """The zim_qa questions and the first ``obliqa`` ObliQA ones: the query load every benchmark uses."""
+    zim = [json.loads(line)["question"] for line in (SHARED / "zim_qa/questions.jsonl").read_text().splitlines()]
+    lines = (SHARED / "obliqa/questions.jsonl").read_text().splitlines()[:obliqa]
+    return zim + [json.loads(line)["question"] for line in lines]
 
 
 def percentile(values: Sequence[float], q: float) -> float:

@@ -22,21 +22,13 @@ import time
 from pathlib import Path
 
 import numpy as np
-from report import percentile, publish
+from report import percentile, publish, shared_questions
 
 from api.schemas.documents import Chunk
 from api.services import open_services
 from api.settings import RetrievalSettings, Settings
 from api.tools.bm25 import BM25_KEY, Bm25sIndex
 from api.tools.vector_store import MilvusVectorStore
-
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
-
-
-def questions() -> list[str]:
-    zim = [json.loads(line)["question"] for line in (SHARED / "zim_qa/questions.jsonl").read_text().splitlines()]
-    obliqa = (SHARED / "obliqa/questions.jsonl").read_text().splitlines()[:65]
-    return zim + [json.loads(line)["question"] for line in obliqa]
 
 
 async def real(data_dir: Path, qs: list[str]) -> tuple[dict[str, list[float]], int, list[np.ndarray]]:
@@ -116,7 +108,7 @@ def main() -> int:
     parser.add_argument("--synthetic", type=int, default=100_000)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    qs = questions()
+    qs = shared_questions(65)
     stages, chunks, vectors = asyncio.run(real(args.data_dir, qs))
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     lines = ["# Retrieval latency", "",

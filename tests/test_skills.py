@@ -17,7 +17,8 @@ def test_every_skill_renders_with_its_declared_variables() -> None:
         rendered = system + user
         for name in skill.variables:
             assert f"<{name}-value>" in rendered
-        assert not re.search(r"\{\w+\}", rendered)  # no placeholder left unfilled (JSON examples stay)
+        # A doubled-brace typo ({{question}}) would render as a literal "{question}": the model would see no question.
+        assert not re.search(r"\{\w+\}", rendered)
 
 
 def test_rendering_with_a_missing_variable_is_refused() -> None:
