@@ -91,7 +91,7 @@ class QueryOrchestrator:
         fresh_turn = {
             "question": request.q, "query": "", "injection": False, "filters": request.filters(), "route": "",
             "route_reason": "", "hits": [], "searched": 0, "answer": "", "citations": [], "abstained": False,
-            "verified": True, "verification": {}, "warnings": [], "timings": {}, "usage": {}, "tenant": caller.tenant,
+            "verified": True, "verification": {}, "warnings": [], "timings": {}, "tenant": caller.tenant,
             "complexity": "simple", "pending": [], "steps": [], "rewrites": 0, "retry": False, "corrected": False,
             "cached": False, "llm": [], "relevant_sections": [],
         }  # fmt: skip

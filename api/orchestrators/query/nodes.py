@@ -197,7 +197,7 @@ async def respond(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, A
     """Answer without retrieval: a blocked message, a greeting, a request to clarify, or out of scope."""
     tracker = CitationTracker([], runtime.stream_writer)
     stream_words(_reply(state, runtime.context), tracker)
-    return _finish(state, tracker, True, state.warnings, {}, 0.0)
+    return _finish(state, tracker, True, state.warnings, 0.0)
 
 
 def _scope(state: QueryState, deps: QueryDeps) -> SearchFilters:
@@ -228,7 +228,7 @@ async def recall(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, An
     stream_words(found.answer, tracker)
     warnings = [*state.warnings, _warn(runtime, "cached_answer", f"answered from memory: a verified answer to "
                                        f"{found.question!r} (similarity {found.similarity:.2f})")]  # fmt: skip
-    update = _finish(state, tracker, False, warnings, {}, 0.0)
+    update = _finish(state, tracker, False, warnings, 0.0)
     return {**update, "cached": True, "verified": True, "timings": {**state.timings, "recall": _ms(start)}}
 
 
@@ -407,10 +407,10 @@ async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str
         if outcome == "ok":
             if not tracker.used and not is_abstention(tracker.text):
                 warnings.append(_warn(runtime, "uncited_answer", "the model's answer cites no source; check it"))
-            update = _finish(state, tracker, is_abstention(tracker.text), warnings, usage, _ms(start), stages, False)
+            update = _finish(state, tracker, is_abstention(tracker.text), warnings, _ms(start), stages, False)
             return {**update, "llm": calls}
     await _quote_answer(deps, state, hits, tracker)
-    update = _finish(state, tracker, not tracker.used, warnings, usage, _ms(start), stages, False)
+    update = _finish(state, tracker, not tracker.used, warnings, _ms(start), stages, False)
     return {**update, "llm": calls}
 
 
@@ -442,7 +442,6 @@ def _finish(
     tracker: CitationTracker,
     abstained: bool,
     warnings: list[tuple[str, str]],
-    usage: dict[str, int],
     elapsed: float,
     stages: dict[str, float] | None = None,
     record_turn: bool = True,
@@ -452,7 +451,6 @@ def _finish(
         "citations": [c.model_dump() for c in tracker.used],
         "abstained": abstained,
         "warnings": warnings,
-        "usage": usage,
         "timings": {**state.timings, **(stages or {}), "synthesize": elapsed},
     }
     if record_turn:
@@ -521,4 +519,4 @@ async def remember(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, 
 async def abstain(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, Any]:
     tracker = CitationTracker([], runtime.stream_writer)
     stream_words(abstention(state.query or state.question, state.searched), tracker)
-    return _finish(state, tracker, True, state.warnings, {}, 0.0)
+    return _finish(state, tracker, True, state.warnings, 0.0)

@@ -83,8 +83,6 @@ class QueryState:
     """(code, message) pairs already sent to the client as warning events."""
     timings: dict[str, float] = field(default_factory=dict)
     """Milliseconds per stage."""
-    usage: dict[str, int] = field(default_factory=dict)
-    """LLM calls and tokens."""
     complexity: str = "simple"
     """simple (one search) or multi_hop (planned steps, replanned from the evidence)."""
     pending: list[str] = field(default_factory=list)
