@@ -9,11 +9,12 @@ token budget is spent; each carries the citation label the prompt shows for it.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from api.schemas.documents import Chunk
+from api.schemas.documents import Chunk, Section
 from api.tools.corpus import Corpus
 from api.tools.retrieval import Retrieved
 
@@ -87,14 +88,23 @@ class ContextBundler:
     async def bundle(self, hits: Sequence[Retrieved]) -> ContextBundle:
         start = time.perf_counter()
         fetched_before = self.corpus.fetches
-        result = ContextBundle(budget=self.budget_tokens)
         groups: dict[str, list[Retrieved]] = {}
         for hit in hits:
             groups.setdefault(hit.chunk.section_id, []).append(hit)
+        parents: dict[str, Section | None] = {}
         for section_id, group in groups.items():
-            best = group[0]
-            document = await self.corpus.document(best.chunk.doc_key)
-            section = document.section(section_id) if document else None
+            document = await self.corpus.document(group[0].chunk.doc_key)
+            parents[section_id] = document.section(section_id) if document else None
+        # Counting tokens of whole provisions is model-tokenizer work: off the event loop.
+        result = await asyncio.to_thread(self._assemble, groups, parents)
+        result.fetches = self.corpus.fetches - fetched_before
+        result.ms = round((time.perf_counter() - start) * 1000, 2)
+        return result
+
+    def _assemble(self, groups: dict[str, list[Retrieved]], parents: dict[str, Section | None]) -> ContextBundle:
+        result = ContextBundle(budget=self.budget_tokens)
+        for section_id, group in groups.items():
+            best, section = group[0], parents[section_id]
             if section is None:  # the parent is gone: the chunks still say what they say
                 text, ids, whole = (
                     "\n…\n".join(h.chunk.text for h in group),
@@ -113,8 +123,6 @@ class ContextBundler:
                 continue
             result.pieces.append(ContextPiece(len(result.pieces) + 1, best.chunk, text, ids, whole, tokens, best.score))
             result.tokens += tokens
-        result.fetches = self.corpus.fetches - fetched_before
-        result.ms = round((time.perf_counter() - start) * 1000, 2)
         return result
 
     def _section_chunk_ids(self, section_id: str) -> list[str]:
