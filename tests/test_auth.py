@@ -100,3 +100,17 @@ async def test_a_tenant_reads_its_own_documents_and_no_one_elses(secured: LiveSe
 def test_auth_on_needs_a_key() -> None:
     with pytest.raises(ValueError, match="auth.enabled needs"):
         Settings(auth=AuthSettings(enabled=True))
+
+
+async def test_two_callers_never_share_a_session(secured: LiveServer) -> None:
+    async def ask(bearer: str, question: str) -> dict[str, Any]:
+        async with httpx.AsyncClient(base_url=secured.url, timeout=60) as client:
+            params = {"q": question, "session_id": "shared-name", "access_token": bearer}
+            events = await collect(client, "GET", "/api/v1/query/stream", params=params)
+        return events[-1].json()  # type: ignore[no-any-return]
+
+    alice, bob = token("alice"), token("bob")
+    await ask(alice, "How much deposit can a landlord ask for?")
+    follow_up = "And when must it be given back?"
+    assert "fourteen days" in (await ask(alice, follow_up))["answer"]  # her earlier turn gives "it" its meaning
+    assert "fourteen days" not in (await ask(bob, follow_up))["answer"]  # the same session id is not her session
