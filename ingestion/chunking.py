@@ -29,10 +29,11 @@ _SPLITS = (
 
 def _spans(
     text: str, start: int, end: int, level: int, max_tokens: int, count: TokenCounter
-) -> Iterator[tuple[int, int]]:
-    """Yield (start, end) spans covering text[start:end], each within max_tokens where the text allows."""
-    if count(text[start:end]) <= max_tokens or level == len(_SPLITS):
-        yield start, end
+) -> Iterator[tuple[int, int, int]]:
+    """Yield (start, end, tokens) spans covering text[start:end], each within max_tokens where the text allows."""
+    tokens = count(text[start:end])
+    if tokens <= max_tokens or level == len(_SPLITS):
+        yield start, end, tokens
         return
     cuts = [m.end() for m in _SPLITS[level].finditer(text, start, end)]
     bounds = [start, *[c for c in cuts if start < c < end], end]
@@ -41,18 +42,23 @@ def _spans(
 
 
 def split_section(section: Section, max_tokens: int, count: TokenCounter) -> list[str]:
-    """Pack the section's units greedily into verbatim slices of at most ``max_tokens`` tokens where possible."""
+    """Pack the section's units greedily into verbatim slices of at most ``max_tokens`` tokens where possible.
+
+    Units meet at whitespace, and word-piece tokenizers split there first, so a run of units has the sum of their
+    token counts: each unit is counted once (counting every growing prefix made chunking quadratic in a section).
+    """
     text = section.text
     pieces: list[str] = []
     chunk_start: int | None = None
-    chunk_end = 0
-    for a, b in _spans(text, 0, len(text), 0, max_tokens, count):
-        if chunk_start is not None and count(text[chunk_start:b]) > max_tokens:
+    chunk_end = chunk_tokens = 0
+    for a, b, tokens in _spans(text, 0, len(text), 0, max_tokens, count):
+        if chunk_start is not None and chunk_tokens + tokens > max_tokens:
             pieces.append(text[chunk_start:chunk_end])
-            chunk_start = a
+            chunk_start, chunk_tokens = a, 0
         elif chunk_start is None:
             chunk_start = a
         chunk_end = b
+        chunk_tokens += tokens
     if chunk_start is not None:
         pieces.append(text[chunk_start:chunk_end])
     return [p.strip() for p in pieces if p.strip()]
