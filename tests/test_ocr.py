@@ -59,6 +59,10 @@ def test_a_garbled_text_layer_is_read_again(shared_data: Path) -> None:
     layer, _, _ = clean_pages([pdf[i].get_textpage().get_text_range() for i in range(len(pdf))])
     pdf.close()
     layer_text = " ".join(line.text for line in layer)
+    # The gazette numbers its sections without full stops ("1 Short title"); the OCR reading keeps them.
+    s1, s3 = doc.section("Appropriation_Act_2017#s1"), doc.section("Appropriation_Act_2017#s3")
+    assert s1 is not None and s1.heading == "Short title" and "may be cited as the Appropriation Act" in s1.text
+    assert s3 is not None and s3.heading.startswith("Consolidated Revenue Fund charged")
     phrase = "Estimates of Expenditure for the year ending on the 31st December, 2017"
     assert phrase in text and phrase not in layer_text  # the text layer reads "3lst December,2017"
     assert debris_share(layer) > 0.01  # what made it look garbled

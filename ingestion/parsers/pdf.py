@@ -15,9 +15,9 @@ from pathlib import Path
 from api.errors import IngestionError
 from api.schemas.documents import Document
 from ingestion.parsers import ParseOptions, content_hash, register
-from ingestion.parsers.structure import SECTION_LINE, Line, build_document
+from ingestion.parsers.structure import SECTION_LINE, Line, build_document, gazette_heading
 
-PARSER_VERSION = "pdf-2"
+PARSER_VERSION = "pdf-3"
 EDGE_LINES = 3  # lines at the top and bottom of a page where headers and footers live
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?(?:\d{1,4}|[ivxlc]{1,6})(?:\s+of\s+\d+)?$", re.I)
 _TOC = re.compile(r"\.{4,}\s*\d+\s*$")
@@ -64,8 +64,9 @@ def page_text(extracted: str) -> str:
     return re.sub(r"\ufffe\r?\n?", "", text).replace("\u00ad", "").replace("\r", "")
 
 
-def clean_pages(pages: list[str]) -> tuple[list[Line], dict[str, str], list[str]]:
-    """Return logical lines with page numbers, cover metadata, and warnings."""
+def clean_pages(pages: list[str], gazette: bool = False) -> tuple[list[Line], dict[str, str], list[str]]:
+    """Return logical lines with page numbers, cover metadata, and warnings; with ``gazette``, an undotted
+    section heading ("1 Short title") stays a line of its own, as its body starts the next."""
     meta: dict[str, str] = {}
     pages = [page_text(p) for p in pages]
     # Each non-blank line, stripped, with where it sits in its page's text: the map back to the source.
@@ -100,6 +101,7 @@ def clean_pages(pages: list[str]) -> tuple[list[Line], dict[str, str], list[str]
     threshold = max(3, len(pages) * 0.3)
     boilerplate = {shape for shape, n in edge_shapes.items() if n >= threshold}
     logical: list[Line] = []
+    after_heading = False
     for number, lines in enumerate(page_lines, start=1):
         for index, line in enumerate(lines):
             at_edge = index < EDGE_LINES or index >= len(lines) - EDGE_LINES
@@ -109,8 +111,10 @@ def clean_pages(pages: list[str]) -> tuple[list[Line], dict[str, str], list[str]
                 continue
             previous = logical[-1].text if logical else ""
             start, end = page_spans[number - 1][index]
-            if not previous or SECTION_LINE.match(line) or _STARTS_UNIT.match(line):
+            heading = gazette and gazette_heading(line) is not None
+            if not previous or after_heading or heading or SECTION_LINE.match(line) or _STARTS_UNIT.match(line):
                 logical.append(Line(line, number, start, end, number))
+                after_heading = heading
                 continue
             if re.search(r"[a-z]-$", previous) and line[:1].islower():
                 logical[-1].text = previous[:-1] + line  # a word hyphenated across the line break
@@ -134,11 +138,13 @@ def parse_pdf(path: Path, data: bytes, options: ParseOptions) -> list[Document]:
     no_text = sum(len(p.strip()) for p in pages) < 20 * max(1, len(pages))
     lines, meta, warnings = clean_pages(pages)
     garbled = debris_share(lines) > OCR_DEBRIS_SHARE
+    read_by_ocr = False
     if (no_text or garbled) and options.ocr is not None:
         ocr_pages = options.ocr.read_pages(path, data)
-        ocr_lines, ocr_meta, ocr_warnings = clean_pages(ocr_pages)
+        ocr_lines, ocr_meta, ocr_warnings = clean_pages(ocr_pages, gazette=True)
         # Keep the OCR reading unless it is worse than the text layer it replaces.
-        if no_text or debris_share(ocr_lines) < debris_share(lines):
+        read_by_ocr = no_text or debris_share(ocr_lines) < debris_share(lines)
+        if read_by_ocr:
             why = "no text layer" if no_text else "the text layer was garbled OCR"
             pages, lines, meta = ocr_pages, ocr_lines, ocr_meta
             warnings = [f"{why}: OCR used ({options.ocr.name})", *ocr_warnings]
@@ -159,5 +165,6 @@ def parse_pdf(path: Path, data: bytes, options: ParseOptions) -> list[Document]:
         pages=len(pages),
         warnings=warnings,
         unit="p" if judgment else "s",
+        gazette=read_by_ocr,
     )
     return [document]

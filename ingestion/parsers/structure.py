@@ -25,6 +25,16 @@ _PLAIN_PART = re.compile(
 )
 _CHAPTER = re.compile(r"^\[?(Chapter\s+\d+:\d+)\s*\]?$")
 SECTION_LINE = re.compile(r"^(\d{1,4}[A-Z]{0,3})\.\s+(\S.*)$")
+# Government Gazette prints set a section's number and heading without a full stop on a line of their own
+# ("3 Consolidated Revenue Fund charged"). Only used for text read by OCR, where no other numbering is trusted.
+GAZETTE_HEADING = re.compile(r"^(\d{1,3}[A-Z]?)\s+([A-Z][a-z][\w ,'’()/$-]{1,90}[\w)])$")
+GAZETTE_WORDS = 12
+
+
+def gazette_heading(text: str) -> re.Match[str] | None:
+    return GAZETTE_HEADING.match(text) if len(text.split()) <= GAZETTE_WORDS else None
+
+
 _BODY_START = re.compile(r"\s(?:\(1\)|\(a\)|In this (?:Act|Part)\b|This Act\b|Subject to\b)")
 _NOTE = re.compile(r"\[(?:[^\[\]]*\b(?:substituted|amended|inserted|repealed|added)\b[^\[\]]*)\]", re.I)
 
@@ -141,8 +151,10 @@ def build_document(
     pages: int = 0,
     warnings: list[str] | None = None,
     unit: str = "s",
+    gazette: bool = False,
 ) -> Document:
-    """Build the document; ``unit`` prefixes numbered provisions' ids: "s" (sections) or "p" (paragraphs)."""
+    """Build the document; ``unit`` prefixes numbered provisions' ids: "s" (sections) or "p" (paragraphs);
+    ``gazette`` also takes undotted gazette-style section headings ("1 Short title")."""
     parts: list[tuple[int, str]] = []
     raw: list[_Open] = []
     preamble: list[Line] = []
@@ -150,7 +162,7 @@ def build_document(
     for line in lines:
         stripped = line.text.strip()
         heading = _MD_HEADING.match(stripped)
-        section = SECTION_LINE.match(stripped)
+        section = SECTION_LINE.match(stripped) or (gazette_heading(stripped) if gazette else None)
         if heading and len(heading.group(1)) == 1 and (not title or heading.group(2) == title):
             title = heading.group(2)
         elif heading or _PLAIN_PART.match(stripped):
