@@ -8,7 +8,8 @@ COPY scripts ./scripts
 COPY api ./api
 COPY ingestion ./ingestion
 # Exactly the locked versions; torch as its CPU build (the PyPI build is CUDA and several GB larger).
-RUN python scripts/install.py --venv /opt/venv --groups main,ml,ocr \
+# tesseract itself is installed in the runtime stage below, not here.
+RUN python scripts/install.py --venv /opt/venv --groups main,ml,ocr --no-system-packages \
         --torch-index https://download.pytorch.org/whl/cpu
 
 FROM python:3.11-slim

@@ -9,7 +9,7 @@ The ``ocr`` group's Python wrapper drives the tesseract program, which comes fro
 group is picked and tesseract is missing, the script installs Debian's ``tesseract-ocr`` with apt-get (as root, or
 through sudo) and otherwise says what to install.
 
-Usage: python scripts/install.py [--venv .venv] [--groups main,ml,dev,ocr] [--torch-index URL]
+Usage: python scripts/install.py [--venv .venv] [--groups main,ml,dev,ocr] [--torch-index URL] [--no-system-packages]
 """
 
 from __future__ import annotations
@@ -87,10 +87,13 @@ def main() -> int:
     parser.add_argument("--venv", default=str(ROOT / ".venv"))
     parser.add_argument("--groups", default="main,ml,dev,ocr")
     parser.add_argument("--torch-index", default="", help="index for the CPU torch build, e.g. the PyTorch CPU index")
+    parser.add_argument(
+        "--no-system-packages", action="store_true", help="leave system packages (tesseract-ocr) to the caller"
+    )
     args = parser.parse_args()
 
     groups = set(args.groups.split(","))
-    if "ocr" in groups:
+    if "ocr" in groups and not args.no_system_packages:
         ensure_tesseract()
     env_dir = Path(args.venv)
     py = env_dir / "bin" / "python"
