@@ -40,9 +40,6 @@ class TTLCache(Generic[V]):
         entry = self._data.get(key)
         return None if entry is None or entry[0] < time.monotonic() else entry[1]
 
-    def keys(self) -> list[Hashable]:
-        return list(self._data)
-
     def __len__(self) -> int:
         return len(self._data)
 
@@ -52,31 +49,43 @@ class SemanticCache(Generic[V]):
     vector's cosine to the query's reaches ``threshold``. LRU, and entries expire ``ttl_s`` after they are written.
 
     ``group`` carries everything besides the text that must match exactly (filters, options, corpus version).
+    The vectors are kept per group, so a lookup is one matrix product over that group's entries.
     """
 
     def __init__(self, ttl_s: float, max_entries: int, threshold: float) -> None:
         self.threshold = threshold
-        self._exact: TTLCache[tuple[Hashable, str, np.ndarray | None, V]] = TTLCache(ttl_s, max_entries)
+        self.max_entries = max_entries
+        self._values: TTLCache[V] = TTLCache(ttl_s, max_entries)
+        self._vectors: dict[Hashable, dict[str, np.ndarray]] = {}
 
     def get(self, group: Hashable, text: str) -> V | None:
-        entry = self._exact.get((group, text))
-        return None if entry is None else entry[3]
+        return self._values.get((group, text))
 
     def get_similar(self, group: Hashable, vector: np.ndarray) -> tuple[V, float] | None:
         """The most similar live entry of ``group`` at or above the threshold, with its similarity."""
-        best: tuple[V, float] | None = None
-        for key in list(self._exact.keys()):
-            entry = self._exact.peek(key)
-            if entry is None or entry[0] != group or entry[2] is None:
-                continue
-            similarity = float(entry[2] @ vector)
-            if similarity >= self.threshold and (best is None or similarity > best[1]):
-                best = (entry[3], similarity)
-        return best
+        vectors = self._vectors.get(group)
+        if not vectors:
+            return None
+        texts = list(vectors)
+        similarities = np.stack([vectors[t] for t in texts]) @ vector
+        for i in np.argsort(-similarities):
+            if similarities[i] < self.threshold:
+                break
+            value = self._values.get((group, texts[i]))
+            if value is not None:
+                return value, float(similarities[i])
+            del vectors[texts[i]]  # expired or evicted
+        return None
 
     def put(self, group: Hashable, text: str, vector: np.ndarray | None, value: V) -> None:
-        unit = None if vector is None else vector / (np.linalg.norm(vector) or 1.0)
-        self._exact.put((group, text), (group, text, unit, value))
+        self._values.put((group, text), value)
+        if vector is None:
+            return
+        vectors = self._vectors.setdefault(group, {})
+        vectors[text] = vector / (np.linalg.norm(vector) or 1.0)
+        if len(vectors) > self.max_entries:  # drop what the LRU has already let go
+            for stale in [t for t in vectors if self._values.peek((group, t)) is None]:
+                del vectors[stale]
 
     def __len__(self) -> int:
-        return len(self._exact)
+        return len(self._values)
