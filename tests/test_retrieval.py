@@ -1,11 +1,13 @@
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
+from api.errors import BackendError
 from api.services import Services, open_services
 from api.settings import RetrievalSettings, Settings
-from api.tools.retrieval import HybridRetriever, reciprocal_rank_fusion
+from api.tools.retrieval import Expansions, HybridRetriever, reciprocal_rank_fusion
 from api.tools.vector_store import Hit, MilvusVectorStore, SearchFilters
 
 
@@ -75,6 +77,42 @@ async def test_when_every_backend_times_out_retrieval_says_so(services: Services
     result = await slow.retrieve("deposit")
     codes = [code for code, _ in result.warnings]
     assert result.hits == [] and codes[-1] == "retrieval_unavailable" and "dense_unavailable" in codes
+
+
+async def test_retrieve_many_fuses_expansions_with_the_question_counting_double(services: Services) -> None:
+    retriever = services.orchestrator.deps.retriever
+    question = "Can my landlord switch off the electricity to force me out?"
+    phrasing = "cutting off water or power to evict a tenant"
+    passage = "A landlord shall not interrupt the supply of electricity to the premises."
+    alone = await retriever.retrieve_many(question)
+    assert alone.expansions == 0 and alone.hits == (await retriever.retrieve(question)).hits
+
+    async def expansions() -> Expansions:
+        await asyncio.sleep(0.01)  # arrives while the question's own search runs, as a model's answer would
+        return Expansions([phrasing], [passage])
+
+    result = await retriever.retrieve_many(question, expansions())
+    assert result.expansions == 2 and not result.warnings
+    assert result.hits[0].chunk.section_id == "sample/act/2024/3#s6"
+    searched = [await retriever.retrieve(question), await retriever.retrieve(phrasing),
+                await retriever.retrieve(passage, mode="dense")]  # fmt: skip
+    rankings = {f"q{i}": [Hit(h.chunk.chunk_id, h.score) for h in r.hits] for i, r in enumerate(searched)}
+    expected = reciprocal_rank_fusion(rankings, retriever.cfg.rrf_k, {"q0": 2.0})
+    assert [(h.chunk.chunk_id, h.score, dict(h.ranks)) for h in result.hits] == expected
+    assert len(result.hits) > retriever.cfg.top_k  # every fused chunk: the caller drops what it has and cuts
+
+
+async def test_retrieve_many_raises_when_no_backend_answers_and_cancels_the_expansions(services: Services) -> None:
+    retriever = services.orchestrator.deps.retriever
+    slow = HybridRetriever(
+        retriever.corpus, retriever.embedder, retriever.vectors, retriever.lexical, RetrievalSettings(timeout_s=1e-9)
+    )
+    with pytest.raises(BackendError, match="unavailable"):
+        await slow.retrieve_many("deposit")
+    never: asyncio.Future[Expansions] = asyncio.get_running_loop().create_future()  # a model that never answers
+    with pytest.raises(BackendError):
+        await slow.retrieve_many("deposit", never)
+    assert never.cancelled()
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "dense", "bm25"])

@@ -7,18 +7,22 @@ the answer abstains and says what was searched.
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from api.errors import GwetaError
 from api.schemas.events import Citation
 from api.tools.bm25 import tokenize
+from api.tools.embeddings import Embedder
 from api.tools.retrieval import Retrieved
 
-from .citations import make_citation, provision_label
+from .citations import CitationTracker, make_citation, provision_label, stream_words
 from .provisions import provision_at, provision_starts
 
+log = logging.getLogger(__name__)
 MAX_QUOTES = 3
 MAX_QUOTE_WORDS = 70
 MIN_UNIT_WORDS = 5
@@ -173,3 +177,26 @@ def abstention(question: str, searched: int) -> str:
         "I could not find an answer to this in the documents I have, so I will not guess. "
         f"I searched {searched} passages for: {looked_for}."
     )
+
+
+async def quote_answer(
+    embedder: Embedder, question: str, hits: Sequence[Retrieved], searched: int, tracker: CitationTracker
+) -> None:
+    """Stream the extractive answer (numbered after any citations already offered), or an abstention."""
+    candidates = candidate_units(hits)
+    similarity = await _similarity(embedder, question, [unit for _, _, unit in candidates])
+    text, citations = compose_extractive(question, candidates, similarity, start=len(tracker.available) + 1)
+    tracker.available.update({c.index: c for c in citations})
+    stream_words(text or abstention(question, searched), tracker)
+
+
+async def _similarity(embedder: Embedder, question: str, sentences: list[str]) -> list[float] | None:
+    """Cosine of each sentence to the question; None (lexical scoring only) if the embedder fails."""
+    if not sentences:
+        return []
+    try:
+        vectors = await embedder.embed_documents([question, *sentences])
+    except GwetaError as exc:
+        log.warning("sentence similarity unavailable: %s", exc.message)
+        return None
+    return [float(v) for v in vectors[1:] @ vectors[0]]

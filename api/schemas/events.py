@@ -10,6 +10,24 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+Route = Literal["rag_qa", "conversational", "clarify", "out_of_scope", "blocked"]
+"""The path a question takes: answered from the corpus, a greeting, a request to clarify, outside the corpus, or
+screened out as an attempt to change the assistant's rules."""
+WarningCode = Literal[
+    "prompt_injection",
+    "cached_answer",
+    "answer_revised",
+    "llm_unavailable",
+    "uncited_answer",
+    "unverified_quote",
+    "unsupported_statement",
+    "single_source",
+    "dense_unavailable",
+    "bm25_unavailable",
+    "rerank_unavailable",
+    "retrieval_unavailable",
+]
+
 
 class Citation(BaseModel):
     """A pointer from the answer to the exact provision it quotes."""
@@ -29,7 +47,7 @@ class MetaEvent(BaseModel):
     event: Literal["meta"] = "meta"
     trace_id: str
     session_id: str
-    route: str
+    route: Route | Literal["unknown"] = Field(description="'unknown' when the question failed before it was routed.")
     corpus_version: str
     budgets: dict[str, float | int]
 
@@ -46,7 +64,7 @@ class CitationEvent(BaseModel):
 
 class WarningEvent(BaseModel):
     event: Literal["warning"] = "warning"
-    code: str
+    code: WarningCode
     message: str
 
 

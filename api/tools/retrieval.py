@@ -15,8 +15,9 @@ from typing import Literal
 
 import numpy as np
 
-from api.errors import GwetaError
+from api.errors import BackendError, GwetaError
 from api.schemas.documents import Chunk
+from api.schemas.events import WarningCode
 from api.settings import RetrievalSettings
 from api.tools.bm25 import LexicalIndex, Mask
 from api.tools.cache import SemanticCache
@@ -40,7 +41,7 @@ class Retrieved:
 @dataclass(slots=True)
 class RetrievalResult:
     hits: list[Retrieved]
-    warnings: list[tuple[str, str]] = field(default_factory=list)
+    warnings: list[tuple[WarningCode, str]] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     stages: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
     """(chunk id, score) per stage: dense, bm25, fused, reranked."""
@@ -49,6 +50,17 @@ class RetrievalResult:
     """Terms query expansion added to the BM25 query, if it ran."""
     cache_similarity: float = 0.0
     """For a result served from the cache: 1.0 for the same text, else the cosine of the two queries."""
+    expansions: int = 0
+    """For ``retrieve_many``: how many alternative queries and hypothetical passages were searched and fused in."""
+
+
+@dataclass(frozen=True, slots=True)
+class Expansions:
+    """Other ways to find what a question asks: alternative phrasings (searched like the question) and hypothetical
+    passages (searched by meaning only, since they only have to land near the real provision)."""
+
+    queries: Sequence[str] = ()
+    passages: Sequence[str] = ()
 
 
 def reciprocal_rank_fusion(
@@ -177,7 +189,8 @@ class HybridRetriever:
                     raise outcome
                 kind = "timed out" if isinstance(outcome, TimeoutError) else "failed"
                 log.warning("%s retrieval %s: %r", name, kind, outcome)
-                result.warnings.append((f"{name}_unavailable", f"{name} search {kind}; results come from the rest"))
+                code: WarningCode = "dense_unavailable" if name == "dense" else "bm25_unavailable"
+                result.warnings.append((code, f"{name} search {kind}; results come from the rest"))
             else:
                 rankings[name] = outcome
                 result.stages[name] = [(h.chunk_id, h.score) for h in outcome]
@@ -254,3 +267,51 @@ class HybridRetriever:
         if not result.warnings and caching:  # a degraded result is not worth keeping
             self.cache.put(group, text, vector, result)
         return result
+
+    async def retrieve_many(
+        self, query: str, expansions: Awaitable[Expansions] | None = None, filters: SearchFilters = NO_FILTERS
+    ) -> RetrievalResult:
+        """Search ``query`` at once and, when ``expansions`` arrive (a model may still be writing them), each of
+        them too; fuse the rankings, the question's own counting double against any one expansion. Hits are every
+        fused chunk, best first (the question's own ``top_k`` when nothing expanded it); each backend's warning comes
+        once; timings are the question's own search.
+
+        Raises BackendError when no search backend answered; ``expansions`` is cancelled if the question's own
+        search fails.
+        """
+        pending = asyncio.ensure_future(expansions) if expansions is not None else None
+        try:
+            main = await self.retrieve(query, filters=filters)
+            _raise_if_unavailable(main)
+        except BaseException:
+            if pending is not None:
+                pending.cancel()
+            raise
+        results = [main]
+        if pending is not None:
+            more = await pending
+            results += await asyncio.gather(
+                *(self.retrieve(q, filters=filters) for q in more.queries),
+                *(self.retrieve(p, mode="dense", filters=filters) for p in more.passages),
+            )
+        warnings: list[tuple[WarningCode, str]] = []
+        for result in results:
+            _raise_if_unavailable(result)
+            for code, message in result.warnings:
+                if code not in {c for c, _ in warnings}:
+                    warnings.append((code, message))
+        if len(results) == 1:
+            hits = list(main.hits)
+        else:
+            rankings = {f"q{i}": [Hit(h.chunk.chunk_id, h.score) for h in r.hits] for i, r in enumerate(results)}
+            fused = reciprocal_rank_fusion(rankings, self.cfg.rrf_k, {"q0": 2.0})
+            hits = [Retrieved(self.corpus.chunks[cid], score, ranks) for cid, score, ranks in fused]
+        return RetrievalResult(
+            hits=hits, warnings=warnings, timings=main.timings, stages=main.stages, cache_hits=main.cache_hits,
+            expansion=main.expansion, cache_similarity=main.cache_similarity, expansions=len(results) - 1,
+        )  # fmt: skip
+
+
+def _raise_if_unavailable(result: RetrievalResult) -> None:
+    if any(code == "retrieval_unavailable" for code, _ in result.warnings):
+        raise BackendError("search is unavailable right now; please try again shortly")
