@@ -9,14 +9,14 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from api.errors import GwetaError, NotReadyError
 from api.observability import configure_logging
-from api.schemas.events import FinalEvent, TokenEvent, WarningEvent
+from api.schemas.events import ErrorEvent, FinalEvent, StreamEvent, TokenEvent, WarningEvent
 from api.schemas.query import QueryRequest
 from api.settings import IngestionSettings, Settings
 
@@ -137,7 +137,7 @@ def serve(
         raise typer.Exit(1) from None
 
 
-def _print_event(event: BaseModel, as_json: bool) -> None:
+def _print_event(event: StreamEvent, as_json: bool) -> None:
     if as_json:
         if isinstance(event, FinalEvent):
             out.print_json(event.model_dump_json())
@@ -181,8 +181,8 @@ def ask(
                 return 1
             failed = False
             async for event in services.orchestrator.stream(request):
-                if getattr(event, "event", "") == "error":
-                    err.print(f"[red]Error:[/red] {getattr(event, 'message', '')}")
+                if isinstance(event, ErrorEvent):
+                    err.print(f"[red]Error:[/red] {event.message}")
                     failed = True
                 _print_event(event, as_json)
             return 1 if failed else 0

@@ -12,8 +12,7 @@ import json
 import logging
 import re
 import time
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -25,17 +24,19 @@ _OBJECT = re.compile(r"\{.*\}", re.S)
 RETRY_STATUSES = (429, 500, 502, 503, 504)
 
 
-@dataclass(slots=True)
-class LLMCall:
-    """What one structured call cost and how it went, for ``final.usage`` and the trace."""
+LLMOutcome = Literal["ok", "timeout", "error", "unparsable"]
+
+
+class LLMCall(TypedDict):
+    """One call to the model (a structured call or the streamed answer): which skill, how long, its tokens, tries,
+    and how it ended. Plain data, so the graph's checkpoints and ``final.usage`` take it as it is."""
 
     skill: str
-    ms: float = 0.0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    attempts: int = 0
-    outcome: str = "ok"  # ok | timeout | error | unparsable
-    result: dict[str, Any] | None = field(default=None, repr=False)
+    ms: float
+    input_tokens: int
+    output_tokens: int
+    attempts: int
+    outcome: LLMOutcome
 
 
 def parse_object(text: str) -> dict[str, Any] | None:
@@ -57,43 +58,48 @@ def _status(exc: BaseException) -> int | None:
 
 async def ask_json(
     llm: BaseChatModel, skill: Skill, timeout_s: float, attempts: int, values: dict[str, str], backoff_s: float = 0.2
-) -> LLMCall:
-    """Render ``skill``, call the model (within ``timeout_s`` overall), and parse its JSON object.
+) -> tuple[dict[str, Any] | None, LLMCall]:
+    """Render ``skill``, call the model (within ``timeout_s`` overall), and parse its JSON object: the object (None
+    when the call failed, timed out or answered something else) and the call's record.
 
     Rate limits and server errors are retried with exponential backoff while time is left; a timeout is not retried.
     """
     system, user = skill.render(**values)
-    call = LLMCall(skill.name)
+    result: dict[str, Any] | None = None
+    outcome: LLMOutcome = "ok"
+    tries = input_tokens = output_tokens = 0
     start = time.perf_counter()
     deadline = start + timeout_s
     delay = backoff_s
-    while call.attempts < attempts:
-        call.attempts += 1
+    while tries < attempts:
+        tries += 1
         remaining = deadline - time.perf_counter()
         if remaining <= 0:
-            call.outcome = "timeout"
+            outcome = "timeout"
             break
         try:
             message = await asyncio.wait_for(llm.ainvoke([SystemMessage(system), HumanMessage(user)]), remaining)
         except TimeoutError:
-            call.outcome = "timeout"
+            outcome = "timeout"
             break
         except Exception as exc:  # the SDK raises many types; all mean this call failed
-            call.outcome = "error"
-            log.warning("%s call failed (attempt %d): %r", skill.name, call.attempts, exc)
+            outcome = "error"
+            log.warning("%s call failed (attempt %d): %r", skill.name, tries, exc)
             if _status(exc) in RETRY_STATUSES and time.perf_counter() + delay < deadline:
                 await asyncio.sleep(delay)
                 delay *= 2
                 continue
             break
         usage = getattr(message, "usage_metadata", None) or {}
-        call.input_tokens += int(usage.get("input_tokens", 0))
-        call.output_tokens += int(usage.get("output_tokens", 0))
+        input_tokens += int(usage.get("input_tokens", 0))
+        output_tokens += int(usage.get("output_tokens", 0))
         content = message.content if isinstance(message.content, str) else ""
-        call.result = parse_object(content)
-        call.outcome = "ok" if call.result is not None else "unparsable"
+        result = parse_object(content)
+        outcome = "ok" if result is not None else "unparsable"
         break
-    call.ms = round((time.perf_counter() - start) * 1000, 2)
-    if call.outcome != "ok":
-        log.warning("%s call %s after %.0f ms", skill.name, call.outcome, call.ms)
-    return call
+    ms = round((time.perf_counter() - start) * 1000, 2)
+    if outcome != "ok":
+        log.warning("%s call %s after %.0f ms", skill.name, outcome, ms)
+    call = LLMCall(skill=skill.name, ms=ms, input_tokens=input_tokens, output_tokens=output_tokens, attempts=tries,
+                   outcome=outcome)  # fmt: skip
+    return result, call

@@ -6,20 +6,19 @@ from collections.abc import AsyncIterator
 from typing import Annotated
 
 from fastapi import APIRouter, Query
-from pydantic import BaseModel
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from api.auth import CallerDep
 from api.deps import Orchestrator, SettingsDep
+from api.schemas.events import StreamEvent
 from api.schemas.query import DATE_PATTERN, MAX_QUESTION_CHARS, QueryRequest
 
 router = APIRouter(prefix="/api/v1/query", tags=["query"])
 
 
-async def _sse(events: AsyncIterator[BaseModel]) -> AsyncIterator[ServerSentEvent]:
+async def _sse(events: AsyncIterator[StreamEvent]) -> AsyncIterator[ServerSentEvent]:
     async for event in events:
-        name = getattr(event, "event", "message")
-        yield ServerSentEvent(data=event.model_dump_json(exclude={"event"}), event=name)
+        yield ServerSentEvent(data=event.model_dump_json(exclude={"event"}), event=event.event)
 
 
 @router.get("/stream")

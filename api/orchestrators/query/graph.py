@@ -18,27 +18,30 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from . import nodes
+from .deps import QueryDeps
+from .nodes.answer import abstain, recall, remember, synthesize, verify
+from .nodes.research import plan, replan, research
+from .nodes.screening import classify_intent, contextualize, guard, respond
 from .routing import after_guard, after_intent, after_recall, after_replan, after_research, after_verify
 from .state import QueryState
 
 
 def build_query_graph(
     checkpointer: BaseCheckpointSaver[str] | None = None,
-) -> CompiledStateGraph[QueryState, nodes.QueryDeps, QueryState, QueryState]:
-    builder = StateGraph(QueryState, context_schema=nodes.QueryDeps)
-    builder.add_node("guard", nodes.guard)
-    builder.add_node("contextualize", nodes.contextualize)
-    builder.add_node("classify_intent", nodes.classify_intent)
-    builder.add_node("respond", nodes.respond)
-    builder.add_node("recall", nodes.recall)
-    builder.add_node("plan", nodes.plan)
-    builder.add_node("research", nodes.research)
-    builder.add_node("replan", nodes.replan)
-    builder.add_node("synthesize", nodes.synthesize)
-    builder.add_node("verify", nodes.verify)
-    builder.add_node("remember", nodes.remember)
-    builder.add_node("abstain", nodes.abstain)
+) -> CompiledStateGraph[QueryState, QueryDeps, QueryState, QueryState]:
+    builder = StateGraph(QueryState, context_schema=QueryDeps)
+    builder.add_node("guard", guard)
+    builder.add_node("contextualize", contextualize)
+    builder.add_node("classify_intent", classify_intent)
+    builder.add_node("respond", respond)
+    builder.add_node("recall", recall)
+    builder.add_node("plan", plan)
+    builder.add_node("research", research)
+    builder.add_node("replan", replan)
+    builder.add_node("synthesize", synthesize)
+    builder.add_node("verify", verify)
+    builder.add_node("remember", remember)
+    builder.add_node("abstain", abstain)
     builder.add_edge(START, "guard")
     builder.add_conditional_edges("guard", after_guard)
     builder.add_edge("contextualize", "classify_intent")

@@ -1,4 +1,5 @@
-"""Fast, deterministic screening before retrieval: prompt-injection rules and the intent heuristics.
+"""Fast, deterministic screening before retrieval: prompt-injection rules, the intent heuristics, the replies to
+messages that need no retrieval, and the split of a question with several parts into research steps.
 
 Both are pure functions over the question text, so they are cheap (well under a millisecond), testable, and the
 same with or without an LLM. Questions about crime or violence are legal questions and pass; what is screened out
@@ -9,9 +10,11 @@ data somewhere, or plant citations.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from api.schemas.events import Route
 from api.tools.bm25 import tokenize
 
 Intent = Literal["rag_qa", "conversational", "clarify", "out_of_scope"]
@@ -144,3 +147,42 @@ def follow_up_query(question: str, previous: str) -> str | None:
     if _FOLLOW_UP_START.match(question) or (len(words) <= 8 and _PRONOUN.search(question)):
         return f"{previous} {question}"
     return None
+
+
+def split_question(question: str) -> list[str]:
+    """Deterministic plan for a question with several parts: one step per part joined by 'and what/how/…'."""
+    parts = re.split(r"\s*(?:,\s*)?\b(?:and|or)\s+(?=(?:what|how|when|whether|who|which)\b)", question, flags=re.I)
+    return [p.strip(" ,;") for p in parts if len(p.split()) >= 3] or [question]
+
+
+def reply(route: Route | Literal[""], reason: str, titles: Sequence[str], covered: set[str]) -> str:
+    """The answer to a message that needs no retrieval: blocked, a greeting, too vague, or out of scope."""
+    sample = ", ".join(titles[:3]) + (" and others" if len(titles) > 3 else "")
+    match route:
+        case "blocked":
+            return (
+                "I answer questions about the law in the documents I hold, with a citation for every statement. "
+                "Your message asks me to change how I work, reveal my set-up or produce fixed text, which I do not "
+                "do. Ask me a legal question and I will answer it."
+            )
+        case "conversational":
+            return (
+                f"Hello. I answer questions about the law in the documents I hold ({sample or 'none yet'}), and "
+                "every answer quotes and cites the provision it comes from. What would you like to know?"
+            )
+        case "clarify":
+            return (
+                "Could you tell me a little more? Name the situation or the right you are asking about, for example "
+                f"'How much notice must an employer give?'. The documents I hold include {sample or 'none yet'}."
+            )
+        case _ if not reason.startswith("asks about"):
+            return (
+                f"I answer questions about the law in the documents I hold ({sample or 'none yet'}); your question "
+                f"is outside them ({reason}), so I will not guess at an answer."
+            )
+        case _:
+            jurisdictions = ", ".join(sorted(covered)) or "no jurisdiction yet"
+            return (
+                f"The documents I hold cover {jurisdictions} law only, and your question is about another jurisdiction "
+                f"({reason.removeprefix('asks about ')}), so I cannot answer it and will not guess."
+            )

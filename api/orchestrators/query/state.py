@@ -1,14 +1,32 @@
-"""What flows between the query graph's nodes.
+"""What flows between the query graph's nodes, and how one node's update is merged into it.
 
-Per-turn fields are replaced on every turn (the orchestrator passes fresh values in); only ``turns`` accumulates
-across a session, through its reducer, and is what the checkpointer keeps between questions.
+Every field but ``turns`` belongs to one question: ``fresh_turn`` builds the next question's input from the
+fields' own defaults, so a field added here is reset between turns without being listed anywhere. Only ``turns``
+accumulates across a session, through its reducer, and is what a question inherits from the one before.
+
+Nodes return a ``QueryUpdate`` (a partial ``QueryState``, checked key by key by mypy). Fields with a reducer take
+only what is new: a node returns its own timings, warnings and LLM-call records, never the whole list.
 """
 
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass, field
-from typing import Annotated, Any, TypedDict
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Annotated, Any, Literal, TypedDict, get_type_hints
+
+from langgraph.types import Overwrite
+
+from api.composer.structured import LLMCall
+from api.schemas.events import Route, WarningCode
+
+Complexity = Literal["simple", "multi_hop"]
+SentWarning = tuple[WarningCode, str]
+"""(code, message), as sent to the client in a warning event."""
+
+
+def merge_timings(left: dict[str, float], right: dict[str, float]) -> dict[str, float]:
+    """Stage timings add up across nodes; a stage measured again keeps the latest figure."""
+    return {**left, **right}
 
 
 class Turn(TypedDict, total=False):
@@ -23,18 +41,6 @@ class HitRef(TypedDict):
     chunk_id: str
     score: float
     ranks: dict[str, int]
-
-
-class LLMCall(TypedDict):
-    """One call to the model: which skill, how long, its tokens, tries, and how it ended."""
-
-    skill: str
-    ms: float
-    input_tokens: int
-    output_tokens: int
-    attempts: int
-    outcome: str
-    """ok, timeout, error or unparsable."""
 
 
 class Step(TypedDict):
@@ -62,11 +68,11 @@ class QueryState:
     """Metadata filters from the request (jurisdiction, doc_type, law_id, date_from, date_to)."""
     tenant: str = ""
     """The caller's tenant: its private documents are searched along with the public corpus."""
-    route: str = ""
-    """Which path the graph took: rag_qa, conversational, clarify, out_of_scope or blocked."""
+    route: Route | Literal[""] = ""
+    """Which path the graph took; empty until the guard or the intent classifier decides."""
     route_reason: str = ""
-    hits: list[HitRef] = field(default_factory=list)
-    """Fused retrieval results, best first."""
+    hits: Annotated[list[HitRef], operator.add] = field(default_factory=list)
+    """Fused retrieval results, best first; each research step adds the ones earlier steps did not have."""
     searched: int = 0
     """How many passages the corpus held when it was searched (said in abstentions)."""
     answer: str = ""
@@ -79,35 +85,98 @@ class QueryState:
     """False when verification found an unsupported statement or a quote not in its provision."""
     verification: dict[str, int] = field(default_factory=dict)
     """Counts from verification: quotes checked and failed, uncited paragraphs, unknown markers."""
-    warnings: list[tuple[str, str]] = field(default_factory=list)
-    """(code, message) pairs already sent to the client as warning events."""
-    timings: dict[str, float] = field(default_factory=dict)
+    warnings: Annotated[list[SentWarning], operator.add] = field(default_factory=list)
+    """Warnings already sent to the client as warning events."""
+    timings: Annotated[dict[str, float], merge_timings] = field(default_factory=dict)
     """Milliseconds per stage."""
-    complexity: str = "simple"
+    complexity: Complexity = "simple"
     """simple (one search) or multi_hop (planned steps, replanned from the evidence)."""
     pending: list[str] = field(default_factory=list)
     """Research queries still to run; the first is the current step."""
-    steps: list[Step] = field(default_factory=list)
+    steps: Annotated[list[Step], operator.add] = field(default_factory=list)
     """Research steps done this turn, in order."""
     rewrites: int = 0
     """Grade-and-rewrite retries spent on the current step."""
     retry: bool = False
     """True when the grade sent the current step back with a rewritten query."""
-    relevant_sections: list[str] = field(default_factory=list)
+    relevant_sections: Annotated[list[str], operator.add] = field(default_factory=list)
     """Provisions the grade judged relevant (the AttributionGate wants two cited when there are two or more)."""
     corrected: bool = False
     """True once the corrective research step after a failed verification has run."""
     cached: bool = False
     """True when the answer came from QA memory."""
-    llm: list[LLMCall] = field(default_factory=list)
+    llm: Annotated[list[LLMCall], operator.add] = field(default_factory=list)
     """One record per LLM call: skill, ms, tokens, attempts, outcome."""
     turns: Annotated[list[Turn], operator.add] = field(default_factory=list)
     """Earlier questions and answers of this session; grows by one per turn."""
+
+    @property
+    def asked(self) -> str:
+        """What this turn asks: the screened (and, for a follow-up, self-contained) query, else the question."""
+        return self.query or self.question
+
+
+class QueryUpdate(TypedDict, total=False):
+    """A node's partial update of ``QueryState``: the same fields (a unit test keeps the two in step)."""
+
+    question: str
+    query: str
+    injection: bool
+    filters: dict[str, str]
+    tenant: str
+    route: Route | Literal[""]
+    route_reason: str
+    hits: list[HitRef]
+    searched: int
+    answer: str
+    citations: list[dict[str, Any]]
+    abstained: bool
+    verified: bool
+    verification: dict[str, int]
+    warnings: list[SentWarning]
+    timings: dict[str, float]
+    complexity: Complexity
+    pending: list[str]
+    steps: list[Step]
+    rewrites: int
+    retry: bool
+    relevant_sections: list[str]
+    corrected: bool
+    cached: bool
+    llm: list[LLMCall]
+    turns: list[Turn]
+
+
+KEPT_ACROSS_TURNS = frozenset({"turns"})
+
+
+def fresh_turn(state: type[QueryState] = QueryState, **values: Any) -> dict[str, Any]:
+    """The graph input for a new question: every per-turn field at its default (``values`` aside), written past
+    any reducer, so nothing of the session's previous question carries over; ``turns`` is left to the checkpoint."""
+    hints = get_type_hints(state, include_extras=True)
+    unknown = set(values) - {f.name for f in fields(state)} | (set(values) & KEPT_ACROSS_TURNS)
+    if unknown:
+        raise TypeError(f"fresh_turn cannot set {sorted(unknown)}")
+    turn: dict[str, Any] = {}
+    for f in fields(state):
+        if f.name in KEPT_ACROSS_TURNS:
+            continue
+        if f.name in values:
+            value = values[f.name]
+        elif f.default_factory is not MISSING:
+            value = f.default_factory()
+        elif f.default is not MISSING:
+            value = f.default
+        else:
+            raise TypeError(f"fresh_turn needs a value for {f.name}")
+        reduced = hasattr(hints[f.name], "__metadata__")
+        turn[f.name] = Overwrite(value) if reduced else value
+    return turn
 
 
 @dataclass(frozen=True, slots=True)
 class RouteDecided:
     """Written to the stream once the route is known, so the orchestrator can send ``meta`` first."""
 
-    route: str
+    route: Route
     reason: str

@@ -1,0 +1,53 @@
+"""What the query graph's nodes use besides state: built once at start-up and passed as the graph's context."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from api.composer.skills import Skill
+from api.composer.structured import LLMCall, ask_json
+from api.settings import Settings
+from api.tools.context import ContextBundler
+from api.tools.corpus import Corpus
+from api.tools.memory import QaMemory
+from api.tools.retrieval import HybridRetriever
+
+from .state import Complexity
+
+
+@dataclass(frozen=True, slots=True)
+class QueryDeps:
+    """Everything nodes may use besides state, built once at start-up and passed as the graph's context."""
+
+    settings: Settings
+    corpus: Corpus
+    retriever: HybridRetriever
+    bundler: ContextBundler
+    llm: BaseChatModel | None
+    skills: dict[str, Skill]
+    memory: QaMemory
+
+    def llm_calls_left(self, complexity: Complexity, made: Sequence[LLMCall]) -> int:
+        """The question's LLM budget (larger for multi-hop questions) less the calls ``made``; 0 without a model."""
+        if self.llm is None:
+            return 0
+        cfg = self.settings.llm
+        limit = cfg.max_calls_multi_hop if complexity == "multi_hop" else cfg.max_calls_simple
+        return limit - len(made)
+
+    async def ask(
+        self, skill: str, complexity: Complexity, made: Sequence[LLMCall], timeout_s: float | None = None, **values: str
+    ) -> tuple[dict[str, Any] | None, list[LLMCall]]:
+        """One structured call within the budget, always leaving one call for the answer itself: its JSON object
+        (None on any failure, or when the budget is spent) and the new call record (none when no call was made)."""
+        if self.llm is None or self.llm_calls_left(complexity, made) <= 1:
+            return None, []
+        cfg = self.settings.llm
+        result, call = await ask_json(
+            self.llm, self.skills[skill], timeout_s or cfg.call_timeout_s, cfg.call_attempts, values
+        )
+        return result, [call]

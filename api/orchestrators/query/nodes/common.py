@@ -1,0 +1,67 @@
+"""What several nodes share: stage timing, warnings sent to the client, the update that closes a turn."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from langgraph.runtime import Runtime
+
+from api.composer.citations import CitationTracker
+from api.composer.prompts import format_history
+from api.schemas.events import WarningCode, WarningEvent
+from api.tools.vector_store import SearchFilters
+
+from ..deps import QueryDeps
+from ..state import QueryState, QueryUpdate, SentWarning, Turn
+
+log = logging.getLogger(__name__)
+
+
+def ms(start: float) -> float:
+    """Milliseconds since ``start`` (a ``time.perf_counter()`` reading)."""
+    return round((time.perf_counter() - start) * 1000, 2)
+
+
+def warn(runtime: Runtime[QueryDeps], code: WarningCode, message: str) -> SentWarning:
+    """Send a warning event now and log it; the pair goes into the state's ``warnings``."""
+    log.warning("%s: %s", code, message)
+    runtime.stream_writer(WarningEvent(code=code, message=message))
+    return code, message
+
+
+def scope(state: QueryState, deps: QueryDeps) -> SearchFilters:
+    """The request's filters within what the caller's tenant may see."""
+    return SearchFilters.from_request(state.filters, deps.corpus.tenant_scope(state.tenant))
+
+
+def history(state: QueryState) -> str:
+    return format_history([(t["question"], t["answer"]) for t in state.turns])
+
+
+def depends_on_session(state: QueryState) -> bool:
+    """A question rewritten from earlier turns means something only in its session: not for QA memory."""
+    return bool(state.turns) and state.asked != state.question
+
+
+def turn(state: QueryState, answer: str) -> Turn:
+    return Turn(question=state.question, query=state.asked, answer=answer)
+
+
+def finish(
+    state: QueryState,
+    tracker: CitationTracker,
+    abstained: bool,
+    elapsed: float = 0.0,
+    record_turn: bool = True,
+) -> QueryUpdate:
+    """The answer streamed through ``tracker``, its citations, and (unless verification still follows) the turn."""
+    update = QueryUpdate(
+        answer=tracker.text,
+        citations=[c.model_dump() for c in tracker.used],
+        abstained=abstained,
+        timings={"synthesize": elapsed},
+    )
+    if record_turn:
+        update["turns"] = [turn(state, tracker.text)]
+    return update

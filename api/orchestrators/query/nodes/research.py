@@ -1,0 +1,136 @@
+"""Research nodes: plan the steps, search each (with the model's expansions), grade what came back, replan."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from langgraph.runtime import Runtime
+
+from api.composer.prompts import HYDE_TOKENS, clip_tokens, format_passages
+from api.composer.structured import LLMCall
+from api.schemas.documents import Chunk
+from api.tools.retrieval import Expansions
+
+from ..deps import QueryDeps
+from ..screening import MULTI_HOP, split_question
+from ..state import Complexity, HitRef, QueryState, QueryUpdate, Step
+from .common import ms, scope, warn
+
+MAX_EXPANSION_QUERIES = 3
+MAX_EXPANSION_PASSAGES = 5
+
+
+async def plan(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
+    """Simple or multi-hop, and the first research steps: heuristics first, the model only for likely multi-hop."""
+    start = time.perf_counter()
+    query = state.asked
+    if not MULTI_HOP.search(query):
+        return {"complexity": "simple", "pending": [query], "timings": {"plan": ms(start)}}
+    steps = split_question(query)
+    complexity: Complexity = "multi_hop" if len(steps) > 1 else "simple"
+    planned, calls = await runtime.context.ask("plan", state.complexity, state.llm, question=query)
+    if planned is not None and isinstance(planned.get("steps"), list):
+        limit = runtime.context.settings.llm.max_steps
+        proposed = [str(s).strip() for s in planned["steps"] if str(s).strip()][:limit]
+        if planned.get("complexity") == "simple":
+            steps, complexity = [query], "simple"
+        else:  # multi-hop, even if only the first step is known yet: the replanner adds the rest
+            steps, complexity = proposed or steps, "multi_hop"
+    return {"llm": calls, "complexity": complexity, "pending": steps, "timings": {"plan": ms(start)}}
+
+
+async def _expand(deps: QueryDeps, state: QueryState, query: str, made: list[LLMCall]) -> Expansions:
+    """The model's alternative phrasings and hypothetical passages for ``query`` (its call record goes in ``made``)."""
+    expanded, calls = await deps.ask("expand", state.complexity, state.llm, deps.settings.llm.expand_timeout_s,
+                                     query=query)  # fmt: skip
+    made += calls
+    count = deps.retriever.embedder.count_tokens
+    queries = [str(q) for q in (expanded or {}).get("queries", []) if str(q).strip()]
+    passages = [clip_tokens(str(p), HYDE_TOKENS, count) for p in (expanded or {}).get("passages", []) if str(p).strip()]
+    return Expansions(queries[:MAX_EXPANSION_QUERIES], passages[:MAX_EXPANSION_PASSAGES])
+
+
+async def research(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
+    """One research step: search the step's query and, in parallel, the model's alternative phrasings and
+    hypothetical passages (whatever finishes within the expansion time limit); keep what earlier steps did not
+    find; grade it; and when it falls short, rewrite the query and go again (a bounded number of times)."""
+    start = time.perf_counter()
+    deps = runtime.context
+    cfg = deps.settings
+    query = state.pending[0] if state.pending else state.asked
+    made: list[LLMCall] = []
+    # The corrective step after a failed verification searches plainly: its one model call is the new answer.
+    guided = deps.llm is not None and not state.corrected
+    expansion = asyncio.create_task(_expand(deps, state, query, made)) if guided and not state.rewrites else None
+    found = await deps.retriever.retrieve_many(query, expansion, scope(state, deps))
+    sent = {code for code, _ in state.warnings}
+    warnings = [warn(runtime, code, message) for code, message in found.warnings if code not in sent]
+
+    seen = {h["chunk_id"] for h in state.hits}
+    fresh = [h for h in found.hits if h.chunk.chunk_id not in seen][: cfg.retrieval.top_k]
+    chunks = [h.chunk for h in fresh]
+    relevant, sufficient, rewrite, graded = list(range(len(chunks))), bool(chunks), "", False
+    if chunks and guided:
+        relevant, sufficient, rewrite, graded = await _grade(deps, state, query, chunks, made)
+
+    added = [HitRef(chunk_id=fresh[i].chunk.chunk_id, score=fresh[i].score, ranks=dict(fresh[i].ranks))
+             for i in relevant]  # fmt: skip
+    timings = {f"research_{len(state.steps) + 1}": ms(start)}
+    timings.update({k: v for k, v in found.timings.items() if k.startswith(("retrieve_", "fuse", "rerank", "cache"))})
+    update = QueryUpdate(
+        hits=added, searched=len(deps.corpus), warnings=warnings, llm=made, timings=timings,
+        relevant_sections=[chunks[i].section_id for i in relevant] if graded else [],
+    )  # fmt: skip
+    # A retry needs a grade of its own and still the answer's call.
+    retry_left = (
+        state.rewrites < cfg.llm.max_rewrites and deps.llm_calls_left(state.complexity, [*state.llm, *made]) >= 2
+    )
+    if not sufficient and rewrite and rewrite.lower() != query.lower() and retry_left:
+        update |= QueryUpdate(pending=[rewrite, *state.pending[1:]], rewrites=state.rewrites + 1, retry=True)
+        return update
+    step = Step(query=query, added=[h["chunk_id"] for h in added], sufficient=sufficient,
+                expansions=found.expansions, rewrites=state.rewrites)  # fmt: skip
+    update |= QueryUpdate(steps=[step], pending=state.pending[1:], rewrites=0, retry=False)
+    return update
+
+
+async def _grade(
+    deps: QueryDeps, state: QueryState, query: str, chunks: list[Chunk], made: list[LLMCall]
+) -> tuple[list[int], bool, str, bool]:
+    """The model's grade of ``chunks``: which are relevant, whether they suffice, a rewrite of the query if not,
+    and whether the grade came back at all (else every chunk counts and none is marked relevant)."""
+    graded, calls = await deps.ask("grade", state.complexity, [*state.llm, *made], query=query,
+                                   passages=format_passages(chunks))  # fmt: skip
+    made += calls
+    if graded is None:
+        return list(range(len(chunks))), True, "", False
+    picked = [int(i) - 1 for i in graded.get("relevant", []) if str(i).isdigit()]
+    relevant = [i for i in picked if 0 <= i < len(chunks)]
+    sufficient = bool(graded.get("sufficient")) and bool(relevant)
+    return relevant, sufficient, str(graded.get("rewrite") or "").strip(), True
+
+
+async def replan(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
+    """Multi-hop: after each step, add the step still missing, or finish; stop at the step limit or when a step
+    found nothing new (stagnation)."""
+    start = time.perf_counter()
+    deps = runtime.context
+    done = [s["query"] for s in state.steps]
+    stagnant = bool(state.steps) and not state.steps[-1]["added"]
+    if len(state.steps) >= deps.settings.llm.max_steps or stagnant:
+        return {"pending": [], "timings": {"replan": ms(start)}}
+    evidence = format_passages([deps.corpus.chunks[h["chunk_id"]] for h in state.hits][:8]) or "(none)"
+    decided, calls = await deps.ask(
+        "replan", state.complexity, state.llm, question=state.asked, done="\n".join(f"- {q}" for q in done),
+        evidence=evidence,
+    )  # fmt: skip
+    pending = list(state.pending)
+    if decided is not None:
+        following = str(decided.get("next") or "").strip()
+        if decided.get("complete") is True:
+            pending = []
+        elif following and following.lower() not in {q.lower() for q in done}:
+            pending = [following, *(p for p in pending if p.lower() != following.lower())]
+    pending = pending[: deps.settings.llm.max_steps - len(state.steps)]
+    return {"pending": pending, "llm": calls, "timings": {"replan": ms(start)}}

@@ -1,0 +1,106 @@
+"""Screening nodes: block or clean a message, make a follow-up self-contained, decide the route, and answer the
+messages that need no retrieval."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import get_args
+
+from langgraph.runtime import Runtime
+
+from api.composer.citations import CitationTracker, stream_words
+from api.schemas.events import Route
+
+from ..deps import QueryDeps
+from ..screening import SUSPICIOUS, Intent, follow_up_query, is_unsure, reply, screen
+from ..screening import classify_intent as classify_intent_of
+from ..state import QueryState, QueryUpdate, RouteDecided
+from .common import finish, history, ms, warn
+
+log = logging.getLogger(__name__)
+INTENTS: tuple[Intent, ...] = get_args(Intent)
+BLOCKED_REASON = "instructions, not a question"
+BLOCKED = "the message tries to change how I work; I ignored it"
+CLEANED = "I ignored instructions in the message and answer only the question in it"
+
+
+def _block(runtime: Runtime[QueryDeps]) -> QueryUpdate:
+    runtime.stream_writer(RouteDecided("blocked", BLOCKED_REASON))
+    return QueryUpdate(
+        route="blocked", route_reason=BLOCKED_REASON, warnings=[warn(runtime, "prompt_injection", BLOCKED)]
+    )
+
+
+async def guard(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
+    """Screen for prompt injection; keep any genuine question embedded in it, block the rest."""
+    start = time.perf_counter()
+    screened = screen(state.question)
+    update = QueryUpdate(query=screened.question or state.question, injection=screened.injection)
+    if screened.injection:
+        log.warning("prompt injection screened (blocked=%s)", screened.blocked)
+    if screened.blocked:
+        update.update(_block(runtime))
+    elif screened.injection:
+        update["warnings"] = [warn(runtime, "prompt_injection", CLEANED)]
+    elif SUSPICIOUS.search(state.question) and runtime.context.llm is not None:
+        # The rules saw nothing definite but the wording is unusual: a second opinion from the model.
+        verdict, update["llm"] = await runtime.context.ask("guard", state.complexity, state.llm, message=state.question)
+        if verdict is not None and verdict.get("attack") is True:
+            question = str(verdict.get("question") or "").strip()
+            update["injection"] = True
+            if question and not SUSPICIOUS.search(question):
+                update["query"] = question
+                update["warnings"] = [warn(runtime, "prompt_injection", CLEANED)]
+            else:
+                update.update(_block(runtime))
+    update["timings"] = {"guard": ms(start)}
+    return update
+
+
+async def contextualize(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
+    """Make a follow-up question self-contained: the model rewrites it from the session's turns when configured,
+    else the previous question's words are added to a question that reads as a follow-up."""
+    if not state.turns:
+        return {}
+    question = state.asked
+    previous = state.turns[-1].get("query", state.turns[-1]["question"])
+    heuristic = follow_up_query(question, previous)
+    if heuristic is None or runtime.context.llm is None:
+        return {"query": heuristic} if heuristic else {}
+    start = time.perf_counter()
+    rewritten, calls = await runtime.context.ask(
+        "rewrite", state.complexity, state.llm, history=history(state), question=question
+    )
+    text = str((rewritten or {}).get("question") or "").strip()
+    query = text if 3 <= len(text) <= 2 * len(heuristic) else heuristic
+    return {"query": query, "llm": calls, "timings": {"contextualize": ms(start)}}
+
+
+async def classify_intent(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
+    """Heuristics first; when they only defaulted (no legal word at all), a quick model call may decide."""
+    start = time.perf_counter()
+    deps = runtime.context
+    covered = deps.corpus.jurisdictions
+    route: Route
+    route, reason = classify_intent_of(state.query, covered)
+    update = QueryUpdate()
+    if route == "rag_qa" and is_unsure(state.query) and deps.llm is not None:
+        decided, update["llm"] = await deps.ask(
+            "route", state.complexity, state.llm, deps.settings.llm.route_timeout_s, message=state.query,
+            covered=", ".join(sorted(covered)) or "no jurisdiction yet",
+        )  # fmt: skip
+        chosen = (decided or {}).get("route")
+        if decided is not None and chosen in INTENTS:
+            route, reason = chosen, str(decided.get("reason") or "decided by the model")[:200]
+    runtime.stream_writer(RouteDecided(route, reason))
+    update |= QueryUpdate(route=route, route_reason=reason, timings={"route": ms(start)})
+    return update
+
+
+async def respond(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
+    """Answer without retrieval: a blocked message, a greeting, a request to clarify, or out of scope."""
+    corpus = runtime.context.corpus
+    tracker = CitationTracker([], runtime.stream_writer)
+    stream_words(reply(state.route, state.route_reason, corpus.titles, corpus.jurisdictions), tracker)
+    return finish(state, tracker, abstained=True)

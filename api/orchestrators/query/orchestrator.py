@@ -1,0 +1,155 @@
+"""The QueryOrchestrator: runs the query graph for one question and yields the stream's events."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph.state import CompiledStateGraph
+
+from api.auth import LOCAL, Caller
+from api.errors import GwetaError
+from api.observability import new_request_id
+from api.schemas.events import (
+    Citation,
+    CitationEvent,
+    ErrorEvent,
+    FinalEvent,
+    MetaEvent,
+    ResearchStep,
+    Route,
+    StreamEvent,
+    TokenEvent,
+    WarningEvent,
+)
+from api.schemas.query import QueryRequest
+
+from .deps import QueryDeps
+from .state import QueryState, RouteDecided, fresh_turn
+
+log = logging.getLogger(__name__)
+QueryGraph = CompiledStateGraph[QueryState, QueryDeps, QueryState, QueryState]
+
+
+def usage_summary(state: QueryState) -> dict[str, int]:
+    """LLM calls and tokens (by skill too), failures, retries and research effort, for ``final`` and the trace."""
+    calls = state.llm
+    usage = {
+        "llm_calls": len(calls),
+        "input_tokens": sum(c["input_tokens"] for c in calls),
+        "output_tokens": sum(c["output_tokens"] for c in calls),
+        "llm_retries": sum(max(0, c["attempts"] - 1) for c in calls),
+        "llm_timeouts": sum(c["outcome"] == "timeout" for c in calls),
+        "llm_failures": sum(c["outcome"] in ("error", "unparsable") for c in calls),
+        "research_steps": len(state.steps),
+        "query_rewrites": sum(s["rewrites"] for s in state.steps),
+    }
+    for call in calls:
+        key = f"calls_{call['skill']}"
+        usage[key] = usage.get(key, 0) + 1
+    return usage
+
+
+def _as_state(values: Any) -> QueryState:
+    if isinstance(values, QueryState):
+        return values
+    known = {f.name for f in dataclasses.fields(QueryState)}
+    return QueryState(**{k: v for k, v in dict(values).items() if k in known})
+
+
+class QueryOrchestrator:
+    def __init__(self, graph: QueryGraph, deps: QueryDeps, callbacks: list[BaseCallbackHandler] | None = None) -> None:
+        self.graph = graph
+        self.deps = deps
+        self.callbacks = callbacks or []
+
+    def budgets(self) -> dict[str, float | int]:
+        s = self.deps.settings
+        llm = self.deps.llm is not None
+        return {
+            "llm_calls_simple": s.llm.max_calls_simple if llm else 0,
+            "llm_calls_multi_hop": s.llm.max_calls_multi_hop if llm else 0,
+            "research_steps": s.llm.max_steps,
+            "top_k": s.retrieval.top_k,
+            "retrieval_timeout_s": s.retrieval.timeout_s,
+            "llm_timeout_s": s.llm.timeout_s if llm else 0,
+        }
+
+    async def stream(self, request: QueryRequest, caller: Caller = LOCAL) -> AsyncIterator[StreamEvent]:
+        """Yield meta, then the graph's token/citation/warning events, then final; or error if it fails."""
+        trace_id = new_request_id()
+        start = time.perf_counter()
+        meta_sent = False
+        early: list[StreamEvent] = []  # e.g. the guard's warning, written before the route is known
+
+        def opening(route: Route | None) -> list[StreamEvent]:
+            """meta first, then anything held back for it; nothing once meta has gone out."""
+            nonlocal meta_sent
+            if meta_sent:
+                return []
+            meta_sent = True
+            meta = MetaEvent(
+                trace_id=trace_id, session_id=request.session_id, route=route or "unknown",
+                corpus_version=self.deps.corpus.version, budgets=self.budgets(),
+            )  # fmt: skip
+            return [meta, *early]
+
+        turn: Any = fresh_turn(
+            question=request.q, filters=request.filters(), tenant=caller.tenant
+        )  # values, Overwrites
+        config: RunnableConfig = {
+            "configurable": {"thread_id": caller.session_key(request.session_id)},
+            "callbacks": self.callbacks,
+            "run_name": "query",
+            "metadata": {"trace_id": trace_id},
+        }
+        state: QueryState | None = None
+        try:
+            async for mode, payload in self.graph.astream(
+                turn, config, context=self.deps, stream_mode=["custom", "values"]
+            ):
+                if isinstance(payload, RouteDecided):
+                    for event in opening(payload.route):
+                        yield event
+                elif isinstance(payload, TokenEvent | CitationEvent | WarningEvent):
+                    if meta_sent:
+                        yield payload
+                    else:
+                        early.append(payload)
+                elif mode == "values":
+                    state = _as_state(payload)
+        except GwetaError as exc:
+            log.warning("query failed: %s (%s)", exc.message, exc.code)
+            for event in opening(None):
+                yield event
+            yield ErrorEvent(code=exc.code, message=exc.message)
+            return
+        except Exception:
+            # The stream has started, so the status is sent; close it with a typed event, never the exception text.
+            log.exception("query failed unexpectedly")
+            for event in opening(None):
+                yield event
+            yield ErrorEvent(code="internal_error", message=f"Something went wrong on our side (trace {trace_id}).")
+            return
+        state = state or QueryState(question=request.q)
+        for event in opening(state.route or None):
+            yield event
+        timings = {**state.timings, "total": round((time.perf_counter() - start) * 1000, 2)}
+        usage = usage_summary(state)
+        log.info("answered route=%s abstained=%s usage=%s timings=%s", state.route, state.abstained, usage, timings)
+        yield FinalEvent(
+            answer=state.answer,
+            citations=[Citation.model_validate(c) for c in state.citations],
+            abstained=state.abstained,
+            verified=state.verified,
+            verification=state.verification,
+            usage=usage,
+            timings=timings,
+            cached=state.cached,
+            research=[ResearchStep.model_validate(s) for s in state.steps],
+        )
