@@ -87,8 +87,10 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        codes = {404: "not_found", 405: "method_not_allowed"}
+        codes = {400: "bad_request", 404: "not_found", 405: "method_not_allowed"}
         message = exc.detail if isinstance(exc.detail, str) else "the request cannot be served"
+        if exc.status_code == 400:
+            message = "the request body is not valid JSON"  # FastAPI's words name its parser
         return error_response(codes.get(exc.status_code, "http_error"), message, exc.status_code, headers=exc.headers)
 
     @app.exception_handler(Exception)

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import Response
-from pydantic import TypeAdapter
+from pydantic import BaseModel
 from sse_starlette import EventSourceResponse
 
 from api.auth import CallerDep
@@ -19,7 +19,7 @@ from api.deps import Orchestrator, SettingsDep
 from api.middleware import caller_limit_key, rate_limited
 from api.observability import describe_question
 from api.schemas.errors import error_responses
-from api.schemas.events import StreamEvent
+from api.schemas.events import CitationEvent, ErrorEvent, FinalEvent, MetaEvent, TokenEvent, WarningEvent
 from api.schemas.query import QueryRequest
 from api.streams import StreamHub
 
@@ -27,7 +27,26 @@ log = logging.getLogger(__name__)
 
 router = APIRouter(prefix="/api/v1/query", tags=["query"], dependencies=[Depends(rate_limited)])
 
-STREAM_EVENT_SCHEMA = TypeAdapter(StreamEvent).json_schema(ref_template="#/components/schemas/{model}")
+
+def _event_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """One Server-Sent Event on the wire: its name, id, and its model as JSON in ``data``."""
+    name = model.model_fields["event"].default
+    data = {"$ref": f"#/components/schemas/{model.__name__}"}
+    return {
+        "type": "object",
+        "title": f"{name} event",
+        "required": ["event", "data"],
+        "properties": {
+            "event": {"const": name},
+            "id": {"type": "string", "description": "<stream id>.<n>: send it back as Last-Event-ID to resume."},
+            "retry": {"type": "integer", "description": "Reconnection delay in ms (the first event)."},
+            "data": {"type": "string", "contentMediaType": "application/json", "contentSchema": data},
+        },
+    }
+
+
+STREAM_EVENT_SCHEMA = {"oneOf": [_event_schema(m) for m in (MetaEvent, TokenEvent, CitationEvent, WarningEvent,
+                                                              FinalEvent, ErrorEvent)]}  # fmt: skip
 STREAM_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {
         "description": (
@@ -35,10 +54,10 @@ STREAM_RESPONSES: dict[int | str, dict[str, Any]] = {
             "or `error`. Each event's `data` is its model below as JSON (without `event`, which is the SSE event "
             "name); each has an `id` to resume from with `Last-Event-ID`, and the first carries `retry`."
         ),
-        "content": {"text/event-stream": {"schema": {k: v for k, v in STREAM_EVENT_SCHEMA.items() if k != "$defs"}}},
+        "content": {"text/event-stream": {"schema": STREAM_EVENT_SCHEMA}},
     },
     204: {"description": "Resumed after the answer's last event: nothing more to send (EventSource stops)."},
-    **error_responses(401, 404, 413, 422, 429),
+    **error_responses(400, 401, 404, 413, 422, 429),
 }
 LastEventId = Annotated[
     str | None,

@@ -29,6 +29,7 @@ def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
 
 
 DESCRIPTIONS = {
+    400: "The request body is not valid JSON.",
     401: "No valid access token.",
     403: "A valid token without the needed role.",
     404: "Last-Event-ID names no answer this caller can resume.",
