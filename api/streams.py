@@ -27,6 +27,7 @@ from pydantic import BaseModel
 from sse_starlette import ServerSentEvent
 
 from api.errors import NotFoundError, TooManyRequestsError
+from api.schemas.events import ErrorEvent
 from api.settings import StreamSettings
 
 log = logging.getLogger(__name__)
@@ -161,6 +162,10 @@ class StreamHub:
             async for event in events:
                 name = str(getattr(event, "event", "message"))
                 stream.append(name, event.model_dump_json(exclude={"event"}))
+        except Exception:  # the orchestrator closes its own failures with an error event; this is a last resort
+            log.exception("answer %s failed", stream.id)
+            error = ErrorEvent(code="internal_error", message="Something went wrong on our side.")
+            stream.append("error", error.model_dump_json(exclude={"event"}))
         finally:
             aclose = getattr(events, "aclose", None)
             if aclose is not None:
