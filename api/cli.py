@@ -131,6 +131,11 @@ def serve(
     settings = _settings(data_dir)
     configure_logging("INFO")
     try:
+        settings.check_bind(host)
+    except ValueError as exc:
+        err.print(f"[red]Error:[/red] {exc}")
+        raise typer.Exit(1) from None
+    try:
         uvicorn.run(create_app(settings), host=host, port=port, log_config=None)
     except GwetaError as exc:
         err.print(f"[red]Error:[/red] {exc.message}")
