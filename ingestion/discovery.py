@@ -13,13 +13,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from api.errors import GwetaError
+from api.errors import GwetaError, IngestionError
 from api.tools.corpus import Manifest
 from api.tools.object_store import ObjectStore
 from ingestion.parsers import ParseOptions, source_fingerprint, supported
-from ingestion.report import DocumentReport, ProgressHook
+from ingestion.report import DocumentReport, ProgressHook, Status
 
-MAX_FILE_BYTES = 128 * 1024 * 1024
 SOURCES_PREFIX = "corpus/sources/"
 
 
@@ -34,20 +33,30 @@ def discover(root: Path) -> list[Path]:
     return sorted(p for p in files if not any(part.startswith(".") for part in p.relative_to(root).parts))
 
 
-def check_size(path: Path) -> None:
+def check_size(path: Path, limit: int) -> None:
     size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise GwetaError(f"{path.name} is {size // 2**20} MiB, over the {MAX_FILE_BYTES // 2**20} MiB limit; split it")
+    if size > limit:
+        raise IngestionError(
+            f"{path.name} is {size // 2**20} MiB, over the {limit // 2**20} MiB limit "
+            "(GWETA_INGESTION__MAX_FILE_MB); split it"
+        )
 
 
-def digest(path: Path) -> str:
+def digest(path: Path, limit: int) -> str:
     """The SHA-256 of a file's bytes, read a block at a time (a file over the size limit is refused first)."""
-    check_size(path)
+    check_size(path, limit)
     h = hashlib.sha256()
     with path.open("rb") as f:
         while block := f.read(1 << 20):
             h.update(block)
     return h.hexdigest()
+
+
+def file_fingerprint(path: Path, options: ParseOptions, tenant: str = "") -> str:
+    """What reading ``path`` for ``tenant`` would produce, named by a hash (see ``source_fingerprint``)."""
+    fingerprint = source_fingerprint(path, digest(path, options.max_file_bytes), options)
+    # A tenant's copy is other content than the public one: the same bytes for another owner must be read again.
+    return hashlib.sha256(f"{fingerprint}\0{tenant}".encode()).hexdigest() if tenant else fingerprint
 
 
 def unchanged_reports(origin: str, fingerprint: str, manifest: Manifest) -> list[DocumentReport] | None:
@@ -61,31 +70,69 @@ def unchanged_reports(origin: str, fingerprint: str, manifest: Manifest) -> list
     ]
 
 
+def same_bytes_elsewhere(origin: str, fingerprint: str, manifest: Manifest) -> tuple[str, list[str]] | None:
+    """Another file whose documents the manifest holds, all at this fingerprint: (its path, their doc_keys).
+
+    The same bytes through another path (a moved, copied or symlinked folder) hold the same documents: a document's
+    identity is its id and content, not the path it was read from.
+    """
+    held = sorted(k for k, e in manifest.documents.items() if e.source_fingerprint == fingerprint)
+    origins = {manifest.documents[k].origin for k in held}
+    if len(origins) != 1 or origin in origins:
+        return None
+    (other,) = origins
+    if any(e.source_fingerprint != fingerprint for e in manifest.documents.values() if e.origin == other):
+        return None  # some of the other file's documents failed last time: read this one
+    return other, held
+
+
+def claim(origin: str, other: str, doc_keys: list[str], manifest: Manifest, moved: bool) -> list[DocumentReport]:
+    """Settle a file whose bytes the manifest holds from ``other``: a move when ``other`` is gone (its documents
+    now live at ``origin``), else a second path to documents indexed once (skipped)."""
+    reports = []
+    for doc_key in doc_keys:
+        entry = manifest.documents[doc_key]
+        if moved:
+            entry.origin = origin
+        status: Status = "unchanged" if moved else "skipped"
+        message = f"moved from {other}" if moved else f"the same file as {other}, indexed once"
+        reports.append(
+            DocumentReport(origin, status, doc_key, entry.title, chunks=len(entry.chunk_ids), message=message)
+        )
+    return reports
+
+
 @dataclass(slots=True)
 class Scan:
     """The files of a run, sorted out before any parsing."""
 
     to_parse: dict[Path, str] = field(default_factory=dict)  # path -> fingerprint, in discovery order
-    reports: list[DocumentReport] = field(default_factory=list)  # unchanged, unsupported and unreadable files
+    reports: list[DocumentReport] = field(default_factory=list)  # unchanged, moved, skipped and unreadable files
 
     @property
     def seen(self) -> set[str]:
-        """The doc_keys the unchanged files hold."""
+        """The doc_keys the files settled without parsing hold."""
         return {d.doc_key for d in self.reports if d.doc_key}
 
 
-async def scan(files: Iterable[Path], manifest: Manifest, options: ParseOptions, progress: ProgressHook) -> Scan:
-    """Fingerprint ``files`` and sort them into those to parse and those settled without parsing."""
+async def scan(
+    files: Iterable[Path], manifest: Manifest, options: ParseOptions, progress: ProgressHook, tenant: str = ""
+) -> Scan:
+    """Fingerprint ``files`` and sort them into those to parse and those settled without parsing.
+
+    Unsupported files are skipped (a README or a manifest.json beside the documents is not a failure); files that
+    cannot be read, or are over the size limit, fail.
+    """
     result = Scan()
     for path in files:
         origin = str(path)
         if not supported(path):
             message = f"unsupported file type {path.suffix or '(none)'!r}"
-            result.reports.append(DocumentReport(origin, "failed", message=message))
+            result.reports.append(DocumentReport(origin, "skipped", message=message))
             progress("files", 1, None)
             continue
         try:
-            fingerprint = source_fingerprint(path, await asyncio.to_thread(digest, path), options)
+            fingerprint = await asyncio.to_thread(file_fingerprint, path, options, tenant)
         except GwetaError as exc:
             result.reports.append(DocumentReport(origin, "failed", message=exc.message))
             progress("files", 1, None)
@@ -94,11 +141,15 @@ async def scan(files: Iterable[Path], manifest: Manifest, options: ParseOptions,
             result.reports.append(DocumentReport(origin, "failed", message=f"cannot read {path.name}: {exc.strerror}"))
             progress("files", 1, None)
             continue
-        unchanged = unchanged_reports(origin, fingerprint, manifest)
-        if unchanged is None:
+        settled = unchanged_reports(origin, fingerprint, manifest)
+        if settled is None and (elsewhere := same_bytes_elsewhere(origin, fingerprint, manifest)):
+            other, doc_keys = elsewhere
+            moved = not await asyncio.to_thread(Path(other).exists)
+            settled = claim(origin, other, doc_keys, manifest, moved)
+        if settled is None:
             result.to_parse[path] = fingerprint
         else:
-            result.reports += unchanged
+            result.reports += settled
             progress("files", 1, None)
     return result
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from api.errors import GwetaError
 from api.schemas.documents import Document
 from ingestion.discovery import check_size
+from ingestion.limits import bound_document
 from ingestion.parsers import ParseOptions, parse
 
 
@@ -39,11 +40,11 @@ ParseFile = Callable[[Path, ParseOptions], Parsed]
 
 
 def parse_file(path: Path, options: ParseOptions) -> Parsed:
-    """Read and parse one file; its failure is returned as a message, never raised."""
+    """Read and parse one file, its documents within ``ingestion.limits``; a failure is returned as a message."""
     start = time.perf_counter()
     try:
-        check_size(path)
-        documents = parse(path, path.read_bytes(), options)
+        check_size(path, options.max_file_bytes)
+        documents = [bound_document(d) for d in parse(path, path.read_bytes(), options)]
     except GwetaError as exc:
         return Parsed(error=exc.message, seconds=time.perf_counter() - start)
     except OSError as exc:

@@ -2,8 +2,9 @@
 
 ``Ingestor.ingest`` runs the jobs below in order, each in its own module:
 
-1. ``ingestion.discovery``: find the files, fingerprint them, settle those the manifest already holds unparsed;
-2. ``ingestion.parse_pool``: parse the rest in worker processes, a few files ahead;
+1. ``ingestion.discovery``: find the files, fingerprint them, settle those the manifest already holds unparsed
+   (unchanged, moved, or the same bytes through a second path) and skip unsupported ones;
+2. ``ingestion.parse_pool``: parse the rest in worker processes, a few files ahead, within ``ingestion.limits``;
 3. ``ingestion.staging``: chunk, store, embed and commit each file's documents as its parse arrives, in file order;
    then remove the documents whose source file is gone from the folder;
 4. ``ingestion.indexes``: reconcile after a killed run, rebuild the lexical index from the manifest's chunks;
@@ -59,7 +60,7 @@ class Ingestor:
     def __init__(self, tools: IngestionTools) -> None:
         self.tools = tools
         config = tools.settings.ingestion
-        self.options = ParseOptions(ocr=build_ocr(config))
+        self.options = ParseOptions(ocr=build_ocr(config), max_file_bytes=config.max_file_mb * 2**20)
         self.parse_workers = config.parse_workers or max(1, os.cpu_count() or 1)
         self.clock = StageClock()
         self.writer = DocumentWriter(
@@ -89,7 +90,7 @@ class Ingestor:
         files = await asyncio.to_thread(discover, root)
         hook("files", 0, len(files))
         with clock.timed("fingerprint"):
-            found = await scan(files, manifest, self.options, hook)
+            found = await scan(files, manifest, self.options, hook, self.tools.settings.ingestion.tenant)
         report.documents += found.reports
         seen = found.seen
         report.parsed_files = len(found.to_parse)

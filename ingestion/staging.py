@@ -15,6 +15,7 @@ import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from api.errors import GwetaError
 from api.schemas.documents import Chunk, Document
@@ -49,6 +50,23 @@ def owned_by(document: Document, tenant: str) -> Document:
         return document
     owned = hashlib.sha256(f"{document.content_hash}\0{tenant}".encode()).hexdigest()
     return document.model_copy(update={"tenant": tenant, "content_hash": owned})
+
+
+Placement = Literal["here", "indexed_elsewhere", "kept_apart"]
+
+
+def placement(document: Document, manifest: Manifest, seen: set[str], held_elsewhere: bool) -> Placement:
+    """Where a parsed document goes; ``held_elsewhere``: another file that still exists holds its id.
+
+    A document is its id and content, not its path. With the id of one another existing file (or an earlier file of
+    this run) holds: the same content is that document, indexed once; other content is another version of it (a PDF
+    and a JSONL corpus of one law, say), kept apart under its own key. Otherwise it is stored here: new, changed, or
+    moved from a file that is gone.
+    """
+    if document.doc_key not in seen and not held_elsewhere:
+        return "here"
+    known = manifest.documents.get(document.doc_key)
+    return "indexed_elsewhere" if known and known.content_hash == document.content_hash else "kept_apart"
 
 
 def document_report(document: Document, source: str) -> DocumentReport:
@@ -162,15 +180,22 @@ class DocumentWriter:
             document = owned_by(parsed_document, self.tenant)
             report = document_report(document, origin)
             known = manifest.documents.get(document.doc_key)
-            held_elsewhere = bool(known and known.origin not in ("", origin)) and await asyncio.to_thread(
-                Path(known.origin if known else "").exists
-            )
-            if document.doc_key in seen or held_elsewhere:
-                # The same law from two sources (a PDF and a JSONL corpus, say): keep both, apart.
-                document = document.rekeyed(f"{document.doc_key}@{path.stem}")
-                report.doc_key = document.doc_key
-                report.warnings.append(f"another source already holds this document; stored as {document.doc_key}")
-                known = manifest.documents.get(document.doc_key)
+            other = known.origin if known is not None and known.origin not in ("", origin) else ""
+            other_exists = bool(other) and await asyncio.to_thread(Path(other).exists)
+            match placement(document, manifest, seen, other_exists):
+                case "indexed_elsewhere":
+                    report.status, report.chunks = "skipped", len(known.chunk_ids) if known else 0
+                    report.message = f"the same document as in {other}" if other_exists else "a second copy of it"
+                    report.message += ", indexed once"
+                    seen.add(document.doc_key)
+                    report.seconds = round(time.perf_counter() - doc_start, 3)
+                    reports.append(report)
+                    continue
+                case "kept_apart":
+                    document = document.rekeyed(f"{document.doc_key}@{path.stem}")
+                    report.doc_key = document.doc_key
+                    report.warnings.append(f"another source already holds this document; stored as {document.doc_key}")
+                    known = manifest.documents.get(document.doc_key)
             seen.add(document.doc_key)
             if known and known.content_hash == document.content_hash:
                 report.status, report.chunks = "unchanged", len(known.chunk_ids)

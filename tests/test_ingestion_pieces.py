@@ -19,15 +19,16 @@ from api.tools.embeddings import Embedder, build_embedder
 from api.tools.object_store import LocalObjectStore, get_json, put_json
 from api.tools.vector_store import MilvusVectorStore
 from ingestion import indexes
-from ingestion.discovery import digest, scan, unchanged_reports, vanished
+from ingestion.discovery import digest, file_fingerprint, scan, unchanged_reports, vanished
 from ingestion.parse_pool import Parsed, parse_file, parse_in_order
 from ingestion.parsers import ParseOptions, parse, source_fingerprint
 from ingestion.report import DocumentReport, IngestReport, StageClock, no_progress
-from ingestion.staging import DocumentWriter, Staged, document_report, owned_by
+from ingestion.staging import DocumentWriter, Staged, document_report, owned_by, placement
 from tests.conftest import SAMPLE_CORPUS
 
 OPTIONS = ParseOptions()
 DP_ACT = SAMPLE_CORPUS / "data-protection-act.md"
+LIMIT = OPTIONS.max_file_bytes
 
 
 def entry(origin: str, fingerprint: str = "f", chunks: int = 1) -> ManifestEntry:
@@ -45,22 +46,30 @@ def sample_document(name: str = "data-protection-act.md") -> Document:
 # discovery and fingerprints
 
 
-async def test_scan_sorts_files_into_unsupported_unchanged_and_to_parse(tmp_path: Path) -> None:
-    known, new, odd = tmp_path / "known.md", tmp_path / "new.md", tmp_path / "notes.xyz"
+async def test_scan_sorts_files_into_skipped_unchanged_moved_and_to_parse(tmp_path: Path) -> None:
+    known, new, alias, odd = (tmp_path / name for name in ("known.md", "new.md", "alias.md", "notes.xyz"))
+    gone = tmp_path / "gone" / "moved.md"  # held by the manifest from a path that no longer exists
+    moved = tmp_path / "moved.md"
     shutil.copy(DP_ACT, known)
-    shutil.copy(DP_ACT, new)
+    shutil.copy(DP_ACT, alias)
+    shutil.copy(SAMPLE_CORPUS / "consumer-protection-act.md", new)
+    shutil.copy(SAMPLE_CORPUS / "employment-standards-act.md", moved)
     odd.write_text("x")
-    fingerprint = source_fingerprint(known, digest(known), OPTIONS)
-    manifest = Manifest(documents={"law/1": entry(str(known), fingerprint, chunks=3)})
+    fingerprint, moved_fingerprint = (file_fingerprint(p, OPTIONS) for p in (known, moved))
+    manifest = Manifest(
+        documents={"law/1": entry(str(known), fingerprint, chunks=3), "law/2": entry(str(gone), moved_fingerprint)}
+    )
     ticks: list[tuple[str, int, int | None]] = []
-    found = await scan([known, new, odd], manifest, OPTIONS, lambda *tick: ticks.append(tick))
-    assert found.to_parse == {new: fingerprint}  # the same bytes: the same fingerprint, but not held from this path
-    assert [(d.source, d.status, d.doc_key, d.chunks) for d in found.reports] == [
-        (str(known), "unchanged", "law/1", 3),
-        (str(odd), "failed", "", 0),
+    found = await scan([known, new, alias, moved, odd], manifest, OPTIONS, lambda *tick: ticks.append(tick))
+    assert found.to_parse == {new: file_fingerprint(new, OPTIONS)}
+    assert [(d.source, d.status, d.doc_key, d.chunks, d.message) for d in found.reports] == [
+        (str(known), "unchanged", "law/1", 3, ""),
+        (str(alias), "skipped", "law/1", 3, f"the same file as {known}, indexed once"),  # the same bytes: once
+        (str(moved), "unchanged", "law/2", 1, f"moved from {gone}"),
+        (str(odd), "skipped", "", 0, "unsupported file type '.xyz'"),  # not a failure
     ]
-    assert "unsupported file type '.xyz'" in found.reports[1].message
-    assert found.seen == {"law/1"} and ticks == [("files", 1, None)] * 2  # the file to parse ticks once parsed
+    assert manifest.documents["law/2"].origin == str(moved) and manifest.documents["law/1"].origin == str(known)
+    assert found.seen == {"law/1", "law/2"} and ticks == [("files", 1, None)] * 4  # the file to parse ticks later
 
 
 async def test_scan_reports_an_unreadable_file_and_goes_on(tmp_path: Path) -> None:
@@ -72,15 +81,20 @@ async def test_scan_reports_an_unreadable_file_and_goes_on(tmp_path: Path) -> No
     assert [(d.status, d.message) for d in found.reports] == [("failed", "cannot read a.md: Is a directory")]
 
 
-def test_a_fingerprint_changes_with_the_bytes_and_the_ocr_engine(tmp_path: Path) -> None:
+def test_a_fingerprint_changes_with_the_bytes_the_ocr_engine_and_the_tenant(tmp_path: Path) -> None:
     text, pdf = tmp_path / "a.md", tmp_path / "a.pdf"
     text.write_text("one")
     pdf.write_text("one")
-    first = source_fingerprint(text, digest(text), OPTIONS)
+    first = source_fingerprint(text, digest(text, LIMIT), OPTIONS)
     text.write_text("two")
-    assert source_fingerprint(text, digest(text), OPTIONS) != first
-    assert source_fingerprint(text, digest(text), OPTIONS) == source_fingerprint(text, digest(text), OPTIONS)
-    assert source_fingerprint(pdf, digest(pdf), OPTIONS) != source_fingerprint(text, digest(pdf), OPTIONS)
+    assert source_fingerprint(text, digest(text, LIMIT), OPTIONS) != first
+    assert source_fingerprint(text, digest(text, LIMIT), OPTIONS) == source_fingerprint(
+        text, digest(text, LIMIT), OPTIONS
+    )
+    assert source_fingerprint(pdf, digest(pdf, LIMIT), OPTIONS) != source_fingerprint(text, digest(pdf, LIMIT), OPTIONS)
+    public = file_fingerprint(text, OPTIONS)
+    assert public == source_fingerprint(text, digest(text, LIMIT), OPTIONS)  # manifests written before stay valid
+    assert file_fingerprint(text, OPTIONS, "acme") not in (public, file_fingerprint(text, OPTIONS, "other"))
 
 
 def test_a_file_is_unchanged_only_when_every_document_it_gave_has_its_fingerprint() -> None:
@@ -218,6 +232,19 @@ async def test_writing_a_file_twice_records_its_documents_unchanged(
     assert manifest.documents["sample/act/2021/5"].source_fingerprint == "f2"
     failed = await writer.write_file(DP_ACT, "f3", Parsed(error="broken"), manifest, set(), no_progress)
     assert [(r.status, r.message) for r in failed] == [("failed", "broken")]
+
+
+def test_a_document_is_placed_by_its_id_and_content_not_its_path() -> None:
+    document = sample_document()
+    other = document.model_copy(update={"content_hash": "another version"})
+    manifest = Manifest(documents={document.doc_key: entry("/a/dp.md")})
+    manifest.documents[document.doc_key].content_hash = document.content_hash
+    assert placement(document, manifest, set(), held_elsewhere=False) == "here"  # unchanged, or moved from /a
+    assert placement(other, manifest, set(), held_elsewhere=False) == "here"  # changed (its old file is gone)
+    assert placement(document, manifest, set(), held_elsewhere=True) == "indexed_elsewhere"  # a second path
+    assert placement(document, manifest, {document.doc_key}, held_elsewhere=False) == "indexed_elsewhere"
+    assert placement(other, manifest, set(), held_elsewhere=True) == "kept_apart"  # another version of the law
+    assert placement(other, manifest, {document.doc_key}, held_elsewhere=False) == "kept_apart"
 
 
 def test_a_tenants_copy_has_its_own_content_hash() -> None:
