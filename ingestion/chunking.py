@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 
 from api.composer.provisions import provision_at, provision_starts
 from api.schemas.documents import Chunk, Document, Section
-from ingestion.limits import cut_spans, max_chunk_chars
+from ingestion.limits import MAX_LINE_CHARS, cut_spans, max_chunk_chars
 
 TokenCounter = Callable[[str], int]
 
@@ -44,7 +44,9 @@ def _spans(
     if level == len(_SPLITS):
         yield from _inside_words(text, start, end, max_tokens, max_chars, count)
         return
-    if level == len(_SPLITS) - 1 and end - start > max_chars:
+    if level == len(_SPLITS) - 1 and end - start > MAX_LINE_CHARS:
+        # Words only, and more than any real sentence holds: count windows of them rather than each word (which is
+        # what real text gets, so its chunks stay as they were).
         yield from _windows(text, start, end, max_tokens, max_chars, count)
         return
     cuts = [m.end() for m in _SPLITS[level].finditer(text, start, end)]
@@ -56,8 +58,8 @@ def _spans(
 def _windows(
     text: str, start: int, end: int, max_tokens: int, max_chars: int, count: TokenCounter
 ) -> Iterator[tuple[int, int, int]]:
-    """Cut a run of words longer than max_chars (a megabyte line of them, say) at spaces into windows within both
-    limits, counting each window rather than each word."""
+    """Cut a very long run of words (a megabyte line of them, say) at spaces into windows within both limits,
+    counting each window rather than each word."""
     for a, b in cut_spans(text, max_chars, start, end):
         tokens = count(text[a:b])
         if tokens <= max_tokens:
@@ -110,8 +112,26 @@ def split_section(section: Section, max_tokens: int, count: TokenCounter) -> lis
     return [p.strip() for p in pieces if p.strip()]
 
 
+def remembering(count: TokenCounter, longest: int = 64, entries: int = 65_536) -> TokenCounter:
+    """``count``, remembering its answers for short texts: words repeat, and each is otherwise counted anew."""
+    known: dict[str, int] = {}
+
+    def counted(text: str) -> int:
+        if len(text) > longest:
+            return count(text)
+        tokens = known.get(text)
+        if tokens is None:
+            if len(known) >= entries:
+                known.clear()
+            tokens = known[text] = count(text)
+        return tokens
+
+    return counted
+
+
 def chunk_document(document: Document, count: TokenCounter, max_tokens: int = 200) -> list[Chunk]:
     chunks: list[Chunk] = []
+    count = remembering(count)
     for section in document.sections:
         starts = provision_starts(section.text, section.section_id)
         cursor = 0

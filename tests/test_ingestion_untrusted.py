@@ -16,7 +16,7 @@ from api.settings import EmbeddingSettings, IngestionSettings, Settings
 from api.tools.corpus import Corpus
 from api.tools.embeddings import Embedder, build_embedder
 from api.tools.object_store import LocalObjectStore
-from ingestion.chunking import chunk_document
+from ingestion.chunking import chunk_document, remembering
 from ingestion.limits import MAX_LABEL_CHARS, MAX_PROVISION_CHARS, bound_document, cut_spans, max_chunk_chars
 from ingestion.parse_pool import parse_file
 from ingestion.parsers import ParseOptions, parse
@@ -43,6 +43,21 @@ def test_cuts_fall_at_a_line_break_then_a_space_then_anywhere() -> None:
     assert cut_spans("aaaaaaaa bbbbbbbb", 10) == [(0, 9), (9, 17)]
     assert cut_spans("x" * 25, 10) == [(0, 10), (10, 20), (20, 25)]
     assert cut_spans("short", 10) == [(0, 5)]
+
+
+def test_token_counts_of_short_texts_are_remembered_within_a_bound() -> None:
+    calls: list[str] = []
+
+    def count(text: str) -> int:
+        calls.append(text)
+        return len(text.split())
+
+    counted = remembering(count, longest=8, entries=2)
+    assert [counted(t) for t in ("a b", "a b", "c", "a b c d e f g h i")] == [2, 2, 1, 9]
+    assert calls == ["a b", "c", "a b c d e f g h i"]  # long texts are not kept
+    counted("d")  # a third short text: the memory is full, so it starts over
+    counted("a b")
+    assert calls[-2:] == ["d", "a b"]
 
 
 def test_an_ordinary_document_is_left_as_it_is() -> None:
