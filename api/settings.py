@@ -197,6 +197,9 @@ class IngestionSettings(BaseModel):
     pageindex_timeout_s: float = Field(600.0, gt=0, description="Longest wait for PageIndex to finish one file.")
     parse_workers: int = Field(0, ge=0, le=64, description="Processes that parse files; 0 picks one per core.")
     max_chunk_tokens: int = Field(200, ge=16, le=2048, description="Longest chunk, in the embedding model's tokens.")
+    max_file_mb: int = Field(
+        128, ge=1, le=4096, description="Largest source file read, in MiB; a larger one is reported and left out."
+    )
     tenant: str = Field(
         "", max_length=128, pattern=r"^[A-Za-z0-9._-]*$",
         description="Owner of what is ingested: only callers of this tenant see it. '' is the public corpus.",
