@@ -167,6 +167,7 @@ def serve(
 
     settings = _settings(data_dir)
     configure_logging("INFO")
+    _quiet_vector_store_logs()
     try:
         settings.check_bind(host)
     except ValueError as exc:
