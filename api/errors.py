@@ -5,6 +5,7 @@
     ├── BadRequestError         the caller's input is unusable (HTTP 422)
     ├── UnauthorizedError       no valid access token (HTTP 401)
     ├── ForbiddenError          a valid token without the needed role (HTTP 403)
+    ├── NotFoundError           no such document or provision for this caller, or a feature not configured (HTTP 404)
     ├── NotReadyError           no corpus ingested yet, or a backend still starting (HTTP 503)
     ├── BackendError            a store or model failed (HTTP 502)
     │   └── UpstreamLLMError    the configured LLM endpoint failed or timed out
@@ -43,6 +44,11 @@ class UnauthorizedError(GwetaError):
 class ForbiddenError(GwetaError):
     code = "forbidden"
     status_code = 403
+
+
+class NotFoundError(GwetaError):
+    code = "not_found"
+    status_code = 404
 
 
 class NotReadyError(GwetaError):

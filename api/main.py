@@ -10,9 +10,11 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from api.errors import GwetaError, UnauthorizedError
-from api.routers import debug, health, query
+from api.routers import debug, documents, health, query, web, whatsapp
 from api.services import open_services
 from api.settings import Settings
+from api.tools.reader import DocumentReader
+from api.tools.whatsapp import open_whatsapp
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -22,7 +24,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with open_services(settings) as services:
             app.state.services = services
-            yield
+            app.state.reader = DocumentReader(services.corpus)
+            async with open_whatsapp(
+                settings.whatsapp, services.orchestrator, services.corpus, settings.web.public_url
+            ) as bot:
+                app.state.whatsapp = bot
+                yield
 
     app = FastAPI(title="Gweta", version="0.1.0", lifespan=lifespan)
 
@@ -43,4 +50,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health.router)
     app.include_router(query.router)
     app.include_router(debug.router)
+    app.include_router(documents.router)
+    app.include_router(whatsapp.router)
+    app.include_router(web.router)
+    if settings.web.enabled:
+        app.mount("/static", web.static_files(), name="static")
     return app

@@ -255,3 +255,47 @@ class FakeLangSmith:
                 if isinstance(run, dict) and isinstance(run.get("name"), str):
                     names.add(run["name"])
         return names
+
+
+class FakeGraphAPI:
+    """A loopback server speaking the WhatsApp Cloud API's send endpoint (``POST /{version}/{phone_id}/messages``).
+
+    Records every accepted request (``sent``: bodies in order; ``texts``: the text messages), checks the bearer
+    token, and answers the statuses queued in ``failures`` first (429 with ``Retry-After``, 500…) to exercise retries.
+    """
+
+    def __init__(self, access_token: str = "graph-token", phone_number_id: str = "1234567890") -> None:
+        self.access_token, self.phone_number_id = access_token, phone_number_id
+        self.failures: list[int] = []
+        self.attempts = 0
+        self.sent: list[dict[str, Any]] = []
+        self.app = Starlette(routes=[Route("/{version}/{phone_id}/messages", self.messages, methods=["POST"])])
+
+    async def messages(self, request: Request) -> Response:
+        self.attempts += 1
+        if request.headers.get("authorization") != f"Bearer {self.access_token}":
+            error = {"message": "Invalid OAuth access token.", "type": "OAuthException", "code": 190}
+            return JSONResponse({"error": error}, status_code=401)
+        if request.path_params["phone_id"] != self.phone_number_id:
+            return JSONResponse({"error": {"message": "Unknown path components", "code": 2500}}, status_code=400)
+        if self.failures:
+            status = self.failures.pop(0)
+            headers = {"Retry-After": "0"} if status == 429 else None
+            error = {"message": "(#130429) Rate limit hit" if status == 429 else "Service unavailable", "code": status}
+            return JSONResponse({"error": error}, status_code=status, headers=headers)
+        body = await request.json()
+        if body.get("messaging_product") != "whatsapp":
+            return JSONResponse({"error": {"message": "messaging_product is required", "code": 100}}, 400)
+        self.sent.append(body)
+        if body.get("status") == "read":
+            return JSONResponse({"success": True})
+        return JSONResponse({
+            "messaging_product": "whatsapp", "contacts": [{"input": body.get("to"), "wa_id": body.get("to")}],
+            "messages": [{"id": f"wamid.out.{len(self.sent)}"}],
+        })  # fmt: skip
+
+    def texts(self, to: str | None = None) -> list[str]:
+        return [b["text"]["body"] for b in self.sent if b.get("type") == "text" and (to is None or b.get("to") == to)]
+
+    def reads(self) -> list[dict[str, Any]]:
+        return [b for b in self.sent if b.get("status") == "read"]
