@@ -316,7 +316,7 @@ function finish(turn, final) {
   for (const citation of final.citations) if (!known.has(citation.index)) addSource(turn, citation);
   renderAnswer(turn);
   $(".answer", turn.node).dataset.state = "done";
-  if (final.cached) addWarning(turn, "cached_answer", "this question was answered and verified before; the same answer is shown.");
+  if (final.cached && !turn.warnings.some((w) => w.code === "cached_answer")) addWarning(turn, "cached_answer", "this question was answered and verified before; the same answer is shown.");
   if (!final.verified && !turn.warnings.length) addWarning(turn, "unverified_quote", "part of this answer could not be checked against its sources.");
   if (final.abstained) {
     turn.node.classList.add("abstained");
