@@ -81,7 +81,12 @@ async def test_ask_cite_read_follow_up_copy_and_start_again(site: LiveServer, co
     await context.grant_permissions(["clipboard-read", "clipboard-write"])
     page = await context.new_page()
     bodies = stream_bodies(page)
-    await page.goto(site.url)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.on("response", lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    response = await page.goto(site.url)
+    assert response is not None and "script-src 'self'" in response.headers["content-security-policy"]
     await ask(page, "What is the minimum age of marriage?")
     turn = page.locator(".turn").nth(0)
     await expect(turn.locator(".answer")).to_have_attribute("data-state", "done")
@@ -138,6 +143,23 @@ async def test_ask_cite_read_follow_up_copy_and_start_again(site: LiveServer, co
     await page.locator("#history-list button", has_text="minimum age of marriage").click()
     await expect(page.locator(".turn")).to_have_count(2)
     await expect(page.locator(".turn").nth(0).locator("a.cite").first).to_be_visible()
+    assert errors == []  # no script errors, no Content-Security-Policy violations
+
+
+async def test_a_reader_link_opens_the_provision(site: LiveServer, context: BrowserContext) -> None:
+    """The links WhatsApp replies carry: ?doc=<doc_key>&provision=<fragment>."""
+    page = await context.new_page()
+    await page.goto(f"{site.url}/?doc=zw/act/2022/1&provision=s3(1)")
+    await expect(page.locator("#reader")).to_be_visible()
+    await expect(page.locator("#reader .current h3")).to_have_text("section 3 — Minimum age of marriage")
+    await expect(page.locator("#reader .previous h3")).to_contain_text("section 2")
+    await page.goto(f"{site.url}/?doc=../../etc/passwd&provision=s1")
+    await expect(page.locator("#reader .error-text")).to_have_text("This provision is not available to you.")
+
+
+def test_a_dev_sign_in_secret_without_an_hs256_secret_fails_at_boot() -> None:
+    with pytest.raises(ValueError, match="GWETA_AUTH__JWT_SECRET"):
+        Settings(web=WebSettings(dev_signin_secret="dev-pass"))
 
 
 async def test_tokens_arrive_one_by_one_as_the_model_writes(private_data_dir: Path, context: BrowserContext) -> None:

@@ -205,13 +205,17 @@ async def test_non_text_messages_get_a_short_note_of_what_is_supported(
     voice = {"from": SENDER, "id": "wamid.voice1", "timestamp": "1", "type": "audio", "audio": audio}
     image = {"from": "263779999999", "id": "wamid.image1", "timestamp": "1", "type": "image",
              "image": {"mime_type": "image/jpeg", "sha256": "def", "id": "5678"}}  # fmt: skip
+    reaction = {"from": SENDER, "id": "wamid.reaction1", "timestamp": "1", "type": "reaction",
+                "reaction": {"message_id": "wamid.out.1", "emoji": "\U0001f44d"}}  # fmt: skip
     with running(settings) as app:
         async with httpx.AsyncClient(base_url=app.url, timeout=30) as client:
-            assert (await post(client, notification(voice, image))).json()["scheduled"] == 2
+            assert (await post(client, notification(voice, image, reaction))).json()["scheduled"] == 2
             await wait_for(lambda: len(fake.texts()) == 2)
+            await asyncio.sleep(0.3)
     for to in (SENDER, "263779999999"):
         [note] = fake.texts(to)
         assert "only read text messages" in note and len(note) < 300
+    assert len(fake.sent) == 4  # a read receipt and a note each; the thumbs-up reaction needs no answer
 
 
 async def test_messages_for_another_number_are_ignored(private_data_dir: Path, graph: tuple[FakeGraphAPI, str]) -> None:

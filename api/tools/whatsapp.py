@@ -39,6 +39,8 @@ log = logging.getLogger(__name__)
 
 MAX_TEXT = 4096  # WhatsApp's limit for one text message body
 SESSION_ID = "whatsapp"
+# Notifications that are not a message to answer: an emoji reaction to our reply, a system note, a deleted message.
+SILENT_TYPES = frozenset({"reaction", "system", "ephemeral", "request_welcome"})
 
 UNSUPPORTED = (
     "Sorry, I can only read text messages for now. Please type your legal question, for example: "
@@ -251,6 +253,8 @@ class WhatsAppBot:
             if not self.seen.first_time(message.id):
                 log.info("whatsapp: message %s from %s seen before; not answered again", message.id,
                          mask(message.sender))  # fmt: skip
+                continue
+            if message.type in SILENT_TYPES:
                 continue
             if message.type == "text":
                 verdict = self.limiter.check(message.sender)

@@ -21,6 +21,7 @@ const state = {
   sessionId: "",
   turns: [],
   busy: false,
+  controller: null,
   provisions: new Map(),
   reader: null,
 };
@@ -354,9 +355,12 @@ async function ask(question) {
   setStatus(turn, "Searching the law…", true);
   const answer = $(".answer", turn.node);
   let ended = false;
+  const controller = new AbortController();
+  state.controller = controller;
   try {
     const response = await fetch("/api/v1/query/stream", {
       method: "POST",
+      signal: controller.signal,
       headers: { "content-type": "application/json", accept: "text/event-stream", ...(await authHeaders()) },
       body: JSON.stringify({ q: turn.question, session_id: state.sessionId, ...filters() }),
     });
@@ -403,8 +407,10 @@ async function ask(question) {
     }
     if (!ended) fail(turn, "The connection closed before the answer was complete.");
   } catch (error) {
-    if (!ended) fail(turn, "The connection to the service was lost. Check your connection and try again.");
+    if (controller.signal.aborted) fail(turn, "Stopped.", false);
+    else if (!ended) fail(turn, "The connection to the service was lost. Check your connection and try again.");
   } finally {
+    if (state.controller === controller) state.controller = null;
     setStatus(turn, "", false);
     turn.node.setAttribute("aria-busy", "false");
     if (answer.dataset.state !== "done" && answer.dataset.state !== "error") answer.dataset.state = "error";
@@ -532,6 +538,7 @@ function restore(conversation) {
 }
 
 function startConversation(id) {
+  if (state.controller) state.controller.abort(); // the server stops working on an answer nobody will read
   state.sessionId = id || newSessionId();
   state.turns = [];
   $("#thread").replaceChildren($("#empty"));
