@@ -59,8 +59,10 @@ async def main(data_dir: Path) -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+        # A fresh app for each, so the second is answered afresh rather than from the first one's QA memory.
         with LiveServer(create_app(Settings(data_dir=data_dir))) as app:
             await shoot(browser, app.url, "desktop", 1280, 900)
+        with LiveServer(create_app(Settings(data_dir=data_dir))) as app:
             await shoot(browser, app.url, "phone-dark", 390, 844, dark=True)
         secret = "screenshot-secret-long-enough-for-hs256"
         locked = Settings(data_dir=data_dir, auth=AuthSettings(enabled=True, jwt_secret=secret),
