@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import jwt
 import pytest
 from playwright.async_api import Browser, BrowserContext, Page, Request, async_playwright, expect
@@ -155,6 +156,22 @@ async def test_a_reader_link_opens_the_provision(site: LiveServer, context: Brow
     await expect(page.locator("#reader .previous h3")).to_contain_text("section 2")
     await page.goto(f"{site.url}/?doc=../../etc/passwd&provision=s1")
     await expect(page.locator("#reader .error-text")).to_have_text("This provision is not available to you.")
+
+
+async def test_the_page_and_its_assets_are_served_small_and_locked_down(site: LiveServer) -> None:
+    async with httpx.AsyncClient(base_url=site.url, timeout=30) as client:
+        page = await client.get("/")
+        script = await client.get("/static/app.js", headers={"accept-encoding": "gzip"})
+        config = (await client.get("/api/v1/web/config")).json()
+        sneaky = await client.get("/static/%2e%2e/routers/web.py")
+        dev = await client.post("/api/v1/web/dev-token", json={"name": "x", "passphrase": "y"})
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    csp = page.headers["content-security-policy"]
+    assert "default-src 'self'" in csp and "frame-ancestors 'none'" in csp and "unsafe-inline" not in csp
+    assert script.headers["content-encoding"] == "gzip" and "fetch(" in script.text
+    assert config == {"auth_required": False, "firebase": None, "dev_signin": False, "public_url": ""}
+    assert sneaky.status_code == 404 and "WEB_ROOT" not in sneaky.text
+    assert dev.status_code == 404  # no dev secret configured: the dev sign-in does not exist
 
 
 def test_a_dev_sign_in_secret_without_an_hs256_secret_fails_at_boot() -> None:

@@ -11,6 +11,8 @@ import jwt
 from fastapi import APIRouter
 from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.middleware.gzip import GZipMiddleware
+from starlette.types import ASGIApp
 
 from api.deps import SettingsDep
 from api.errors import ForbiddenError, NotFoundError
@@ -33,8 +35,9 @@ def content_security_policy(settings: Settings) -> str:
     )
 
 
-def static_files() -> StaticFiles:
-    return StaticFiles(directory=WEB_ROOT, check_dir=True)
+def static_files() -> ASGIApp:
+    """The page's assets, gzipped for slow links (only here: the event streams stay uncompressed and unbuffered)."""
+    return GZipMiddleware(StaticFiles(directory=WEB_ROOT, check_dir=True), minimum_size=500)
 
 
 @router.get("/", include_in_schema=False)
