@@ -166,6 +166,56 @@ class PrivacySettings(BaseModel):
     )
 
 
+class WebSettings(BaseModel):
+    """The browser app served at ``/``: how it signs people in, and the address it is reached at."""
+
+    enabled: bool = Field(True, description="Serve the web app at / (the API works either way).")
+    public_url: str = Field(
+        "", description="Where people reach this service, e.g. https://gweta.example.org; WhatsApp replies link to "
+        "the reader there. Empty: no links.",
+    )  # fmt: skip
+    firebase_api_key: str = Field("", description="Firebase web API key (public); enables email sign-in.")
+    firebase_auth_domain: str = ""
+    firebase_project_id: str = ""
+    firebase_auth_url: str = Field(
+        "https://identitytoolkit.googleapis.com", description="Firebase Auth REST base (accounts:signInWithPassword)."
+    )
+    firebase_token_url: str = Field("https://securetoken.googleapis.com", description="Firebase token refresh base.")
+    dev_signin_secret: SecretStr = Field(
+        SecretStr(""), description="A passphrase that lets the page mint a short-lived HS256 token (development only)."
+    )
+    dev_token_ttl_s: int = Field(900, ge=60, le=86_400, description="Lifetime of a dev sign-in token.")
+
+
+class WhatsAppSettings(BaseModel):
+    """The WhatsApp Cloud API number: its webhook answers 404 until all four credentials are set."""
+
+    verify_token: SecretStr = Field(SecretStr(""), description="Chosen by us, typed into Meta's webhook setup.")
+    app_secret: SecretStr = Field(SecretStr(""), description="The Meta app secret: signs every webhook POST.")
+    access_token: SecretStr = Field(SecretStr(""), description="A system-user token allowed to send messages.")
+    phone_number_id: str = Field("", pattern=r"^[0-9]*$", description="The sending number's id (not the number).")
+    graph_url: str = "https://graph.facebook.com"
+    api_version: str = Field("v21.0", pattern=r"^v\d+\.\d+$")
+    timeout_s: float = Field(10.0, gt=0)
+    attempts: int = Field(4, ge=1, le=8, description="Tries per Graph API call on 429, 5xx and network errors.")
+    backoff_s: float = Field(0.5, ge=0, description="First retry delay; doubles each try (Retry-After wins).")
+    rate_limit: int = Field(6, ge=1, description="Questions one sender may ask per rate_window_s.")
+    rate_window_s: float = Field(60.0, gt=0)
+    seen_ids: int = Field(10_000, ge=100, description="Message ids remembered to drop webhook retries.")
+    concurrency: int = Field(4, ge=1, le=64, description="Messages answered at once.")
+
+    @property
+    def configured(self) -> bool:
+        return not self.missing()
+
+    def missing(self) -> list[str]:
+        values = {
+            "verify_token": self.verify_token.get_secret_value(), "app_secret": self.app_secret.get_secret_value(),
+            "access_token": self.access_token.get_secret_value(), "phone_number_id": self.phone_number_id,
+        }  # fmt: skip
+        return [name for name, value in values.items() if not value]
+
+
 class RetrievalSettings(BaseModel):
     top_k: int = Field(6, ge=1, le=50, description="Hits handed to synthesis after fusion.")
     candidates: int = Field(30, ge=1, le=500, description="Candidates asked of each backend before fusion.")
@@ -231,6 +281,8 @@ class Settings(BaseSettings):
     allow_public_without_auth: bool = Field(
         False, description="Let `gweta serve` bind a public interface (0.0.0.0) with auth off; off: it refuses."
     )
+    web: WebSettings = WebSettings()
+    whatsapp: WhatsAppSettings = WhatsAppSettings()
 
     @model_validator(mode="after")
     def _check_backends(self) -> Self:
@@ -247,6 +299,14 @@ class Settings(BaseSettings):
         if self.ingestion.ocr == "pageindex" and not self.ingestion.pageindex_api_key.get_secret_value():
             problems.append(
                 "ingestion.ocr=pageindex needs ingestion.pageindex_api_key (GWETA_INGESTION__PAGEINDEX_API_KEY)"
+            )
+        missing = self.whatsapp.missing()
+        if 0 < len(missing) < 4:
+            names = ", ".join(f"GWETA_WHATSAPP__{m.upper()}" for m in missing)
+            problems.append(f"whatsapp is half configured: set {names} too (or none of the four)")
+        if self.web.dev_signin_secret.get_secret_value() and not self.auth.jwt_secret.get_secret_value():
+            problems.append(
+                "web.dev_signin_secret mints HS256 tokens, so it needs auth.jwt_secret (GWETA_AUTH__JWT_SECRET)"
             )
         if problems:
             raise ValueError("; ".join(problems))
