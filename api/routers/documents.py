@@ -8,10 +8,11 @@ from fastapi import APIRouter, Depends, Request
 
 from api.auth import CallerDep
 from api.errors import NotFoundError
+from api.middleware import rate_limited
 from api.schemas.reader import DocumentList, DocumentView, ProvisionView
 from api.tools.reader import NOT_FOUND, DocumentReader, unsafe
 
-router = APIRouter(prefix="/api/v1/documents", tags=["documents"])
+router = APIRouter(prefix="/api/v1/documents", tags=["documents"], dependencies=[Depends(rate_limited)])
 
 
 def get_reader(request: Request) -> DocumentReader:
