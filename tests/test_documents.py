@@ -64,7 +64,7 @@ async def test_listing_outline_and_a_provision_with_its_neighbours(served: tuple
         outline = (await client.get("/api/v1/documents/sample/act/2023/7")).json()
         view = (await client.get("/api/v1/documents/sample/act/2023/7/provisions/s5(1)")).json()
         first = (await client.get("/api/v1/documents/sample/act/2023/7/provisions/s1")).json()
-    assert len(listing["documents"]) == 4 and listing["doc_types"]
+    assert len(listing["documents"]) == 5 and listing["doc_types"]
     assert {d["doc_key"] for d in listing["documents"]} >= {"sample/act/2023/7", "sample/act/2024/3"}
     assert outline["title"].startswith("Employment Standards Act") and outline["chapter"]
     assert [s["section_id"] for s in outline["sections"]][:2] == ["sample/act/2023/7#s1", "sample/act/2023/7#s2"]
