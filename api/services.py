@@ -7,20 +7,27 @@ from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
+from langchain_core.callbacks import BaseCallbackHandler
+from pydantic import BaseModel
 
+from api.auth import LOCAL, Caller
 from api.composer.skills import load_skills
 from api.observability import build_callbacks
 from api.orchestrators.query import QueryDeps, QueryOrchestrator, build_query_graph
+from api.schemas.query import QueryRequest
 from api.settings import Settings
+from api.tools.audit import AuditTrail, build_audit_log
 from api.tools.bm25 import load_lexical_index
 from api.tools.checkpoints import open_checkpointer
 from api.tools.context import ContextBundler
 from api.tools.corpus import Corpus
 from api.tools.embeddings import build_embedder
+from api.tools.firestore import close_firestore, open_firestore
 from api.tools.llm import build_llm
-from api.tools.memory import QaMemory
+from api.tools.memory import build_memory
 from api.tools.object_store import build_object_store
 from api.tools.reranker import build_reranker
 from api.tools.retrieval import HybridRetriever
@@ -36,11 +43,30 @@ class Services:
     orchestrator: QueryOrchestrator
 
 
+class AuditedOrchestrator(QueryOrchestrator):
+    """The query orchestrator, with every question's outcome written to the audit log as its stream ends."""
+
+    def __init__(self, graph: Any, deps: QueryDeps, callbacks: list[BaseCallbackHandler], audit: AuditTrail) -> None:
+        super().__init__(graph, deps, callbacks)
+        self.audit = audit
+
+    async def stream(self, request: QueryRequest, caller: Caller = LOCAL) -> AsyncIterator[BaseModel]:
+        events = super().stream(request, caller)
+        async for event in self.audit.watch(events, question=request.q, caller=caller.subject, tenant=caller.tenant,
+                                            session_id=request.session_id):  # fmt: skip
+            yield event
+
+
+def _uses_firestore(settings: Settings) -> bool:
+    return "firestore" in (settings.checkpointer.backend, settings.audit.backend, settings.memory.backend)
+
+
 @asynccontextmanager
 async def open_services(settings: Settings) -> AsyncIterator[Services]:
     skills = load_skills()  # a broken prompt fails the boot, not the first request
     pool = ThreadPoolExecutor(max_workers=settings.model_threads, thread_name_prefix="model")
     http = httpx.AsyncClient(timeout=httpx.Timeout(settings.llm.timeout_s, connect=5.0))
+    firestore = open_firestore(settings.firestore_settings) if _uses_firestore(settings) else None
     try:
         store = build_object_store(settings.object_store, settings.data_dir)
         embedder = build_embedder(settings.embeddings, pool)
@@ -55,17 +81,25 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
             bundler = ContextBundler(
                 corpus, embedder.count_tokens, settings.retrieval.context_tokens, settings.retrieval.provision_tokens
             )
-            memory = QaMemory(settings.llm.memory_similarity, settings.llm.memory_ttl_s)
+            memory = build_memory(settings, firestore)
             deps = QueryDeps(
                 settings=settings, corpus=corpus, retriever=retriever, bundler=bundler,
                 llm=build_llm(settings.llm, http), skills=skills, memory=memory,
             )  # fmt: skip
             log.info("corpus %s: %d documents, %d chunks", corpus.version, len(corpus.manifest.documents), len(corpus))
-            async with open_checkpointer(settings) as checkpointer:
-                graph = build_query_graph(checkpointer)
-                yield Services(settings, corpus, QueryOrchestrator(graph, deps, build_callbacks(settings.tracing)))
+            model = settings.llm.model if settings.llm.backend != "none" else "extractive"
+            audit = AuditTrail(build_audit_log(settings, firestore), settings.audit, model)
+            try:
+                async with open_checkpointer(settings, firestore) as checkpointer:
+                    graph = build_query_graph(checkpointer)
+                    orchestrator = AuditedOrchestrator(graph, deps, build_callbacks(settings.tracing), audit)
+                    yield Services(settings, corpus, orchestrator)
+            finally:
+                await audit.close()
         finally:
             await vectors.close()
     finally:
         await http.aclose()
+        if firestore is not None:
+            await close_firestore(firestore)
         pool.shutdown(wait=False, cancel_futures=True)

@@ -75,10 +75,47 @@ class LLMSettings(BaseModel):
     memory_ttl_s: float = Field(3600.0, ge=0, description="QA memory: how long a verified answer is kept.")
 
 
+class FirestoreSettings(BaseModel):
+    """One Firestore database shared by the checkpointer, the audit log and QA memory when they select it."""
+
+    project: str = Field("", description="Google Cloud / Firebase project id.")
+    database: str = Field("(default)", description="Firestore database id.")
+    credentials_json: SecretStr = Field(
+        SecretStr(""), description="A service account's JSON key; empty uses the platform's default credentials."
+    )
+    emulator_host: str = Field(
+        "", description="host:port of a Firestore emulator (tests, local runs); no TLS, no auth."
+    )
+    collection_prefix: str = Field(
+        "gweta_", pattern=r"^[A-Za-z0-9_-]*$", description="Prefix of every top-level collection this service uses."
+    )
+    timeout_s: float = Field(10.0, gt=0, description="Limit for one Firestore call.")
+
+
 class CheckpointerSettings(BaseModel):
     backend: Literal["sqlite", "firestore"] = "sqlite"
-    project: str = ""
-    emulator_host: str = ""
+    project: str = Field("", description="Deprecated: use firestore.project (read when that is empty).")
+    emulator_host: str = Field("", description="Deprecated: use firestore.emulator_host (read when that is empty).")
+
+
+class AuditSettings(BaseModel):
+    """The audit record of every question: who asked what, when, what was cited and whether it verified."""
+
+    backend: Literal["sqlite", "firestore", "off"] = "sqlite"
+    store_question: Literal["hash", "text"] = Field(
+        "hash", description="Keep the question's text, or only its salted SHA-256 (privacy)."
+    )
+    hash_salt: SecretStr = Field(SecretStr(""), description="Salt mixed into question hashes (set one in production).")
+
+
+class MemorySettings(BaseModel):
+    """Where QA memory (verified answers served again) lives: this process, or Firestore for every replica."""
+
+    backend: Literal["process", "firestore"] = "process"
+    max_entries: int = Field(1000, ge=1, description="Answers a process keeps (process backend).")
+    scan_limit: int = Field(
+        500, ge=1, le=10_000, description="Newest answers compared per lookup under one key (firestore backend)."
+    )
 
 
 class TracingSettings(BaseModel):
@@ -148,6 +185,9 @@ class Settings(BaseSettings):
     reranker: RerankerSettings = RerankerSettings()
     llm: LLMSettings = LLMSettings()
     checkpointer: CheckpointerSettings = CheckpointerSettings()
+    firestore: FirestoreSettings = FirestoreSettings()
+    audit: AuditSettings = AuditSettings()
+    memory: MemorySettings = MemorySettings()
     tracing: TracingSettings = TracingSettings()
     auth: AuthSettings = AuthSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
@@ -171,9 +211,34 @@ class Settings(BaseSettings):
             problems.append(
                 "ingestion.ocr=pageindex needs ingestion.pageindex_api_key (GWETA_INGESTION__PAGEINDEX_API_KEY)"
             )
+        uses_firestore = [
+            name
+            for name, backend in (
+                ("checkpointer", self.checkpointer.backend),
+                ("audit", self.audit.backend),
+                ("memory", self.memory.backend),
+            )
+            if backend == "firestore"
+        ]
+        if uses_firestore and not (self.firestore_settings.project or self.firestore_settings.emulator_host):
+            problems.append(
+                f"{', '.join(uses_firestore)} on firestore need firestore.project (GWETA_FIRESTORE__PROJECT)"
+                " or firestore.emulator_host"
+            )
         if problems:
             raise ValueError("; ".join(problems))
         return self
+
+    @property
+    def firestore_settings(self) -> FirestoreSettings:
+        """The Firestore section, with the checkpointer's older ``project``/``emulator_host`` filling its gaps."""
+        fs = self.firestore
+        return fs.model_copy(
+            update={
+                "project": fs.project or self.checkpointer.project,
+                "emulator_host": fs.emulator_host or self.checkpointer.emulator_host,
+            }
+        )
 
     @property
     def milvus_uri(self) -> str:

@@ -9,6 +9,9 @@ The ``ocr`` group's Python wrapper drives the tesseract program, which comes fro
 group is picked and tesseract is missing, the script installs Debian's ``tesseract-ocr`` with apt-get (as root, or
 through sudo) and otherwise says what to install.
 
+The ``dev`` group's integration tests also run a Firestore emulator (the npm ``@firestore-emulator/server``, locked in
+``tools/firestore-emulator/package-lock.json``): the script runs ``npm ci`` there when npm is present.
+
 Usage: python scripts/install.py [--venv .venv] [--groups main,ml,dev,ocr] [--torch-index URL] [--no-system-packages]
 """
 
@@ -82,6 +85,24 @@ def ensure_tesseract() -> None:
         print("warning: tesseract is not installed, so scanned PDFs cannot be OCRed; install Debian's tesseract-ocr")
 
 
+def ensure_firestore_emulator() -> None:
+    """Install the tests' Firestore emulator from its npm lock (skipped when node_modules already matches it)."""
+    folder = ROOT / "tools" / "firestore-emulator"
+    lock = folder / "package-lock.json"
+    npm = shutil.which("npm")
+    if not lock.exists():
+        return
+    if not npm:
+        print("warning: npm is not installed, so the Firestore emulator the tests use is missing; install Node.js 20+")
+        return
+    stamp = folder / "node_modules" / ".gweta-lock-sha256"
+    digest = hashlib.sha256(lock.read_bytes()).hexdigest()
+    if stamp.exists() and stamp.read_text() == digest:
+        return
+    run(npm, "ci", "--prefix", str(folder), "--ignore-scripts", "--no-audit", "--no-fund")
+    stamp.write_text(digest)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--venv", default=str(ROOT / ".venv"))
@@ -95,6 +116,8 @@ def main() -> int:
     groups = set(args.groups.split(","))
     if "ocr" in groups and not args.no_system_packages:
         ensure_tesseract()
+    if "dev" in groups:
+        ensure_firestore_emulator()
     env_dir = Path(args.venv)
     py = env_dir / "bin" / "python"
     reqs, torch_version = locked_requirements(groups)

@@ -26,7 +26,7 @@ from api.schemas.events import Citation, WarningEvent
 from api.settings import Settings
 from api.tools.context import ContextBundler
 from api.tools.corpus import Corpus
-from api.tools.memory import QaMemory
+from api.tools.memory import AnswerMemory
 from api.tools.retrieval import HybridRetriever, Retrieved, reciprocal_rank_fusion
 from api.tools.vector_store import Hit, SearchFilters
 
@@ -49,7 +49,7 @@ class QueryDeps:
     bundler: ContextBundler
     llm: BaseChatModel | None
     skills: dict[str, Skill]
-    memory: QaMemory
+    memory: AnswerMemory
 
 
 def _calls_left(complexity: str, calls: list[LLMCall], deps: QueryDeps) -> int:
@@ -220,7 +220,7 @@ async def recall(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, An
     if _depends_on_session(state):
         return {}
     vector = await deps.retriever.embedder.embed_query(state.query or state.question)
-    found = deps.memory.recall(_memory_key(state, deps), vector)
+    found = await deps.memory.arecall(_memory_key(state, deps), vector)
     if found is None:
         return {"timings": {**state.timings, "recall": _ms(start)}}
     citations = [Citation.model_validate(c) for c in found.citations]
@@ -511,7 +511,7 @@ async def remember(state: QueryState, runtime: Runtime[QueryDeps]) -> dict[str, 
         and not _depends_on_session(state)
     ):
         vector = await deps.retriever.embedder.embed_query(state.query or state.question)
-        deps.memory.remember(_memory_key(state, deps), vector, state.query or state.question, state.answer,
+        await deps.memory.aremember(_memory_key(state, deps), vector, state.query or state.question, state.answer,
                              state.citations)  # fmt: skip
     return {"turns": [_turn(state, state.answer)]}
 
