@@ -21,6 +21,7 @@ from langgraph.graph import END, START, StateGraph
 from api.settings import CheckpointerSettings, Settings
 from api.tools.checkpoints import open_checkpointer
 from api.tools.firestore import close_firestore, open_firestore
+from api.tools.firestore_checkpoints import FirestoreSaver
 from tests.firestore_emulator import emulator_settings
 
 Opener = Callable[[], AbstractAsyncContextManager[BaseCheckpointSaver[str]]]
@@ -175,3 +176,44 @@ async def test_a_session_past_firestores_one_mib_document_limit(open_saver: Open
         assert state.values["turns"] == [f"{text} #{i + 1}" for i, text in enumerate(long_turn)]
         again = await saver.aget_tuple(config)
         assert again is not None and again.pending_writes == [("t", "big", long_turn[0])]
+
+
+def firestore_size(name: str, fields: dict[str, Any]) -> int:
+    """A document's stored size by Firestore's published rules (name + each field's name and value)."""
+
+    def value(v: Any) -> int:
+        if isinstance(v, bytes | str):
+            return len(v.encode() if isinstance(v, str) else v) + 1
+        if isinstance(v, list):
+            return sum(value(x) for x in v)
+        if isinstance(v, dict):
+            return sum(len(k) + 1 + value(x) for k, x in v.items())
+        return 8
+
+    return len(name) + 1 + 16 + sum(len(k) + 1 + value(v) for k, v in fields.items())
+
+
+async def test_no_firestore_document_reaches_the_one_mib_limit(firestore_host: str) -> None:
+    """The emulator accepts documents of any size, so measure what the saver stores as real Firestore would."""
+    cfg = emulator_settings(firestore_host)
+    client = open_firestore(cfg)
+    try:
+        saver = FirestoreSaver(client, cfg.collection_prefix)
+        graph = graph_with(saver)
+        config = {"configurable": {"thread_id": "acme/dave/long"}}
+        for _ in range(3):
+            await graph.ainvoke({"question": os.urandom(400_000).hex()}, config)
+        stored = await saver.aget_tuple(config)
+        assert stored is not None
+        await saver.aput_writes(stored.config, [("big", os.urandom(700_000).hex())], task_id="t")
+        sizes = []
+        checkpoints = saver._checkpoints("acme/dave/long", "")
+        async for head in checkpoints.stream():
+            sizes.append(firestore_size(head.reference.path, head.to_dict() or {}))
+            for sub in ("chunks", "writes"):
+                async for doc in head.reference.collection(sub).stream():
+                    sizes.append(firestore_size(doc.reference.path, doc.to_dict() or {}))
+        assert len(sizes) > 10 and max(sizes) < 1_048_576
+        assert sum(sizes) > 3 * 2_400_000  # the state really was that large: it went into chunks
+    finally:
+        await close_firestore(client)

@@ -13,9 +13,11 @@ documents (Firestore refuses documents over 1 MiB, and a long session's checkpoi
 get by known id or a query on a single collection ordered by one field, so Firestore's automatic single-field
 indexes serve them all (no composite index to deploy), and nothing relies on ``list_documents``/``collections``.
 
-PyPI's ``langgraph-checkpoint-firestore`` 0.4.0 was considered first and left aside: it keeps each checkpoint in a
-single document (so a session past 1 MiB fails), drives the synchronous client from a thread pool, and finds
-sessions with ``list_documents``.
+PyPI's ``langgraph-checkpoint-firestore`` 0.4.0 was tried first against the emulator and left aside: a thread id
+with a ``/`` (ours are ``tenant/subject/session``) makes it build an invalid document path and fail; it keeps each
+checkpoint in one document, which real Firestore refuses past 1 MiB (the emulator does not enforce the limit, so
+the contract test measures every stored document instead); it drives the synchronous client from the default
+thread pool; and it finds sessions with ``list_documents``, which the emulator lacks.
 """
 
 from __future__ import annotations
