@@ -2,17 +2,18 @@
 
 Each answer is one document in ``<prefix>qa_memory`` whose id is a hash of its key and question (answering the same
 question again replaces it): the key's hash, the question, its unit vector as float32 bytes, the answer and its
-citations (JSON, split into chunk documents past 512 KiB), and ``expires_at``. A lookup is one query, ``key ==`` and
-``expires_at >`` now (the composite index is declared in ``tools/firestore.indexes.json``; a TTL policy on
-``expires_at`` lets Firestore delete what has expired), then one matrix product over the vectors it returns.
+citations (JSON, split into chunk documents past 512 KiB), and ``expires_at`` (a timestamp, as TTL policies need).
+A lookup is one query, ``key ==`` and ``expires_at >`` now (the composite index is declared in
+``tools/firestore.indexes.json``, with a TTL policy on ``expires_at`` so Firestore deletes what has expired), then
+one matrix product over the vectors it returns.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import time
 from collections.abc import Hashable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -56,7 +57,7 @@ class FirestoreQaMemory:
     async def arecall(self, key: Hashable, vector: Vectors) -> Remembered | None:
         query = (
             self.answers.where(filter=FieldFilter("key", "==", key_hash(key)))
-            .where(filter=FieldFilter("expires_at", ">", time.time()))
+            .where(filter=FieldFilter("expires_at", ">", datetime.now(UTC)))
             .limit(self.scan_limit)
         )
 
@@ -81,10 +82,10 @@ class FirestoreQaMemory:
         hashed = key_hash(key)
         ref = self.answers.document(hashlib.sha256(f"{hashed}\x00{question}".encode()).hexdigest())
         packed = pack_blob("payload", json.dumps({"answer": answer, "citations": citations}).encode())
-        now = time.time()
+        now = datetime.now(UTC)
         head = {
             "key": hashed, "question": question, "vector": _unit(vector).tobytes(), "created_at": now,
-            "expires_at": now + self.ttl_s, **packed.fields,
+            "expires_at": now + timedelta(seconds=self.ttl_s), **packed.fields,
         }  # fmt: skip
         await commit_all(self.client, [*chunk_writes(ref.collection("chunks"), [packed]), (ref, head)],
                          self.timeout_s, "remember an answer")  # fmt: skip
