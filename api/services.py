@@ -13,7 +13,7 @@ import httpx
 from langchain_core.callbacks import BaseCallbackHandler
 from pydantic import BaseModel
 
-from api.auth import LOCAL, Caller
+from api.auth import LOCAL, Caller, IdTokenVerifier, build_id_token_verifier
 from api.composer.skills import load_skills
 from api.observability import build_callbacks
 from api.orchestrators.query import QueryDeps, QueryOrchestrator, build_query_graph
@@ -41,6 +41,8 @@ class Services:
     settings: Settings
     corpus: Corpus
     orchestrator: QueryOrchestrator
+    id_tokens: IdTokenVerifier | None = None
+    """Verifies sign-in tokens against an identity provider's published keys (``identity.provider``)."""
 
 
 class AuditedOrchestrator(QueryOrchestrator):
@@ -93,7 +95,7 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
                 async with open_checkpointer(settings, firestore) as checkpointer:
                     graph = build_query_graph(checkpointer)
                     orchestrator = AuditedOrchestrator(graph, deps, build_callbacks(settings.tracing), audit)
-                    yield Services(settings, corpus, orchestrator)
+                    yield Services(settings, corpus, orchestrator, build_id_token_verifier(settings.identity, http))
             finally:
                 await audit.close()
         finally:

@@ -134,6 +134,44 @@ class AuthSettings(BaseModel):
     leeway_s: float = Field(30.0, ge=0, description="Clock skew allowed on exp/nbf.")
 
 
+GOOGLE_SECURETOKEN_CERTS = "https://www.googleapis.com/robot/v1/metadata/x509/securetoken@system.gserviceaccount.com"
+
+
+class IdentitySettings(BaseModel):
+    """Tokens signed by an identity provider with published, rotating keys (used when ``auth.enabled``).
+
+    ``firebase``: Firebase Authentication ID tokens (RS256; ``aud`` = the project id, ``iss`` =
+    ``https://securetoken.google.com/<project id>``; keys from Google's x509 certificate map). ``oidc``: any OpenID
+    Connect provider's RS256 tokens, keys from its JWKS URL, with the audience and issuer given here.
+    """
+
+    provider: Literal["none", "firebase", "oidc"] = Field(
+        "none", description="none: tokens are checked against auth.jwt_secret / auth.jwt_public_key."
+    )
+    project_id: str = Field("", description="Firebase project id (firebase).")
+    certs_url: str = Field(
+        "", description="Published keys: Google's x509 map or a JWKS; firebase defaults to Google's securetoken map."
+    )
+    audience: str = Field("", description="Required 'aud' (oidc; firebase uses the project id).")
+    issuer: str = Field("", description="Required 'iss' (oidc; firebase uses securetoken.google.com/<project id>).")
+    leeway_s: float = Field(30.0, ge=0, description="Clock skew allowed on exp, iat and auth_time.")
+    default_max_age_s: float = Field(300.0, ge=0, description="Key cache lifetime when no Cache-Control max-age.")
+    min_refresh_s: float = Field(30.0, ge=0, description="Least time between refetches caused by unknown kids.")
+    timeout_s: float = Field(5.0, gt=0, description="Limit for fetching the published keys.")
+
+    @property
+    def keys_url(self) -> str:
+        return self.certs_url or (GOOGLE_SECURETOKEN_CERTS if self.provider == "firebase" else "")
+
+    @property
+    def expected_audience(self) -> str:
+        return self.project_id if self.provider == "firebase" else self.audience
+
+    @property
+    def expected_issuer(self) -> str:
+        return f"https://securetoken.google.com/{self.project_id}" if self.provider == "firebase" else self.issuer
+
+
 class RetrievalSettings(BaseModel):
     top_k: int = Field(6, ge=1, le=50, description="Hits handed to synthesis after fusion.")
     candidates: int = Field(30, ge=1, le=500, description="Candidates asked of each backend before fusion.")
@@ -190,6 +228,7 @@ class Settings(BaseSettings):
     memory: MemorySettings = MemorySettings()
     tracing: TracingSettings = TracingSettings()
     auth: AuthSettings = AuthSettings()
+    identity: IdentitySettings = IdentitySettings()
     retrieval: RetrievalSettings = RetrievalSettings()
     ingestion: IngestionSettings = IngestionSettings()
 
@@ -205,8 +244,17 @@ class Settings(BaseSettings):
         if self.object_store.backend == "s3" and not self.object_store.bucket:
             problems.append("object_store.backend=s3 needs object_store.bucket")
         auth_keys = (self.auth.jwt_secret.get_secret_value(), self.auth.jwt_public_key.get_secret_value())
-        if self.auth.enabled and not any(auth_keys):
-            problems.append("auth.enabled needs auth.jwt_secret (HS256) or auth.jwt_public_key (RS256)")
+        if self.auth.enabled and not any(auth_keys) and self.identity.provider == "none":
+            problems.append(
+                "auth.enabled needs auth.jwt_secret (HS256), auth.jwt_public_key (RS256)"
+                " or identity.provider (firebase, oidc)"
+            )
+        if self.identity.provider == "firebase" and not self.identity.project_id:
+            problems.append("identity.provider=firebase needs identity.project_id (GWETA_IDENTITY__PROJECT_ID)")
+        if self.identity.provider == "oidc" and not (
+            self.identity.certs_url and self.identity.audience and self.identity.issuer
+        ):
+            problems.append("identity.provider=oidc needs identity.certs_url, identity.audience and identity.issuer")
         if self.ingestion.ocr == "pageindex" and not self.ingestion.pageindex_api_key.get_secret_value():
             problems.append(
                 "ingestion.ocr=pageindex needs ingestion.pageindex_api_key (GWETA_INGESTION__PAGEINDEX_API_KEY)"
