@@ -19,6 +19,11 @@ class VectorStoreSettings(BaseModel):
     uri: str = Field("", description="Milvus/Zilliz URI; empty means a Milvus Lite folder inside data_dir.")
     token: SecretStr = SecretStr("")
     collection: str = "gweta_chunks"
+    index_type: Literal["AUTOINDEX", "HNSW", "IVF_FLAT", "FLAT"] = Field(
+        "AUTOINDEX", description="Vector index of a new collection (a Milvus server; Lite picks its own)."
+    )
+    index_params: dict[str, int] = Field(default_factory=dict, description="e.g. {'M': 16, 'efConstruction': 200}.")
+    search_params: dict[str, int] = Field(default_factory=dict, description="e.g. {'ef': 64} or {'nprobe': 16}.")
 
 
 class ObjectStoreSettings(BaseModel):

@@ -113,12 +113,23 @@ def _quote(value: str) -> str:
 class MilvusVectorStore:
     """One Milvus collection of chunk vectors; a local path opens Milvus Lite, a URL a Milvus server."""
 
-    def __init__(self, uri: str, collection: str, dimensions: int, token: str = "") -> None:
+    def __init__(
+        self,
+        uri: str,
+        collection: str,
+        dimensions: int,
+        token: str = "",
+        index_type: str = "AUTOINDEX",
+        index_params: dict[str, int] | None = None,
+        search_params: dict[str, int] | None = None,
+    ) -> None:
         from pymilvus import MilvusClient
         from pymilvus.exceptions import MilvusException
 
         self.collection = collection
         self.dimensions = dimensions
+        self.index_type, self.index_params = index_type, dict(index_params or {})
+        self.search_params = {"params": dict(search_params)} if search_params else None
         self.is_lite = "://" not in uri
         # Milvus Lite is an in-process engine: one call at a time keeps it consistent under the thread pool.
         self._lock = threading.Lock() if self.is_lite else None
@@ -155,7 +166,9 @@ class MilvusVectorStore:
         schema.add_field("date", DataType.INT64)  # YYYYMMDD, 0 when unknown
         schema.add_field("tenant", DataType.VARCHAR, max_length=128)
         index = self.client.prepare_index_params()
-        index.add_index(field_name="vector", index_type="AUTOINDEX", metric_type="COSINE")
+        index_type = "AUTOINDEX" if self.is_lite else self.index_type  # Lite chooses its own (FLAT) index
+        params = {} if self.is_lite else self.index_params
+        index.add_index(field_name="vector", index_type=index_type, metric_type="COSINE", params=params)
         self.client.create_collection(self.collection, schema=schema, index_params=index)
 
     def _run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -202,6 +215,7 @@ class MilvusVectorStore:
             data=[vector.tolist()],
             limit=limit,
             filter=filters.milvus_expression(),
+            search_params=self.search_params,
         )
         return [Hit(str(h["id"]), float(h["distance"])) for h in result[0]]
 
@@ -243,4 +257,7 @@ def build_vector_store(settings: Settings, dimensions: int) -> MilvusVectorStore
         case "milvus":
             if not cfg.uri:
                 settings.data_dir.mkdir(parents=True, exist_ok=True)
-            return MilvusVectorStore(settings.milvus_uri, cfg.collection, dimensions, cfg.token.get_secret_value())
+            return MilvusVectorStore(
+                settings.milvus_uri, cfg.collection, dimensions, cfg.token.get_secret_value(),
+                cfg.index_type, cfg.index_params, cfg.search_params,
+            )  # fmt: skip
