@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
@@ -20,10 +21,11 @@ from api.orchestrators.query import QueryDeps, QueryOrchestrator, build_query_gr
 from api.schemas.query import QueryRequest
 from api.settings import Settings
 from api.tools.audit import AuditTrail, build_audit_log
-from api.tools.bm25 import load_lexical_index
+from api.tools.bm25 import LexicalIndex, load_lexical_index
 from api.tools.checkpoints import open_checkpointer
 from api.tools.context import ContextBundler
 from api.tools.corpus import Corpus
+from api.tools.corpus_watch import CorpusWatcher
 from api.tools.embeddings import build_embedder
 from api.tools.firestore import close_firestore, open_firestore
 from api.tools.llm import build_llm
@@ -39,10 +41,16 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True, slots=True)
 class Services:
     settings: Settings
-    corpus: Corpus
     orchestrator: QueryOrchestrator
     id_tokens: IdTokenVerifier | None = None
     """Verifies sign-in tokens against an identity provider's published keys (``identity.provider``)."""
+    watcher: CorpusWatcher | None = None
+    """Moves this replica to a new corpus version when another process ingests (``corpus_poll_s``)."""
+
+    @property
+    def corpus(self) -> Corpus:
+        """The corpus version being served now (it changes when the watcher loads a new one)."""
+        return self.orchestrator.deps.corpus
 
 
 class AuditedOrchestrator(QueryOrchestrator):
@@ -77,12 +85,19 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
             corpus = await Corpus.load(store)
             lexical = await load_lexical_index(store, settings.bm25)
             reranker = build_reranker(settings.reranker, pool)
-            retriever = HybridRetriever(
-                corpus, embedder, vectors, lexical, settings.retrieval, reranker, settings.reranker.candidates
-            )
-            bundler = ContextBundler(
-                corpus, embedder.count_tokens, settings.retrieval.context_tokens, settings.retrieval.provision_tokens
-            )
+
+            def assemble(corpus: Corpus, lexical: LexicalIndex) -> tuple[HybridRetriever, ContextBundler]:
+                """The tools that hold one corpus version (each with its own caches)."""
+                retriever = HybridRetriever(
+                    corpus, embedder, vectors, lexical, settings.retrieval, reranker, settings.reranker.candidates
+                )
+                bundler = ContextBundler(
+                    corpus, embedder.count_tokens, settings.retrieval.context_tokens,
+                    settings.retrieval.provision_tokens,
+                )  # fmt: skip
+                return retriever, bundler
+
+            retriever, bundler = assemble(corpus, lexical)
             memory = build_memory(settings, firestore)
             deps = QueryDeps(
                 settings=settings, corpus=corpus, retriever=retriever, bundler=bundler,
@@ -95,7 +110,23 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
                 async with open_checkpointer(settings, firestore) as checkpointer:
                     graph = build_query_graph(checkpointer)
                     orchestrator = AuditedOrchestrator(graph, deps, build_callbacks(settings.tracing), audit)
-                    yield Services(settings, corpus, orchestrator, build_id_token_verifier(settings.identity, http))
+
+                    async def swap(corpus: Corpus, lexical: LexicalIndex) -> None:
+                        # Requests already running keep the deps they started with; new ones get the new version.
+                        retriever, bundler = assemble(corpus, lexical)
+                        orchestrator.deps = dataclasses.replace(
+                            orchestrator.deps, corpus=corpus, retriever=retriever, bundler=bundler
+                        )
+
+                    served = corpus.version if set(lexical.chunk_ids) == set(corpus.chunks) else ""
+                    watcher = CorpusWatcher(store, settings.bm25, served, swap, settings.corpus_poll_s)
+                    watcher.start()
+                    try:
+                        yield Services(
+                            settings, orchestrator, build_id_token_verifier(settings.identity, http), watcher
+                        )
+                    finally:
+                        await watcher.stop()
             finally:
                 await audit.close()
         finally:

@@ -221,6 +221,9 @@ class Settings(BaseSettings):
     data_dir: Path = Path(".gweta-data")
     model_threads: int = Field(2, ge=1, le=64, description="Size of the one thread pool that runs model inference.")
     sse_ping_s: float = Field(15.0, gt=0, description="Keep-alive comment interval on event streams.")
+    corpus_poll_s: float = Field(
+        30.0, ge=0, description="How often a replica checks the object store for a new corpus version (0: never)."
+    )
     vector_store: VectorStoreSettings = VectorStoreSettings()
     object_store: ObjectStoreSettings = ObjectStoreSettings()
     bm25: BM25Settings = BM25Settings()
