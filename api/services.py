@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from api.auth import LOCAL, Caller, IdTokenVerifier, build_id_token_verifier
 from api.composer.skills import load_skills
+from api.errors import ConfigError
 from api.observability import build_callbacks
 from api.orchestrators.query import QueryDeps, QueryOrchestrator, build_query_graph
 from api.schemas.query import QueryRequest
@@ -79,10 +80,17 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
     firestore = open_firestore(settings.firestore_settings) if _uses_firestore(settings) else None
     try:
         store = build_object_store(settings.object_store, settings.data_dir)
-        embedder = build_embedder(settings.embeddings, pool)
-        vectors = build_vector_store(settings, embedder.dimensions)
+        embedder = build_embedder(settings.embeddings, pool, http)
+        vectors = build_vector_store(settings, embedder.dimensions, f"{embedder.name}:{embedder.dimensions}")
         try:
             corpus = await Corpus.load(store)
+            label = f"{embedder.name}:{embedder.dimensions}"
+            if corpus.manifest.embedder and corpus.manifest.embedder != label:
+                raise ConfigError(
+                    f"the corpus was embedded with {corpus.manifest.embedder}, but the configured embeddings model "
+                    f"is {label}: run 'gweta reembed' with these settings first (or configure the model it was "
+                    "embedded with)"
+                )
             lexical = await load_lexical_index(store, settings.bm25)
             reranker = build_reranker(settings.reranker, pool)
 

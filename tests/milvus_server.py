@@ -57,7 +57,7 @@ async def run_contract(uri: str) -> int:
 
     failures = 0
     for i, check in enumerate(CONTRACT):
-        store = await asyncio.to_thread(MilvusVectorStore, uri, f"contract_{i}", DIM)
+        store = await asyncio.to_thread(MilvusVectorStore, uri, f"contract_{i}", DIM, embedder=f"contract:{DIM}")
         try:
             await check(store)
             say(f"ok {check.__name__}")

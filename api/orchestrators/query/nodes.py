@@ -430,11 +430,12 @@ async def _similarity(deps: QueryDeps, question: str, sentences: list[str]) -> l
     if not sentences:
         return []
     try:
-        vectors = await deps.retriever.embedder.embed_documents([question, *sentences])
+        asked = await deps.retriever.embedder.embed_query(question)  # computed once per request, then cached
+        vectors = await deps.retriever.embedder.embed_documents(sentences)
     except GwetaError as exc:
         log.warning("sentence similarity unavailable: %s", exc.message)
         return None
-    return [float(v) for v in vectors[1:] @ vectors[0]]
+    return [float(v) for v in vectors @ asked]
 
 
 def _finish(
