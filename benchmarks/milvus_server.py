@@ -115,7 +115,7 @@ async def measure(
     }  # fmt: skip
 
 
-async def run(sizes: list[int], n_queries: int, server_indexes: list[str]) -> list[str]:
+async def run(sizes: list[int], n_queries: int, server_indexes: list[str], partial: Path | None = None) -> list[str]:
     rng = np.random.default_rng(7)
     centres = rng.normal(size=(500, DIM)).astype(np.float32)
     lines = [
@@ -154,6 +154,8 @@ async def run(sizes: list[int], n_queries: int, server_indexes: list[str]) -> li
                     )
                     print(line, flush=True)
                     lines.append(line)
+                    if partial:
+                        await asyncio.to_thread(partial.write_text, "\n".join(lines) + "\n")  # kept if cut short
     return lines
 
 
@@ -169,7 +171,7 @@ def main() -> int:
         return subprocess.run(["unshare", "-n", "sh", "-c", inner], cwd=ROOT).returncode
     sizes = [int(s) for s in args.sizes.split(",")]
     started = time.time()
-    lines = asyncio.run(run(sizes, args.queries, args.indexes.split(",")))
+    lines = asyncio.run(run(sizes, args.queries, args.indexes.split(","), Path(args.out + ".partial")))
     load = os.getloadavg()
     header = [
         "# Milvus Lite vs a Milvus server",
