@@ -195,8 +195,9 @@ async def _similarity(embedder: Embedder, question: str, sentences: list[str]) -
     if not sentences:
         return []
     try:
-        vectors = await embedder.embed_documents([question, *sentences])
+        asked = await embedder.embed_query(question)  # computed once per request, then reused
+        vectors = await embedder.embed_documents(sentences)
     except GwetaError as exc:
         log.warning("sentence similarity unavailable: %s", exc.message)
         return None
-    return [float(v) for v in vectors[1:] @ vectors[0]]
+    return [float(v) for v in vectors @ asked]
