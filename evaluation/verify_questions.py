@@ -77,8 +77,9 @@ def main() -> int:
         counts[r["kind"]] += 1
     sys.stdout.write(f"{len(records)} questions: {dict(counts)}\n")
     for kind, shares in sorted(overlap.items()):
-        sys.stdout.write(f"{kind}: mean share of question content words found in the gold section "
-                         f"{sum(shares) / len(shares):.2f}\n")
+        sys.stdout.write(
+            f"{kind}: mean share of question content words found in the gold section {sum(shares) / len(shares):.2f}\n"
+        )
     for p in problems:
         sys.stdout.write(f"PROBLEM {p}\n")
     return 1 if problems else 0
