@@ -24,6 +24,7 @@ from api.tools.memory import QaMemory
 from api.tools.object_store import build_object_store
 from api.tools.reranker import build_reranker
 from api.tools.retrieval import HybridRetriever
+from api.tools.thesaurus import load_thesaurus
 from api.tools.vector_store import build_vector_store
 
 log = logging.getLogger(__name__)
@@ -49,8 +50,16 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
             corpus = await Corpus.load(store)
             lexical = await load_lexical_index(store, settings.bm25)
             reranker = build_reranker(settings.reranker, pool)
+            thesaurus = load_thesaurus(settings.retrieval.lay_terms_path) if settings.retrieval.lay_terms else None
             retriever = HybridRetriever(
-                corpus, embedder, vectors, lexical, settings.retrieval, reranker, settings.reranker.candidates
+                corpus,
+                embedder,
+                vectors,
+                lexical,
+                settings.retrieval,
+                reranker,
+                settings.reranker.candidates,
+                thesaurus,
             )
             bundler = ContextBundler(
                 corpus, embedder.count_tokens, settings.retrieval.context_tokens, settings.retrieval.provision_tokens

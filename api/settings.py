@@ -113,6 +113,8 @@ class RetrievalSettings(BaseModel):
     cache_similarity: float = Field(
         0.95, gt=0, le=1, description="A query this close (cosine) to a cached one reuses its results."
     )
+    lay_terms: bool = Field(True, description="Add the lay-term thesaurus's legal terms to both search sides.")
+    lay_terms_path: Path | None = Field(None, description="Thesaurus TOML; unset means api/data/lay_terms.toml.")
 
 
 class IngestionSettings(BaseModel):
