@@ -73,6 +73,9 @@ class LLMSettings(BaseModel):
     max_steps: int = Field(3, ge=1, le=5, description="Research steps a multi-hop question may complete.")
     memory_similarity: float = Field(0.92, gt=0, le=1, description="QA memory: how alike a question must be.")
     memory_ttl_s: float = Field(3600.0, ge=0, description="QA memory: how long a verified answer is kept.")
+    stall_timeout_s: float = Field(
+        10.0, gt=0, description="Stall watchdog: no answer token for this long stops the model; what is verified stays."
+    )
 
 
 class CheckpointerSettings(BaseModel):
@@ -143,6 +146,9 @@ class Settings(BaseSettings):
     data_dir: Path = Path(".gweta-data")
     model_threads: int = Field(2, ge=1, le=64, description="Size of the one thread pool that runs model inference.")
     sse_ping_s: float = Field(15.0, gt=0, description="Keep-alive comment interval on event streams.")
+    question_deadline_s: float = Field(
+        60.0, gt=0, le=600, description="Every question ends (with a final event) within this many seconds."
+    )
     vector_store: VectorStoreSettings = VectorStoreSettings()
     object_store: ObjectStoreSettings = ObjectStoreSettings()
     bm25: BM25Settings = BM25Settings()

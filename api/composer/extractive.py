@@ -201,14 +201,26 @@ def abstention(question: str, searched: int) -> str:
 
 
 async def quote_answer(
-    embedder: Embedder, question: str, hits: Sequence[Retrieved], searched: int, tracker: CitationTracker
+    embedder: Embedder,
+    question: str,
+    hits: Sequence[Retrieved],
+    searched: int,
+    tracker: CitationTracker,
+    lay_terms: Sequence[str] = (),
 ) -> None:
     """Stream the extractive answer (numbered after any citations already offered), or an abstention."""
-    candidates = candidate_units(hits)
-    similarity = await _similarity(embedder, question, [unit for _, _, unit in candidates])
-    text, citations = compose_extractive(question, candidates, similarity, start=len(tracker.available) + 1)
+    text, citations = await extractive_answer(embedder, question, hits, len(tracker.available) + 1, lay_terms)
     tracker.available.update({c.index: c for c in citations})
     stream_words(text or abstention(question, searched), tracker)
+
+
+async def extractive_answer(
+    embedder: Embedder, question: str, hits: Sequence[Retrieved], start: int = 1, lay_terms: Sequence[str] = ()
+) -> tuple[str, list[Citation]]:
+    """The extractive answer and its citations, not streamed (empty when nothing answers)."""
+    candidates = candidate_units(hits)
+    similarity = await _similarity(embedder, question, [unit for _, _, unit in candidates])
+    return compose_extractive(question, candidates, similarity, start=start, lay_terms=lay_terms)
 
 
 async def _similarity(embedder: Embedder, question: str, sentences: list[str]) -> list[float] | None:

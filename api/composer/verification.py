@@ -89,7 +89,9 @@ MAX_REMOVED_SHARE = 0.5
 _GATE_QUOTED = re.compile(r"[“\"]([^”\"]+?)[”\"]")
 _ABBREVIATION = re.compile(r"(?:\b(?:s|ss|no|nos|sec|secs|para|paras|cap|chap|art|reg|regs|e\.g|i\.e|etc|mr|mrs|dr|"
                            r"st|vs|cf|subs)|\b[A-Z])\.$", re.I)  # fmt: skip
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"”’)\]]*(?:\s*\[\d{1,3}\])*[.]?\s+(?=[\"“(\[]?[A-Z0-9*•-])|\n+")
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?])[\"”’)\]]*(?:\s*\[\d{1,3}\])*[.]?\s+(?=[\"“(]?[A-Z0-9*•-]|\[(?!\d{1,3}\]))|\n+"
+)  # a marker after the sentence's end ("….” [1]") stays with it, even at the end of the answer
 _LIST_PREFIX = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
 _NOT_A_CLAIM = re.compile(
     r"could not find|cannot find|can't find|not legal advice|consult (?:a|an|your) (?:lawyer|legal|attorney)|"

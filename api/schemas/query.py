@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import BaseModel, Field, field_validator
 
 MAX_QUESTION_CHARS = 2000
@@ -17,6 +19,11 @@ class QueryRequest(BaseModel):
     law_id: str | None = Field(None, max_length=256, description="Only this document, e.g. 'zw/act/2022/1'.")
     date_from: str | None = Field(None, pattern=DATE_PATTERN, description="Dated on or after: YYYY[-MM[-DD]].")
     date_to: str | None = Field(None, pattern=DATE_PATTERN, description="Dated on or before: YYYY[-MM[-DD]].")
+    choices: list[Annotated[str, Field(min_length=1, max_length=500)]] = Field(
+        default_factory=list, max_length=8,
+        description="Answer choices of a multiple-choice question (lettered A, B, … in order); the question is "
+        "researched without them, then the best-supported choice is picked.",
+    )  # fmt: skip
 
     def filters(self) -> dict[str, str]:
         return {name: value for name in FILTER_NAMES if (value := getattr(self, name))}

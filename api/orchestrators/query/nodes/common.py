@@ -18,6 +18,14 @@ from ..state import QueryState, QueryUpdate, SentWarning, Turn
 log = logging.getLogger(__name__)
 
 
+MemoryKey = tuple[str, tuple[tuple[str, str], ...], str]
+
+
+def memory_key(state: QueryState, deps: QueryDeps) -> MemoryKey:
+    """QA memory answers again only for the same corpus, filters and tenant."""
+    return deps.corpus.version, tuple(sorted(state.filters.items())), state.tenant
+
+
 def ms(start: float) -> float:
     """Milliseconds since ``start`` (a ``time.perf_counter()`` reading)."""
     return round((time.perf_counter() - start) * 1000, 2)
