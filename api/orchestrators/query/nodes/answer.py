@@ -11,7 +11,7 @@ from collections.abc import Awaitable
 from langgraph.runtime import Runtime
 
 from api.composer.citations import CitationTracker, stream_words
-from api.composer.extractive import abstention, quote_answer
+from api.composer.extractive import abstention, extractive_answer
 from api.composer.llm import is_abstention, source_citations, stream_llm_answer
 from api.composer.structured import LLMCall, LLMOutcome
 from api.errors import UpstreamLLMError
@@ -129,7 +129,10 @@ async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpd
             update |= QueryUpdate(warnings=warnings, llm=calls, composer="model", offered=offered, cut=cut,
                                   timings={**stages, **update.get("timings", {})})  # fmt: skip
             return update
-    await quote_answer(deps.retriever.embedder, state.asked, hits, state.searched, tracker, state.lay_terms)
+    start_at = len(tracker.available) + 1
+    text, cited = await extractive_answer(deps.retriever.embedder, state.asked, hits, start_at, state.lay_terms)
+    tracker.available.update({c.index: c for c in cited})
+    stream_words(text or abstention_text(state, deps), tracker)
     update = finish(state, tracker, not tracker.used, ms(start), record_turn=False)
     update |= QueryUpdate(warnings=warnings, llm=calls, composer="extractive", offered=[],
                           timings={**stages, **update.get("timings", {})})  # fmt: skip
