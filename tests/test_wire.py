@@ -83,7 +83,7 @@ async def test_an_unsupported_model_answer_gives_way_to_the_verified_quotes(priv
 
 
 async def test_the_corrective_step_searches_again_for_what_it_verifies(private_data_dir: Path) -> None:
-    wrong = "A landlord may increase the rent twice in any period of twelve months [1]."
+    wrong = "“A landlord may increase the rent twice in any period of twelve months.” [1]"
     upstream = FakeOpenAI([Reply([wrong]), Reply(["A landlord shall give written notice [1]."])])
     ((events, _),) = await ask(upstream, private_data_dir, DEPOSIT)
     assert_contract(events)

@@ -164,9 +164,14 @@ class QueryOrchestrator:
         for event in opening(state.route or None):
             yield event
         if late:
+            # What was streamed may be unfinished or unverified: the answer kept replaces it, streamed whole.
             yield WarningEvent(code="deadline_reached", message="the question ran out of time; only what was "
                                "verified before then is kept")  # fmt: skip
             state = past_deadline(state)
+            yield WarningEvent(code="answer_revised", message="the answer that follows replaces anything above")
+            yield TokenEvent(text=state.answer)
+            for citation in state.citations:
+                yield CitationEvent(citation=Citation.model_validate(citation))
         timings = {**state.timings, "total": round((time.perf_counter() - start) * 1000, 2)}
         usage = usage_summary(state)
         log.info("answered route=%s abstained=%s usage=%s timings=%s", state.route, state.abstained, usage, timings)

@@ -83,7 +83,7 @@ def finish_by(state: QueryState, deps: QueryDeps) -> float:
     """When the model must stop for the question to end on time: its deadline less a margin to verify and finish."""
     if not state.deadline:
         return 0.0
-    return state.deadline - min(1.0, 0.1 * deps.settings.question_deadline_s)
+    return state.deadline - min(2.0, 0.25 * deps.settings.question_deadline_s)
 
 
 async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
@@ -124,6 +124,8 @@ async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpd
             warnings.append(warn(runtime, code, f"{why}, so it was stopped; only what could be verified is kept"))
         calls.append(LLMCall(skill="synthesize", ms=ms(call_start), input_tokens=usage.get("input_tokens", 0),
                              output_tokens=usage.get("output_tokens", 0), attempts=1, outcome=outcome))  # fmt: skip
+        if outcome == "ok" and not tracker.used and not is_abstention(tracker.text):
+            warnings.append(warn(runtime, "uncited_answer", "the model's answer cites no source; check it"))
         if outcome != "error":
             update = finish(state, tracker, is_abstention(tracker.text) and not cut, ms(start), record_turn=False)
             update |= QueryUpdate(warnings=warnings, llm=calls, composer="model", offered=offered, cut=cut,

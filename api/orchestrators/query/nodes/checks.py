@@ -152,7 +152,8 @@ async def reevaluate(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpd
         return {"refined": True, "step_kind": "refinement", "pending": missing[:1]}
     note = "\n\nI could not find in the documents an answer to: " + "; ".join(f"“{m}”" for m in missing) + "."
     tracker = CitationTracker([], runtime.stream_writer)
-    stream_words(note, tracker)
+    tracker.feed("\n\n")
+    stream_words(note.lstrip(), tracker)
     warning = warn(runtime, "not_covered", f"{len(missing)} part(s) of the question were not found in the documents")
     return {"answer": state.answer + note, "uncovered": missing, "warnings": [warning]}
 
@@ -191,6 +192,7 @@ async def select_choice(state: QueryState, runtime: Runtime[QueryDeps]) -> Query
     chosen = chosen or by_evidence(state.asked, state.choices, evidence)
     tracker = CitationTracker([], runtime.stream_writer)
     block = "\n\n" + choice_text(chosen)
-    stream_words(block, tracker)
+    tracker.feed("\n\n")
+    stream_words(block.lstrip(), tracker)
     return {"answer": state.answer + block, "choice": chosen.model_dump(), "llm": calls,
             "timings": {"select_choice": ms(start)}}  # fmt: skip

@@ -90,7 +90,7 @@ async def research(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdat
     )  # fmt: skip
     if planned:
         update |= _judged(deps, state, query, found, len(relevant) / len(chunks) if graded and chunks else None)
-    else:
+    elif state.step_kind == "corrective":  # what it verifies comes first; a refinement only adds evidence
         update["focus"] = [h["chunk_id"] for h in kept]
     # A retry needs a grade of its own and still the answer's call.
     retry_left = (
