@@ -147,3 +147,10 @@ async def test_lay_wording_reaches_the_provision_on_both_search_sides(tmp_path: 
         workplace = next(cid for cid, _ in dense.stages["dense"] if cid.startswith("test/act/2024/1"))
         assert dict(dense.stages["dense"])[workplace] > plain_cosine[workplace]
         assert dense.hits[0].chunk.doc_key == "test/act/2024/1"
+
+
+def test_a_lay_word_the_corpus_itself_uses_is_left_alone() -> None:
+    """A statute that says "landlord" throughout needs no "lessor" added to every landlord question."""
+    expansion = load_thesaurus().expand("Can my landlord sack my boss?", in_use=lambda word: word == "landlord")
+    assert "landlord" in expansion.matched and "lessor" not in expansion.added
+    assert {"employer", "dismissal"} <= set(expansion.added)

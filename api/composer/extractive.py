@@ -121,8 +121,13 @@ def select_quotes(
     df = {t: sum(t in ut for ut in unit_terms) for t in wanted}
     weight = {t: math.log(1 + len(candidates) / (1 + df[t])) * (1.0 if t in own else LAY_TERM_WEIGHT) for t in wanted}
     total = sum(weight[t] for t in own)
+    # A provision ranks where its best chunk ranks: two chunks of one section are one provision.
+    section_rank: dict[str, int] = {}
+    for rank, hit, _ in candidates:
+        section_rank[hit.chunk.section_id] = min(rank, section_rank.get(hit.chunk.section_id, rank))
     quotes = []
-    for (rank, hit, unit), ut, sim in zip(candidates, unit_terms, sims, strict=True):
+    for (_, hit, unit), ut, sim in zip(candidates, unit_terms, sims, strict=True):
+        rank = section_rank[hit.chunk.section_id]
         heading = terms(hit.chunk.section_heading) | terms(hit.chunk.title)
         matched = sum(weight[t] for t in wanted & ut) + 0.5 * sum(weight[t] for t in wanted & heading - ut)
         lexical = min(1.0, matched / total)

@@ -250,7 +250,10 @@ class HybridRetriever:
             return from_cache(cached, 1.0)
         if not len(self.corpus):
             return result
-        lay = self.thesaurus.expand(query) if self.thesaurus is not None else None
+        # A lay word the corpus itself uses in at least 1 chunk in 200 is already the statutes' word: not expanded.
+        common = max(1, len(self.lexical) // 200)
+        in_use = lambda word: self.lexical.document_frequency(word) >= common  # noqa: E731
+        lay = self.thesaurus.expand(query, in_use) if self.thesaurus is not None else None
         dense_query = lay.dense_query if lay else query
         result.lay_terms = list(lay.added) if lay else []
         vector = await self._embed(dense_query, result) if mode in ("hybrid", "dense") else None

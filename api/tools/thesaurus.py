@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import re
 import tomllib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -104,8 +104,12 @@ class Thesaurus:
         """The legal terms one lay word or phrase maps to; () when it is not in the thesaurus."""
         return self._legal.get(_normal(lay), ())
 
-    def expand(self, query: str) -> Expansion:
-        """Find the query's lay words and the legal terms they call for (those the query lacks)."""
+    def expand(self, query: str, in_use: Callable[[str], bool] | None = None) -> Expansion:
+        """Find the query's lay words and the legal terms they call for (those the query lacks).
+
+        ``in_use`` says whether the corpus itself uses a word commonly; a lay phrase whose every word it does use
+        is left alone ("landlord" in a statute that says landlord throughout needs no "lessor").
+        """
         text = _normal(query)
         matched: list[str] = []
         added: list[str] = []
@@ -114,6 +118,8 @@ class Thesaurus:
             if lay in matched:
                 continue
             matched.append(lay)
+            if in_use is not None and all(in_use(word) for word in re.findall(r"[a-z0-9]+", lay)):
+                continue
             for term in self.legal_terms(lay):
                 if term not in added and not re.search(_EDGE_BEFORE + re.escape(term) + _EDGE_AFTER, text):
                     added.append(term)
