@@ -32,8 +32,8 @@ from api.settings import LLMSettings, Settings
 
 QUESTIONS = [
     "What is the minimum age of marriage?",
-    "The business I work for has been sold to new owners. Do I keep my job?",
     "What is the speed limit for cars in urban areas?",
+    "The business I work for has been sold to new owners. Do I keep my job?",
     "What is the penalty for marrying a child?",
     "Who is responsible for registering marriages?",
 ]
@@ -86,6 +86,13 @@ async def gate_run(services: Any, question: str) -> dict[str, Any]:
     return {"answer": tracker.text, "gate": gate, "final": final, "usage": usage, "seconds": seconds}
 
 
+class Emitter:
+    """Prints each line of the report as soon as it is known (a slow model's run is long; a cut run still reports)."""
+
+    def __call__(self, line: str) -> None:
+        print(line, flush=True)
+
+
 def short(text: str, limit: int = 300) -> str:
     flat = " ".join(text.split()).replace("|", "\\|")
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
@@ -105,48 +112,49 @@ async def main() -> None:
     calls = CallLog()
     logging.getLogger("api.composer.structured").addHandler(calls)
     logging.getLogger("api.composer.structured").setLevel(logging.WARNING)
-    lines = [f"model: {args.model} at {args.url}; data dir {args.data_dir}", ""]
+    out = Emitter()
+    out(f"model: {args.model} at {args.url}; data dir {args.data_dir}\n")
     by_skill: Counter[str] = Counter()
     async with open_services(settings) as services:
-        lines.append(f"corpus: {len(services.corpus.manifest.documents)} documents, {len(services.corpus)} chunks\n")
-        lines += ["## 1. The query graph as it stands (verify node: paragraph markers and 8-word quotes)", "",
-                  "| question | s | verified | citations | LLM calls (by skill) | tokens in/out | warnings |",
-                  "|---|---|---|---|---|---|---|"]  # fmt: skip
+        out(f"corpus: {len(services.corpus.manifest.documents)} documents, {len(services.corpus)} chunks\n")
         for n, question in enumerate(QUESTIONS[: args.questions]):
+            out(f"### {question}\n")
             final, warnings, seconds = await graph_run(services, question, n)
+            out("1. The query graph as it stands (verify node: paragraph markers, 8-word quotes, cited facts):\n")
             if final is None:
-                lines.append(f"| {short(question, 60)} | {seconds:.0f} | no final event | | | | {warnings} |")
-                continue
-            skills = {k.removeprefix("calls_"): v for k, v in final.usage.items() if k.startswith("calls_")}
-            by_skill.update(skills)
-            cited = ", ".join(c.section_id for c in final.citations) or "none"
-            lines.append(f"| {short(question, 60)} | {seconds:.0f} | {final.verified} | {cited} | {skills} | "
-                         f"{final.usage.get('input_tokens', 0)}/{final.usage.get('output_tokens', 0)} | "
-                         f"{', '.join(warnings) or '-'} |")  # fmt: skip
-            lines.append(f"|  | answer: {short(final.answer)} | | | | | |")
-        lines += ["", "Structured calls by skill (valid JSON object = neither unparsable, error nor timeout):", ""]
-        lines += ["| skill | calls | valid JSON | unparsable | timeout | error |", "|---|---|---|---|---|---|"]
+                out(f"   no final event after {seconds:.0f} s; warnings {warnings}\n")
+            else:
+                skills = {k.removeprefix("calls_"): v for k, v in final.usage.items() if k.startswith("calls_")}
+                by_skill.update(skills)
+                cited = ", ".join(c.section_id for c in final.citations) or "none"
+                out(f"   - {seconds:.0f} s; verified {final.verified}; citations: {cited}; LLM calls {skills}; "
+                    f"tokens in/out {final.usage.get('input_tokens', 0)}/{final.usage.get('output_tokens', 0)}; "
+                    f"verification {final.verification}; warnings {', '.join(warnings) or '-'}")  # fmt: skip
+                out(f"   - answer: {short(final.answer, 700)}\n")
+            run = await gate_run(services, question)
+            gate, shown = run["gate"], run["final"]
+            out("2. A synthesis over the same retrieval, through the sentence-level AttributionGate:\n")
+            out(
+                f"   - {run['seconds']:.0f} s; tokens in/out {run['usage'].get('input_tokens')}/"
+                f"{run['usage'].get('output_tokens')} (estimated: {bool(run['usage'].get('usage_estimated'))})"
+            )
+            out(f"   - model: {short(run['answer'], 900)}")
+            for check in gate.claims:
+                out(f"   - claim [{check.verdict}{', ' + check.how if check.how else ''}; support {check.score:.2f}"
+                    f"{'; missing ' + str(check.missing_facts) if check.missing_facts else ''}"
+                    f"{'; quotes failed ' + str(len(check.quotes_failed)) if check.quotes_failed else ''}]: "
+                    f"{short(check.text, 200)}")  # fmt: skip
+            out(f"   - gate: {gate.summary()}")
+            out(f"   - shown: {shown.source} {[c for c, _ in shown.warnings]}: {short(shown.answer, 500)}")
+            out(f"   - citations shown: {[(c.index, c.section_id, short(c.quote, 90)) for c in shown.citations]}\n")
+        out("Structured calls by skill (valid JSON object = neither unparsable, error nor timeout):\n")
+        out("| skill | calls | valid JSON | unparsable | timeout | error |\n|---|---|---|---|---|---|")
         for skill, count in sorted(by_skill.items()):
             if skill == "synthesize":
                 continue
             bad = {o: calls.failed[(skill, o)] for o in ("unparsable", "timeout", "error")}
-            lines.append(f"| {skill} | {count} | {count - sum(bad.values())} | {bad['unparsable']} | "
-                         f"{bad['timeout']} | {bad['error']} |")  # fmt: skip
-        lines += ["", "## 2. The same model's synthesis through the sentence-level AttributionGate", "",
-                  "| question | s | tokens in/out | claims | supported | removed (why) | how cited | shown |",
-                  "|---|---|---|---|---|---|---|---|"]  # fmt: skip
-        for question in QUESTIONS[: args.questions]:
-            run = await gate_run(services, question)
-            gate, final = run["gate"], run["final"]
-            why = "; ".join(f"{s.verdict}: {short(s.text, 90)} {s.missing_facts or ''}" for s in gate.failed) or "-"
-            how = dict(Counter(s.how for s in gate.claims if s.how))
-            tokens = f"{run['usage'].get('input_tokens')}/{run['usage'].get('output_tokens')}"
-            supported = len(gate.claims) - len(gate.failed)
-            lines.append(f"| {short(question, 60)} | {run['seconds']:.0f} | {tokens} | {len(gate.claims)} | {supported}"
-                         f" | {why} | {how or '-'} | {final.source} {[c for c, _ in final.warnings]} |")  # fmt: skip
-            lines.append(f"|  | model: {short(run['answer'])} | | | | | | |")
-            lines.append(f"|  | shown: {short(final.answer)} | | | | | | |")
-    print("\n".join(lines))
+            out(f"| {skill} | {count} | {count - sum(bad.values())} | {bad['unparsable']} | "
+                f"{bad['timeout']} | {bad['error']} |")  # fmt: skip
 
 
 if __name__ == "__main__":
