@@ -104,11 +104,17 @@ async def main() -> None:
     parser.add_argument("--url", default="http://127.0.0.1:8090/v1")
     parser.add_argument("--model", default="qwen2.5-coder-1.5b-instruct-q4_k_m")
     parser.add_argument("--questions", type=int, default=len(QUESTIONS))
+    parser.add_argument("--skip", type=int, default=0, help="start at this question")
+    parser.add_argument("--gate-only", action="store_true", help="skip the graph run (a slow machine)")
+    parser.add_argument("--context-tokens", type=int, default=0, help="a smaller context bundle (a slow machine)")
     args = parser.parse_args()
     # Time limits for a slow CPU model: ~7 s to first token, 10-15 tokens/s with one thread.
     llm = LLMSettings(backend="openai", base_url=args.url, model=args.model, timeout_s=240, max_tokens=400,
                       call_timeout_s=90, route_timeout_s=60, expand_timeout_s=90, call_attempts=1)  # fmt: skip
     settings = Settings(data_dir=args.data_dir, llm=llm)
+    if args.context_tokens:
+        retrieval = settings.retrieval.model_copy(update={"context_tokens": args.context_tokens})
+        settings = settings.model_copy(update={"retrieval": retrieval})
     calls = CallLog()
     logging.getLogger("api.composer.structured").addHandler(calls)
     logging.getLogger("api.composer.structured").setLevel(logging.WARNING)
@@ -117,9 +123,12 @@ async def main() -> None:
     by_skill: Counter[str] = Counter()
     async with open_services(settings) as services:
         out(f"corpus: {len(services.corpus.manifest.documents)} documents, {len(services.corpus)} chunks\n")
-        for n, question in enumerate(QUESTIONS[: args.questions]):
+        for n, question in enumerate(QUESTIONS[args.skip : args.skip + args.questions]):
             out(f"### {question}\n")
-            final, warnings, seconds = await graph_run(services, question, n)
+            if args.gate_only:
+                final, warnings, seconds = None, ["graph run skipped (--gate-only)"], 0.0
+            else:
+                final, warnings, seconds = await graph_run(services, question, n)
             out("1. The query graph as it stands (verify node: paragraph markers, 8-word quotes, cited facts):\n")
             if final is None:
                 out(f"   no final event after {seconds:.0f} s; warnings {warnings}\n")
