@@ -236,3 +236,12 @@ def test_one_corrective_step_searches_for_what_failed() -> None:
     assert after_model_verification(bad, corrected=True, llm_calls_left=3) == "finish"
     assert after_model_verification(bad, corrected=False, llm_calls_left=0) == "finish"
     assert corrective_query(bad, "when do bars close?") == "bars must close at 11 pm."
+
+
+def test_the_paragraph_gate_fails_a_marker_on_a_provision_that_lacks_the_sentences_facts() -> None:
+    # Today's verify node: the liquor-licence example passed because the paragraph carried a marker.
+    offered = offer("liquor_s34")
+    result = verify_answer("In Zimbabwe, the speed limit in urban areas is 60 km/h [1].", offered, TEXTS)
+    assert not result.passed and result.summary()["unsupported_facts"] == 1
+    fine = verify_answer("Such premises must lie within fifteen kilometres [1].", offered, TEXTS)
+    assert fine.passed

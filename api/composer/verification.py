@@ -3,6 +3,7 @@
 - AttributionGate: every paragraph of the answer carries at least one [n] marker of a source it was given, and
   an answer cites at least two sources when it was given two or more that are relevant enough to quote.
 - QuoteVerifier: every quoted span of 8 or more words occurs verbatim (spacing aside) in a cited provision.
+- Every number, date and named body in a sentence with a marker occurs in a provision it cites.
 - ``gate_model_answer``: the sentence-level AttributionGate for model answers (below); ``choose_final``: the pure
   decision of what the reader is shown, never worse than the extractive answer.
 """
@@ -18,7 +19,7 @@ from api.schemas.events import Citation
 
 from .citations import MARKER, find_references, locate_quote, resolve_reference
 from .llm import ABSTAIN_PHRASE
-from .support import SUPPORT_THRESHOLD, Support, content_terms, facts, support
+from .support import SUPPORT_THRESHOLD, Support, content_terms, facts, missing_facts, support
 
 MIN_QUOTE_WORDS = 8
 _QUOTED = re.compile(r"[“\"]([^”\"]{10,}?)[”\"]")
@@ -35,10 +36,18 @@ class Verification:
     uncited_paragraphs: int = 0
     unknown_markers: list[int] = field(default_factory=list)
     too_few_sources: bool = False
+    unsupported_facts: list[str] = field(default_factory=list)
+    """Sentences stating a number, date or named body that none of the provisions they cite states."""
 
     @property
     def passed(self) -> bool:
-        return not (self.quotes_failed or self.uncited_paragraphs or self.unknown_markers or self.too_few_sources)
+        return not (
+            self.quotes_failed
+            or self.uncited_paragraphs
+            or self.unknown_markers
+            or self.too_few_sources
+            or self.unsupported_facts
+        )
 
     def summary(self) -> dict[str, int]:
         return {
@@ -47,6 +56,7 @@ class Verification:
             "uncited_paragraphs": self.uncited_paragraphs,
             "unknown_markers": len(self.unknown_markers),
             "too_few_sources": int(self.too_few_sources),
+            "unsupported_facts": len(self.unsupported_facts),
         }
 
 
@@ -67,6 +77,11 @@ def verify_answer(
         sources = [_normal(provisions.get(c.section_id, c.quote)) for c in cited] or [
             _normal(provisions.get(c.section_id, c.quote)) for c in offered.values()
         ]
+        for sentence, _ in split_sentences(paragraph):
+            # A marker is not support: the facts a cited sentence states must be in what it cites.
+            cites = [offered[int(m)] for m in MARKER.findall(sentence) if int(m) in offered]
+            if cites and missing_facts(sentence, "\n".join(provisions.get(c.section_id, c.quote) for c in cites)):
+                result.unsupported_facts.append(sentence)
         for span in _QUOTED.findall(paragraph):
             if len(span.split()) < MIN_QUOTE_WORDS:
                 continue
