@@ -10,9 +10,11 @@ from dataclasses import dataclass
 
 import httpx
 
+from api.composer.answerability import load_answerability_model
 from api.composer.skills import load_skills
 from api.observability import build_callbacks
 from api.orchestrators.query import QueryDeps, QueryOrchestrator, build_query_graph
+from api.orchestrators.query.evidence import FittedJudge
 from api.settings import Settings
 from api.tools.bm25 import load_lexical_index
 from api.tools.checkpoints import open_checkpointer
@@ -65,9 +67,12 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
                 corpus, embedder.count_tokens, settings.retrieval.context_tokens, settings.retrieval.provision_tokens
             )
             memory = QaMemory(settings.llm.memory_similarity, settings.llm.memory_ttl_s)
+            judge = None
+            if settings.retrieval.answerability:
+                judge = FittedJudge(load_answerability_model(settings.retrieval.answerability_path), lexical, thesaurus)
             deps = QueryDeps(
                 settings=settings, corpus=corpus, retriever=retriever, bundler=bundler,
-                llm=build_llm(settings.llm, http), skills=skills, memory=memory,
+                llm=build_llm(settings.llm, http), skills=skills, memory=memory, judge=judge,
             )  # fmt: skip
             log.info("corpus %s: %d documents, %d chunks", corpus.version, len(corpus.manifest.documents), len(corpus))
             async with open_checkpointer(settings) as checkpointer:

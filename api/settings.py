@@ -118,6 +118,8 @@ class RetrievalSettings(BaseModel):
     )
     lay_terms: bool = Field(True, description="Add the lay-term thesaurus's legal terms to both search sides.")
     lay_terms_path: Path | None = Field(None, description="Thesaurus TOML; unset means api/data/lay_terms.toml.")
+    answerability: bool = Field(True, description="Abstain before synthesis when the fitted evidence judge says so.")
+    answerability_path: Path | None = Field(None, description="Judge parameters; unset: api/data/answerability.toml.")
 
 
 class IngestionSettings(BaseModel):

@@ -8,9 +8,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from api.composer.answerability import AnswerabilityModel, decide_answerable
 from api.composer.support import content_terms
 from api.composer.verification import split_sentences
+from api.tools.bm25 import LexicalIndex
 from api.tools.retrieval import RetrievalResult
+from api.tools.thesaurus import Thesaurus
 
 STRONG_RANK = 3
 """Without a fitted judge, evidence is strong when the best chunk is in both backends' top this many…"""
@@ -32,6 +35,19 @@ class EvidenceJudge(Protocol):
     the model judged relevant, when it graded them)."""
 
     def __call__(self, question: str, result: RetrievalResult, grade: float | None) -> EvidenceVerdict: ...
+
+
+@dataclass(frozen=True, slots=True)
+class FittedJudge:
+    """The answerability model fitted on the development questions (``api/composer/answerability.py``) as a judge."""
+
+    model: AnswerabilityModel
+    lexical: LexicalIndex
+    thesaurus: Thesaurus | None = None
+
+    def __call__(self, question: str, result: RetrievalResult, grade: float | None) -> EvidenceVerdict:
+        verdict = decide_answerable(question, result, self.lexical, self.model, self.thesaurus, grade)
+        return EvidenceVerdict(verdict.answerable, round(verdict.probability, 3), verdict.reason)
 
 
 def strong_by_scores(result: RetrievalResult) -> EvidenceVerdict:
