@@ -60,12 +60,12 @@ async def test_a_stalled_model_is_stopped_and_its_fragment_never_verified(privat
 
 
 async def test_a_slow_drip_model_ends_within_the_question_deadline(private_data_dir: Path) -> None:
-    pieces = ["“A landlord shall not require a deposit that exceeds the rent payable for two months.” [1] "]
-    pieces += [f"word{i} " for i in range(60)]
+    pieces = ["“A landlord shall not require a deposit that exceeds the rent payable for two months.” [1]\n\n"]
+    pieces += [f"word{i} " for i in range(60)]  # 30 s of them
     upstream = FakeOpenAI([Reply(pieces, delay_s=0.5)])
-    ((events, took),) = await ask(upstream, private_data_dir, DEPOSIT, deadline_s=6.0, stall_timeout_s=3.0)
+    ((events, took),) = await ask(upstream, private_data_dir, DEPOSIT, deadline_s=12.0, stall_timeout_s=3.0)
     final = assert_contract(events)
-    assert took < 6.0 + 2.0 and "deadline_reached" in codes(events)
+    assert took < 12.0 + 2.0 and "deadline_reached" in codes(events)
     assert "word59" not in final["answer"] and final["verified"]
     assert QUOTE in final["answer"] and final["citations"]  # what was verified is kept
 

@@ -83,7 +83,7 @@ def finish_by(state: QueryState, deps: QueryDeps) -> float:
     """When the model must stop for the question to end on time: its deadline less a margin to verify and finish."""
     if not state.deadline:
         return 0.0
-    return state.deadline - min(2.0, 0.25 * deps.settings.question_deadline_s)
+    return state.deadline - min(3.0, 0.25 * deps.settings.question_deadline_s)
 
 
 async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:

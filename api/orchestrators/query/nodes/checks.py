@@ -114,9 +114,12 @@ async def _verify_model(state: QueryState, runtime: Runtime[QueryDeps], start: f
             verification=summary, verified=False, warnings=[warning], corrected=True, step_kind="corrective",
             pending=[corrective_query(gate, state.asked)], timings={"verify": ms(start)},
         )  # fmt: skip
-    hits = evidence_hits(state, deps)
-    extracted, cited = await extractive_answer(deps.retriever.embedder, state.asked, hits, 1, state.lay_terms)
-    final = choose_final(gate, ExtractiveAnswer(extracted, cited, not extracted), abstention_text(state, deps))
+    extractive = ExtractiveAnswer("", [], True)
+    if not (gate.passed and gate.answer) or gate.abstained:  # the quotes are needed only when the model's fall short
+        hits = evidence_hits(state, deps)
+        extracted, cited = await extractive_answer(deps.retriever.embedder, state.asked, hits, 1, state.lay_terms)
+        extractive = ExtractiveAnswer(extracted, cited, not extracted)
+    final = choose_final(gate, extractive, abstention_text(state, deps))
     warnings = [warn(runtime, WARNING_CODES.get(code, "unsupported_statement"), message)
                 for code, message in final.warnings]  # fmt: skip
     # The model's answer as streamed when every marker it wrote is the citation the gate attached and nothing was
