@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import time
 from collections import Counter
@@ -24,6 +25,7 @@ from typing import Any
 from api.composer.citations import CitationTracker
 from api.composer.extractive import abstention, candidate_units, compose_extractive
 from api.composer.llm import source_citations, stream_llm_answer
+from api.composer.structured import ask_json
 from api.composer.verification import ExtractiveAnswer, choose_final, gate_model_answer
 from api.schemas.events import FinalEvent
 from api.schemas.query import QueryRequest
@@ -93,6 +95,23 @@ class Emitter:
         print(line, flush=True)
 
 
+async def json_probe(services: Any, question: str, out: Emitter) -> None:
+    """One structured call per skill on ``question``, in JSON mode, with the outcome and the server's usage."""
+    deps = services.orchestrator.deps
+    hits = (await deps.retriever.retrieve(question, top_k=2)).hits
+    passages = "\n\n".join(h.chunk.text[:600] for h in hits) or "(none)"
+    values = {"query": question, "question": question, "message": question, "passages": passages,
+              "evidence": passages, "done": "(none)", "history": "(none)", "covered": "Zimbabwe Acts"}  # fmt: skip
+    out(f"JSON probe on {question!r} (one call per skill, JSON mode, not streamed):\n")
+    out("| skill | outcome | s | tokens in/out (server) | reply |\n|---|---|---|---|---|")
+    for name in ("guard", "route", "rewrite", "plan", "expand", "grade", "replan"):
+        skill = deps.skills[name]
+        call = await ask_json(deps.llm, skill, 300, 1, {v: values.get(v, "(none)") for v in skill.variables})
+        out(f"| {name} | {call.outcome} | {call.ms / 1000:.0f} | {call.input_tokens}/{call.output_tokens} | "
+            f"{short(json.dumps(call.result), 160) if call.result else '-'} |")  # fmt: skip
+    out("")
+
+
 def short(text: str, limit: int = 300) -> str:
     flat = " ".join(text.split()).replace("|", "\\|")
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
@@ -107,6 +126,7 @@ async def main() -> None:
     parser.add_argument("--skip", type=int, default=0, help="start at this question")
     parser.add_argument("--gate-only", action="store_true", help="skip the graph run (a slow machine)")
     parser.add_argument("--context-tokens", type=int, default=0, help="a smaller context bundle (a slow machine)")
+    parser.add_argument("--json-probe", action="store_true", help="one structured call per skill, JSON checked")
     args = parser.parse_args()
     # Time limits for a slow CPU model: ~7 s to first token, 10-15 tokens/s with one thread.
     llm = LLMSettings(backend="openai", base_url=args.url, model=args.model, timeout_s=240, max_tokens=400,
@@ -156,6 +176,8 @@ async def main() -> None:
             out(f"   - gate: {gate.summary()}")
             out(f"   - shown: {shown.source} {[c for c, _ in shown.warnings]}: {short(shown.answer, 500)}")
             out(f"   - citations shown: {[(c.index, c.section_id, short(c.quote, 90)) for c in shown.citations]}\n")
+        if args.json_probe:
+            await json_probe(services, QUESTIONS[args.skip], out)
         out("Structured calls by skill (valid JSON object = neither unparsable, error nor timeout):\n")
         out("| skill | calls | valid JSON | unparsable | timeout | error |\n|---|---|---|---|---|---|")
         for skill, count in sorted(by_skill.items()):
