@@ -88,11 +88,11 @@ async def test_structured_calls_read_the_usage_of_a_non_streamed_json_response()
             llm = build_llm(settings(server.url), http)
             assert llm is not None
             values = {name: "x" for name in SKILLS["grade"].variables}
-            call = await ask_json(llm, SKILLS["grade"], timeout_s=10, attempts=1, values=values)
+            result, call = await ask_json(llm, SKILLS["grade"], timeout_s=10, attempts=1, values=values)
     request = upstream.requests[0]
     assert not request.get("stream") and request["response_format"] == {"type": "json_object"}
-    assert call.outcome == "ok" and call.result == {"sufficient": True, "reason": "s 3 answers it"}
-    assert (call.input_tokens, call.output_tokens) == (211, 17)
+    assert call["outcome"] == "ok" and result == {"sufficient": True, "reason": "s 3 answers it"}
+    assert (call["input_tokens"], call["output_tokens"]) == (211, 17)
 
 
 def test_reported_usage_is_kept_as_reported() -> None:

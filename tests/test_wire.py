@@ -123,6 +123,7 @@ async def test_multiple_choice_without_a_model_picks_by_evidence(private_data_di
     assert final["research"][0]["query"] == DEPOSIT  # researched without the choices
     again = assert_contract(inline)
     assert again["choice"]["letter"] == "B" and len(again["choice"]["choices"]) == 3
+    assert again["cached"]  # the research was remembered (under the question without its choices) and reused
     # QA memory keeps the research, never the letter: the same question without choices gets no "Answer: B".
     remembered = assert_contract(plain)
     assert remembered["cached"] and "Answer:" not in remembered["answer"] and remembered["choice"] is None
