@@ -15,7 +15,7 @@ from tests.sse import Event, collect
 from tests.test_agent import DEPOSIT, QUOTE, codes
 from tests.test_stream import assert_contract
 
-OVERTIME = "How many hours of overtime per week at most?"
+OVERTIME = "How many hours of overtime can my boss make me work each week?"
 
 
 async def ask(
