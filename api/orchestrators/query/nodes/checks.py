@@ -103,9 +103,9 @@ async def _verify_model(state: QueryState, runtime: Runtime[QueryDeps], start: f
     text = complete_sentences(state.answer)  # a fragment the model had not finished is never kept
     gate = gate_model_answer(text, offered, await _provisions(deps, offered.values()))
     relevant = len(set(state.relevant_sections))
-    log.info("gate offered: %s", {i: (c.section_id, c.quote[:80]) for i, c in offered.items()})
+    log.debug("gate offered: %s", {i: (c.section_id, c.quote[:80]) for i, c in offered.items()})
     for failed in gate.failed:
-        log.info("gate: %s (%s): %r", failed.verdict, ", ".join(failed.missing_facts) or "-", failed.text[:200])
+        log.debug("gate: %s (%s): %r", failed.verdict, ", ".join(failed.missing_facts) or "-", failed.text[:200])
     single_source = gate.passed and relevant >= 2 and len({c.section_id for c in gate.citations}) < 2
     summary = {**gate.summary(), "too_few_sources": int(single_source)}
     if (not gate.passed or single_source) and _may_correct(state, deps):

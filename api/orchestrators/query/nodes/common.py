@@ -33,8 +33,9 @@ def ms(start: float) -> float:
 
 
 def warn(runtime: Runtime[QueryDeps], code: WarningCode, message: str) -> SentWarning:
-    """Send a warning event now and log it; the pair goes into the state's ``warnings``."""
-    log.warning("%s: %s", code, message)
+    """Send a warning event now and log it; the pair goes into the state's ``warnings``. The log names the code
+    only: some messages quote the question, which is logged only as the privacy setting says."""
+    log.warning("warning sent: %s", code)
     runtime.stream_writer(WarningEvent(code=code, message=message))
     return code, message
 

@@ -10,6 +10,7 @@ from langgraph.runtime import Runtime
 
 from api.composer.prompts import HYDE_TOKENS, clip_tokens, format_passages
 from api.composer.structured import LLMCall
+from api.observability import describe_question
 from api.schemas.documents import Chunk
 from api.tools.retrieval import Expansions, RetrievalResult
 
@@ -112,7 +113,7 @@ def _judged(deps: QueryDeps, state: QueryState, query: str, found: RetrievalResu
     if deps.judge is None:
         return update
     verdict = deps.judge(query, found, grade)
-    log.info("evidence for %r: %s", query[:80], verdict.reason)
+    log.info("evidence for %s: %s", describe_question(query, deps.settings.privacy), verdict.reason)
     update |= QueryUpdate(answerable=bool(state.answerable) or verdict.answerable, evidence_note=verdict.reason)
     return update
 
