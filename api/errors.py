@@ -6,6 +6,7 @@
     ├── UnauthorizedError       no valid access token (HTTP 401)
     ├── ForbiddenError          a valid token without the needed role (HTTP 403)
     ├── NotReadyError           no corpus ingested yet, or a backend still starting (HTTP 503)
+    │   └── OverloadedError     the instance is answering all the streams it can; retry later (HTTP 503)
     ├── BackendError            a store or model failed (HTTP 502)
     │   └── UpstreamLLMError    the configured LLM endpoint failed or timed out
     └── IngestionError          one source document could not be ingested; the run goes on
@@ -48,6 +49,10 @@ class ForbiddenError(GwetaError):
 class NotReadyError(GwetaError):
     code = "not_ready"
     status_code = 503
+
+
+class OverloadedError(NotReadyError):
+    code = "overloaded"
 
 
 class BackendError(GwetaError):

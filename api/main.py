@@ -9,6 +9,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
+from api.admission import AdmissionControl
 from api.errors import GwetaError, UnauthorizedError
 from api.routers import debug, health, query
 from api.services import open_services
@@ -43,4 +44,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health.router)
     app.include_router(query.router)
     app.include_router(debug.router)
+    app.add_middleware(AdmissionControl, cfg=settings.admission)
     return app

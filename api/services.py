@@ -18,7 +18,7 @@ from api.tools.bm25 import load_lexical_index
 from api.tools.checkpoints import open_checkpointer
 from api.tools.context import ContextBundler
 from api.tools.corpus import Corpus
-from api.tools.embeddings import build_embedder
+from api.tools.embeddings import build_embedder, build_shared_embedder
 from api.tools.llm import build_llm
 from api.tools.memory import QaMemory
 from api.tools.object_store import build_object_store
@@ -43,7 +43,8 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
     http = httpx.AsyncClient(timeout=httpx.Timeout(settings.llm.timeout_s, connect=5.0))
     try:
         store = build_object_store(settings.object_store, settings.data_dir)
-        embedder = build_embedder(settings.embeddings, pool)
+        # Requests share vectors (LRU) and model calls (micro-batches); ingestion uses the bare embedder.
+        embedder = build_shared_embedder(settings.embeddings, build_embedder(settings.embeddings, pool))
         vectors = build_vector_store(settings, embedder.dimensions)
         try:
             corpus = await Corpus.load(store)
