@@ -57,6 +57,8 @@ class Stream:
     final: float | None = None
     status: int = 0
     error: str = ""
+    started_at: float = 0.0
+    warned: bool = False
 
 
 @dataclass
@@ -77,6 +79,8 @@ class Level:
     rss_mib_start: float = 0.0
     rss_mib_peak: float = 0.0
     error_kinds: dict[str, int] = field(default_factory=dict)
+    degraded: int = 0
+    windows: list[dict[str, float]] = field(default_factory=list)
 
 
 def quantiles(values: list[float]) -> dict[str, float]:
@@ -116,6 +120,13 @@ class Server:
             except psutil.NoSuchProcess:
                 pass
         return total
+
+    def handles(self) -> tuple[int, int]:
+        """Open files and threads of the server process itself."""
+        try:
+            return self.ps.num_fds(), self.ps.num_threads()
+        except psutil.NoSuchProcess:
+            return 0, 0
 
     def rss_mib(self) -> float:
         total = 0
@@ -177,6 +188,8 @@ async def ask(client: httpx.AsyncClient, question: str) -> Stream:
                         out.final = now
                     elif event == "error":
                         out.error = "error_event"
+                    elif event == "warning":
+                        out.warned = True
     except httpx.HTTPError as exc:
         out.error = type(exc).__name__
     if not out.error and out.final is None:
@@ -201,20 +214,52 @@ async def run_level(server: Server, variant: str, level: int, questions: list[st
             n = offset
             while time.perf_counter() < deadline and started < args.max_streams:
                 started += 1
-                results.append(await ask(client, questions[n % len(questions)]))
+                begun = time.perf_counter() - t0
+                stream = await ask(client, questions[n % len(questions)])
+                stream.started_at = begun
+                results.append(stream)
                 n += level
+
+        windows: list[dict[str, float]] = []
 
         async def sample() -> None:
             nonlocal peak_rss
+            next_window = args.window
             while True:
-                peak_rss = max(peak_rss, server.rss_mib())
+                rss = server.rss_mib()
+                peak_rss = max(peak_rss, rss)
+                now = time.perf_counter() - t0
+                if args.window and now >= next_window:
+                    # Streams that ended in this window: their latency, and the server's size at its end.
+                    done = [
+                        r
+                        for r in results
+                        if not r.error and next_window - args.window <= r.started_at + (r.final or 0) < next_window
+                    ]
+                    fds, threads = server.handles()
+                    latency = quantiles([r.final or 0 for r in done])
+                    windows.append({
+                        "end_s": round(next_window), "answers": len(done), "rss_mib": round(rss, 1), "fds": fds,
+                        "threads": threads, **{f"final_{k}": v for k, v in latency.items()},
+                    })  # fmt: skip
+                    next_window += args.window
                 await asyncio.sleep(0.5)
 
+        async def outage() -> None:
+            start, end = args.llm_outage
+            await asyncio.sleep(start)
+            await client.post(f"{args.llm_url}/control", json={"fail": True})
+            await asyncio.sleep(end - start)
+            await client.post(f"{args.llm_url}/control", json={"fail": False})
+
         sampler = asyncio.create_task(sample())
+        fault = asyncio.create_task(outage()) if args.llm_outage else None
         await asyncio.gather(*(client_loop(i) for i in range(level)))
         wall = time.perf_counter() - t0
         cpu = server.cpu_s() - cpu0
         sampler.cancel()
+        if fault is not None:
+            await fault
     ok = [r for r in results if not r.error]
     rejected = sum(r.status == 503 for r in results)
     kinds: dict[str, int] = {}
@@ -238,6 +283,8 @@ async def run_level(server: Server, variant: str, level: int, questions: list[st
         rss_mib_start=round(start_rss, 1),
         rss_mib_peak=round(peak_rss, 1),
         error_kinds=kinds,
+        degraded=sum(r.warned for r in ok),
+        windows=windows,
     )
 
 
@@ -271,6 +318,7 @@ def start_llm(args: argparse.Namespace) -> tuple[subprocess.Popen[bytes], dict[s
             break
         except httpx.TransportError:
             time.sleep(0.2)
+    args.llm_url = f"http://127.0.0.1:{port}"
     env = {
         "GWETA_LLM__BACKEND": "openai",
         "GWETA_LLM__BASE_URL": f"http://127.0.0.1:{port}/v1",
@@ -324,6 +372,11 @@ def main() -> int:
     parser.add_argument("--ttft-ms", type=float, default=300)
     parser.add_argument("--tokens-per-s", type=float, default=50)
     parser.add_argument("--answer-tokens", type=int, default=200)
+    parser.add_argument("--window", type=float, default=0, help="also report every WINDOW s (the soak run)")
+    parser.add_argument(
+        "--llm-outage", type=lambda v: tuple(float(x) for x in v.split(",")), help="START,END s into each level: "
+        "the paced model answers 503 in between (the fault run; needs --llm)"
+    )  # fmt: skip
     parser.add_argument("--title", default="")
     parser.add_argument("--out", type=Path, help="Markdown report")
     parser.add_argument("--json", type=Path, help="the figures, for benchmarks/load_plot.py")
@@ -353,6 +406,18 @@ def main() -> int:
         *HEADER,
         *(row(r) for r in results),
     ]
+    for r in results:
+        if r.degraded or r.error_kinds:
+            lines.append(f"- {r.variant} at {r.level}: {r.degraded} answers with a warning; errors {r.error_kinds}")
+        if r.windows:
+            lines += ["", f"{r.variant} at {r.level}, per {args.window:.0f} s window:", "",
+                      "| until s | answers | final P50 / P95 ms | RSS MiB | open files | threads |",
+                      "| ---: | ---: | --- | ---: | ---: | ---: |"]  # fmt: skip
+            lines += [
+                f"| {w['end_s']:.0f} | {w['answers']:.0f} | {w.get('final_p50', 0):.0f} / "
+                f"{w.get('final_p95', 0):.0f} | {w['rss_mib']:.0f} | {w['fds']:.0f} | {w['threads']:.0f} |"
+                for w in r.windows
+            ]
     publish(lines, args.out)
     if args.json:
         args.json.write_text(json.dumps([asdict(r) for r in results], indent=1) + "\n")
