@@ -26,6 +26,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -382,6 +383,8 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="the figures, for benchmarks/load_plot.py")
     args = parser.parse_args()
 
+    # A terminated harness still stops the servers it started (the finally blocks run on SystemExit).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     load = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         data_dir = args.data_dir
