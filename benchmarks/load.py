@@ -60,6 +60,7 @@ class Stream:
     error: str = ""
     started_at: float = 0.0
     warned: bool = False
+    timings: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -81,6 +82,7 @@ class Level:
     rss_mib_peak: float = 0.0
     error_kinds: dict[str, int] = field(default_factory=dict)
     degraded: int = 0
+    node_ms: dict[str, float] = field(default_factory=dict)
     windows: list[dict[str, float]] = field(default_factory=list)
 
 
@@ -88,6 +90,16 @@ def quantiles(values: list[float]) -> dict[str, float]:
     if not values:
         return {}
     return {f"p{int(q * 100)}": round(percentile(values, q) * 1000, 1) for q in (0.5, 0.95, 0.99)}
+
+
+def mean_timings(runs: list[dict[str, float]]) -> dict[str, float]:
+    """Mean ms per graph node over the answers (`final.timings`), slowest first."""
+    totals: dict[str, float] = {}
+    for timings in runs:
+        for node, ms in timings.items():
+            totals[node] = totals.get(node, 0.0) + ms
+    means = {node: round(total / len(runs), 1) for node, total in totals.items()} if runs else {}
+    return dict(sorted(means.items(), key=lambda kv: -kv[1]))
 
 
 class Server:
@@ -178,6 +190,8 @@ async def ask(client: httpx.AsyncClient, question: str) -> Stream:
                 return out
             event = ""
             async for line in response.aiter_lines():
+                if event == "final" and line.startswith("data: "):
+                    out.timings = json.loads(line[6:]).get("timings", {})
                 if line.startswith("event: "):
                     event = line[7:]
                     now = time.perf_counter() - start
@@ -285,6 +299,7 @@ async def run_level(server: Server, variant: str, level: int, questions: list[st
         rss_mib_peak=round(peak_rss, 1),
         error_kinds=kinds,
         degraded=sum(r.warned for r in ok),
+        node_ms=mean_timings([r.timings for r in ok]),
         windows=windows,
     )
 
@@ -410,6 +425,8 @@ def main() -> int:
         *(row(r) for r in results),
     ]
     for r in results:
+        top = ", ".join(f"{k} {v:.0f}" for k, v in list(r.node_ms.items())[:6])
+        lines.append(f"- {r.variant} at {r.level}: mean ms per node: {top}")
         if r.degraded or r.error_kinds:
             lines.append(f"- {r.variant} at {r.level}: {r.degraded} answers with a warning; errors {r.error_kinds}")
         if r.windows:
