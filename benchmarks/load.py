@@ -60,6 +60,7 @@ class Stream:
     error: str = ""
     started_at: float = 0.0
     warned: bool = False
+    codes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
 
 
@@ -83,6 +84,7 @@ class Level:
     error_kinds: dict[str, int] = field(default_factory=dict)
     degraded: int = 0
     node_ms: dict[str, float] = field(default_factory=dict)
+    warning_codes: dict[str, int] = field(default_factory=dict)
     windows: list[dict[str, float]] = field(default_factory=list)
 
 
@@ -192,6 +194,8 @@ async def ask(client: httpx.AsyncClient, question: str) -> Stream:
             async for line in response.aiter_lines():
                 if event == "final" and line.startswith("data: "):
                     out.timings = json.loads(line[6:]).get("timings", {})
+                elif event == "warning" and line.startswith("data: "):
+                    out.codes.append(json.loads(line[6:]).get("code", ""))
                 if line.startswith("event: "):
                     event = line[7:]
                     now = time.perf_counter() - start
@@ -255,6 +259,7 @@ async def run_level(server: Server, variant: str, level: int, questions: list[st
                     latency = quantiles([r.final or 0 for r in done])
                     windows.append({
                         "end_s": round(next_window), "answers": len(done), "rss_mib": round(rss, 1), "fds": fds,
+                        "llm_unavailable": sum("llm_unavailable" in r.codes for r in done),
                         "threads": threads, **{f"final_{k}": v for k, v in latency.items()},
                     })  # fmt: skip
                     next_window += args.window
@@ -300,6 +305,7 @@ async def run_level(server: Server, variant: str, level: int, questions: list[st
         error_kinds=kinds,
         degraded=sum(r.warned for r in ok),
         node_ms=mean_timings([r.timings for r in ok]),
+        warning_codes={c: sum(c in r.codes for r in ok) for c in sorted({c for r in ok for c in r.codes})},
         windows=windows,
     )
 
@@ -428,13 +434,16 @@ def main() -> int:
         top = ", ".join(f"{k} {v:.0f}" for k, v in list(r.node_ms.items())[:6])
         lines.append(f"- {r.variant} at {r.level}: mean ms per node: {top}")
         if r.degraded or r.error_kinds:
-            lines.append(f"- {r.variant} at {r.level}: {r.degraded} answers with a warning; errors {r.error_kinds}")
+            lines.append(
+                f"- {r.variant} at {r.level}: {r.degraded} answers with a warning ({r.warning_codes}); "
+                f"errors {r.error_kinds}"
+            )
         if r.windows:
             lines += ["", f"{r.variant} at {r.level}, per {args.window:.0f} s window:", "",
-                      "| until s | answers | final P50 / P95 ms | RSS MiB | open files | threads |",
-                      "| ---: | ---: | --- | ---: | ---: | ---: |"]  # fmt: skip
+                      "| until s | answers | without LLM | final P50 / P95 ms | RSS MiB | open files | threads |",
+                      "| ---: | ---: | ---: | --- | ---: | ---: | ---: |"]  # fmt: skip
             lines += [
-                f"| {w['end_s']:.0f} | {w['answers']:.0f} | {w.get('final_p50', 0):.0f} / "
+                f"| {w['end_s']:.0f} | {w['answers']:.0f} | {w['llm_unavailable']:.0f} | {w.get('final_p50', 0):.0f} / "
                 f"{w.get('final_p95', 0):.0f} | {w['rss_mib']:.0f} | {w['fds']:.0f} | {w['threads']:.0f} |"
                 for w in r.windows
             ]
