@@ -168,13 +168,17 @@ class Server:
         tail = self.log.read().decode(errors="replace")[-3000:]
         raise SystemExit(f"gweta serve did not become ready:\n{tail}")
 
-    def stop(self) -> None:
+    def stop(self, keep_log: Path | None = None) -> None:
         self.proc.terminate()
         try:
             self.proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        if keep_log is not None:
+            self.log.seek(0)
+            with keep_log.open("ab") as out:
+                out.write(self.log.read())
         self.log.close()
 
 
@@ -370,7 +374,7 @@ async def main_async(args: argparse.Namespace, data_dir: Path) -> list[Level]:
                     await server.ready()
                     result = await run_level(server, name, level, questions, args)
                 finally:
-                    server.stop()
+                    server.stop(args.server_log)
                 results.append(result)
                 print(row(result), flush=True)
     finally:
@@ -399,6 +403,7 @@ def main() -> int:
         "--llm-outage", type=lambda v: tuple(float(x) for x in v.split(",")), help="START,END s into each level: "
         "the paced model answers 503 in between (the fault run; needs --llm)"
     )  # fmt: skip
+    parser.add_argument("--server-log", type=Path, help="append each server's log here")
     parser.add_argument("--title", default="")
     parser.add_argument("--out", type=Path, help="Markdown report")
     parser.add_argument("--json", type=Path, help="the figures, for benchmarks/load_plot.py")
