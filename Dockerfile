@@ -1,5 +1,8 @@
 # Gweta API: slim, non-root, the embedding model's weights inside the image, nothing downloaded at start.
-# Build: docker build -t gweta .    Run: docker run -p 8000:8000 gweta
+# Build: docker build -t gweta .
+# Run:   docker run -p 8000:8000 -e GWETA_AUTH__ENABLED=true -e GWETA_AUTH__JWT_SECRET=<32+ bytes> gweta
+# The image serves on 0.0.0.0, so with auth off `gweta serve` refuses to start (the API and its debug endpoint would
+# be open to anyone who can reach it); a public demo without auth must say so: -e GWETA_ALLOW_PUBLIC_WITHOUT_AUTH=true
 FROM python:3.11-slim AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
 WORKDIR /app
@@ -18,6 +21,7 @@ ENV PATH=/opt/venv/bin:$PATH \
     HF_HUB_OFFLINE=1 \
     TRANSFORMERS_OFFLINE=1 \
     GWETA_DATA_DIR=/app/data \
+    GWETA_ALLOW_PUBLIC_WITHOUT_AUTH=false \
     PORT=8000
 # tesseract OCRs scanned PDFs at ingestion.
 RUN apt-get update && apt-get install -y --no-install-recommends tesseract-ocr && rm -rf /var/lib/apt/lists/* \

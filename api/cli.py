@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -20,9 +23,13 @@ from api.schemas.events import ErrorEvent, FinalEvent, StreamEvent, TokenEvent, 
 from api.schemas.query import QueryRequest
 from api.settings import IngestionSettings, Settings
 
+if TYPE_CHECKING:
+    from ingestion.report import IngestReport
+
 app = typer.Typer(help="Gweta: legal research with a citation for every sentence.", no_args_is_help=True)
-out = Console()
-err = Console(stderr=True)
+# soft_wrap: a line is never broken at the console's width (80 columns when output is not a terminal).
+out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
 DataDir = Annotated[
     Path | None, typer.Option("--data-dir", envvar="GWETA_DATA_DIR", help="Where embedded state lives.")
 ]
@@ -48,6 +55,42 @@ def _run(coro: Any) -> Any:
         raise typer.Exit(130) from None
 
 
+def _quiet_vector_store_logs() -> None:
+    """Keep Milvus Lite's chatter out of the output: gRPC core's lines ("too_many_pings") and the tracebacks that
+    pymilvus and milvus_lite log for errors we receive as exceptions anyway (and report in one line).
+
+    Call before anything imports grpc: its core reads GRPC_VERBOSITY once, when it loads.
+    """
+    os.environ.setdefault("GRPC_VERBOSITY", "NONE")
+    for name in ("pymilvus", "milvus_lite"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
+def _print_ingest_report(report: IngestReport, source: str) -> None:
+    """The run's counts (a table on a terminal, plain lines elsewhere), then failures and parser warnings."""
+    from ingestion.report import STATUSES
+
+    title = f"Ingested {source} in {report.seconds:.1f}s"
+    if out.is_terminal:
+        table = Table("status", "documents", title=escape(title))
+        for status in STATUSES:
+            table.add_row(status, str(report.count(status)))
+        out.print(table)
+    else:
+        out.print(title, markup=False)
+        for status in STATUSES:
+            out.print(f"{status:<10} {report.count(status)}", markup=False)
+    for doc in report.documents:
+        if doc.status == "failed":
+            out.print(f"[red]failed[/red] {escape(doc.source)}: {escape(doc.message)}")
+        elif doc.status == "skipped" and not doc.doc_key:
+            out.print(f"[dim]skipped[/dim] {escape(doc.source)}: {escape(doc.message)}")
+        elif doc.status == "ingested" and doc.warnings:
+            out.print(f"[yellow]warning[/yellow] {escape(doc.doc_key)}: {escape('; '.join(doc.warnings[:3]))}")
+    stages = ", ".join(f"{k} {v:.1f}s" for k, v in sorted(report.stage_seconds.items(), key=lambda kv: -kv[1]))
+    out.print(f"corpus version {report.corpus_version}: {report.total_chunks} chunks searchable ({stages})")
+
+
 @app.command()
 def ingest(
     path: Annotated[
@@ -61,7 +104,10 @@ def ingest(
     ] = None,
     data_dir: DataDir = None,
 ) -> None:
-    """Parse, chunk, embed and index documents; unchanged documents are skipped, removed ones dropped."""
+    """Parse, chunk, embed and index documents; unchanged documents are skipped, removed ones dropped.
+
+    Exits 1 when a file failed (unreadable, too large, not parseable); unsupported files are only skipped."""
+    _quiet_vector_store_logs()
     from ingestion.pipeline import Ingestor, build_ingestion_tools, fetch_store_sources
 
     if (path is None) == (not from_store):
@@ -78,6 +124,7 @@ def ingest(
             err.print(f"[red]Error:[/red] --tenant {tenant!r}: use letters, digits, '.', '_' or '-'")
             raise typer.Exit(2) from None
     configure_logging("WARNING", json_logs=False)
+    _quiet_vector_store_logs()  # again: configure_logging sets pymilvus's level
 
     async def run() -> Any:
         with ThreadPoolExecutor(settings.model_threads, thread_name_prefix="model") as pool:
@@ -102,17 +149,7 @@ def ingest(
                 await tools.vectors.close()
 
     report = _run(run())
-    table = Table("status", "documents", title=f"Ingested {path or 'corpus/sources/'} in {report.seconds:.1f}s")
-    for status in ("ingested", "unchanged", "removed", "failed"):
-        table.add_row(status, str(report.count(status)))
-    out.print(table)
-    for doc in report.documents:
-        if doc.status == "failed":
-            out.print(f"[red]failed[/red] {doc.source}: {doc.message}")
-        elif doc.status == "ingested" and doc.warnings:
-            out.print(f"[yellow]warning[/yellow] {doc.doc_key}: {'; '.join(doc.warnings[:3])}")
-    stages = ", ".join(f"{k} {v:.1f}s" for k, v in sorted(report.stage_seconds.items(), key=lambda kv: -kv[1]))
-    out.print(f"corpus version {report.corpus_version}: {report.total_chunks} chunks searchable ({stages})")
+    _print_ingest_report(report, str(path or "corpus/sources/"))
     if report.failures:
         raise typer.Exit(1)
 
@@ -130,6 +167,12 @@ def serve(
 
     settings = _settings(data_dir)
     configure_logging("INFO")
+    _quiet_vector_store_logs()
+    try:
+        settings.check_bind(host)
+    except ValueError as exc:
+        err.print(f"[red]Error:[/red] {exc}")
+        raise typer.Exit(1) from None
     try:
         uvicorn.run(create_app(settings), host=host, port=port, log_config=None)
     except GwetaError as exc:

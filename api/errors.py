@@ -5,6 +5,9 @@
     ├── BadRequestError         the caller's input is unusable (HTTP 422)
     ├── UnauthorizedError       no valid access token (HTTP 401)
     ├── ForbiddenError          a valid token without the needed role (HTTP 403)
+    ├── NotFoundError           no such document, provision or resumable answer for this caller (HTTP 404)
+    ├── PayloadTooLargeError    a request body over limits.max_body_bytes (HTTP 413)
+    ├── TooManyRequestsError    over a rate or concurrent-stream limit; says when to retry (HTTP 429)
     ├── NotReadyError           no corpus ingested yet, or a backend still starting (HTTP 503)
     │   └── OverloadedError     the instance is answering all the streams it can; retry later (HTTP 503)
     ├── BackendError            a store or model failed (HTTP 502)
@@ -44,6 +47,25 @@ class UnauthorizedError(GwetaError):
 class ForbiddenError(GwetaError):
     code = "forbidden"
     status_code = 403
+
+
+class NotFoundError(GwetaError):
+    code = "not_found"
+    status_code = 404
+
+
+class PayloadTooLargeError(GwetaError):
+    code = "payload_too_large"
+    status_code = 413
+
+
+class TooManyRequestsError(GwetaError):
+    code = "too_many_requests"
+    status_code = 429
+
+    def __init__(self, message: str, retry_after_s: float) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 class NotReadyError(GwetaError):

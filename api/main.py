@@ -2,18 +2,33 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
+from pydantic import TypeAdapter
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from api.admission import AdmissionControl
-from api.errors import GwetaError, UnauthorizedError
-from api.routers import debug, health, query
+from api.auth import CallerDep
+from api.errors import GwetaError, TooManyRequestsError, UnauthorizedError
+from api.middleware import BodyLimitMiddleware, RateLimiter
+from api.observability import install_access_log_redaction
+from api.routers import debug, documents, health, query, web, whatsapp
+from api.schemas.errors import ErrorResponse
+from api.schemas.events import StreamEvent
 from api.services import open_services
 from api.settings import Settings
+from api.streams import StreamHub
+from api.tools.reader import DocumentReader
+from api.tools.whatsapp import open_whatsapp
+
+log = logging.getLogger(__name__)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -23,15 +38,57 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with open_services(settings) as services:
             app.state.services = services
-            yield
+            app.state.reader = DocumentReader(services.corpus)
+            try:
+                async with open_whatsapp(
+                    settings.whatsapp, services.orchestrator, services.corpus, settings.web.public_url
+                ) as bot:
+                    app.state.whatsapp = bot
+                    yield
+            finally:
+                await app.state.streams.close()
 
-    app = FastAPI(title="Gweta", version="0.1.0", lifespan=lifespan)
+    docs_need_token = settings.auth.enabled and not settings.auth.docs_public
+    app = FastAPI(
+        title="Gweta",
+        version="0.1.0",
+        lifespan=lifespan,
+        docs_url=None if docs_need_token else "/docs",
+        redoc_url=None if docs_need_token else "/redoc",
+        openapi_url=None if docs_need_token else "/openapi.json",
+    )
+    app.state.streams = StreamHub(settings.streams, settings.limits.streams_per_caller)
+    app.state.rate_limiter = RateLimiter(settings.limits)
+    _install_error_handlers(app)
+    _install_limits(app, settings)
+    install_access_log_redaction(settings.privacy)
+
+    app.include_router(health.router)
+    app.include_router(query.router)
+    app.include_router(debug.router)
+    app.include_router(documents.router)
+    app.include_router(whatsapp.router)
+    app.include_router(web.router)
+    if settings.web.enabled:
+        app.mount("/static", web.static_files(), name="static")
+    _install_openapi(app, docs_need_token)
+    return app
+
+
+def error_response(code: str, message: str, status: int, **extra: Any) -> JSONResponse:
+    headers = extra.pop("headers", None)
+    return JSONResponse({"error": {"code": code, "message": message, **extra}}, status_code=status, headers=headers)
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    """Every error a client sees is ``{"error": {"code", "message"}}``: ours, bad input, unknown routes, bugs."""
 
     @app.exception_handler(GwetaError)
     async def gweta_error(_: Request, exc: GwetaError) -> JSONResponse:
-        headers = {"WWW-Authenticate": "Bearer"} if isinstance(exc, UnauthorizedError) else None
-        body = {"error": {"code": exc.code, "message": exc.message}}
-        return JSONResponse(body, status_code=exc.status_code, headers=headers)
+        headers = {"WWW-Authenticate": "Bearer"} if isinstance(exc, UnauthorizedError) else {}
+        if isinstance(exc, TooManyRequestsError):
+            headers["Retry-After"] = str(max(1, round(exc.retry_after_s)))
+        return error_response(exc.code, exc.message, exc.status_code, headers=headers or None)
 
     @app.exception_handler(RequestValidationError)
     async def bad_input(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -39,10 +96,46 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             {"field": ".".join(str(p) for p in e["loc"][1:]) or "body", "problem": e["msg"]} for e in exc.errors()
         ]
         message = "; ".join(f"{p['field']}: {p['problem']}" for p in problems)
-        return JSONResponse({"error": {"code": "bad_request", "message": message, "details": problems}}, 422)
+        return error_response("bad_request", message, 422, details=problems)
 
-    app.include_router(health.router)
-    app.include_router(query.router)
-    app.include_router(debug.router)
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        codes = {400: "bad_request", 404: "not_found", 405: "method_not_allowed"}
+        message = exc.detail if isinstance(exc.detail, str) else "the request cannot be served"
+        if exc.status_code == 400:
+            message = "the request body is not valid JSON"  # FastAPI's words name its parser
+        return error_response(codes.get(exc.status_code, "http_error"), message, exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(Exception)
+    async def unexpected(_: Request, exc: Exception) -> JSONResponse:
+        log.error("unhandled %s", type(exc).__name__)  # uvicorn logs the traceback; the client never sees it
+        return error_response("internal_error", "Something went wrong on our side.", 500)
+
+
+def _install_limits(app: FastAPI, settings: Settings) -> None:
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.limits.max_body_bytes)
     app.add_middleware(AdmissionControl, cfg=settings.admission)
-    return app
+
+
+def _install_openapi(app: FastAPI, docs_need_token: bool) -> None:
+    """The schema documents the stream's event models and the error format; with auth on (and docs not made
+    public) ``/openapi.json`` needs a token and the interactive docs are off."""
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = get_openapi(title=app.title, version=app.version, routes=app.routes)
+            components = schema.setdefault("components", {}).setdefault("schemas", {})
+            events = TypeAdapter(StreamEvent).json_schema(ref_template="#/components/schemas/{model}")
+            components.update(events.get("$defs", {}))
+            errors = ErrorResponse.model_json_schema(ref_template="#/components/schemas/{model}")
+            components.update(errors.pop("$defs", {}))
+            components["ErrorResponse"] = errors
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+    if docs_need_token:
+
+        @app.get("/openapi.json", include_in_schema=False)
+        async def openapi_with_token(_: CallerDep) -> JSONResponse:
+            return JSONResponse(app.openapi())

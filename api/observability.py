@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import re
 import uuid
 from contextvars import ContextVar
 from typing import Any
+from urllib.parse import parse_qsl, urlencode
 
 from langchain_core.callbacks import BaseCallbackHandler
 
-from api.settings import TracingSettings
+from api.settings import PrivacySettings, TracingSettings
 
 request_id: ContextVar[str] = ContextVar("request_id", default="-")
 
@@ -35,8 +38,80 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, ensure_ascii=False)
 
 
+# Query-string names whose values are credentials, and the shapes credentials have anywhere else in a log line.
+CREDENTIAL_PARAMS = frozenset({"access_token", "token", "id_token", "api_key", "apikey", "key", "password", "secret"})
+REDACTED = "[redacted]"
+_CREDENTIAL_SHAPES = (
+    (re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+"), r"\1 " + REDACTED),
+    (re.compile(r"\beyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*"), REDACTED),  # a JWT, wherever it is
+    (re.compile(r"(?i)\b(authorization|api[_-]?key|access_token|password|secret)([\"']?\s*[:=]\s*[\"']?)[^\s&\"',]+"),
+     r"\1\2" + REDACTED),
+)  # fmt: skip
+
+
+def describe_question(question: str, privacy: PrivacySettings) -> str:
+    """A question as the privacy setting lets logs show it: a short hash (default), the text, or nothing."""
+    match privacy.log_questions:
+        case "text":
+            return json.dumps(question, ensure_ascii=False)
+        case "hash":
+            return "sha256:" + hashlib.sha256(question.encode()).hexdigest()[:16]
+        case "none":
+            return "[not logged]"
+
+
+def redact(text: str) -> str:
+    """``text`` with credentials replaced by a marker."""
+    for pattern, replacement in _CREDENTIAL_SHAPES:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def redact_target(target: str, privacy: PrivacySettings) -> str:
+    """A request target (path and query string) fit for a log: credentials redacted, the question per privacy."""
+    path, _, query = target.partition("?")
+    if not query:
+        return redact(path)
+    pairs = []
+    for name, value in parse_qsl(query, keep_blank_values=True):
+        if name.lower() in CREDENTIAL_PARAMS:
+            value = REDACTED
+        elif name == "q":
+            value = describe_question(value, privacy)
+        pairs.append((name, value))
+    return redact(f"{path}?{urlencode(pairs, safe='[]:')}")
+
+
+class RedactingFilter(logging.Filter):
+    """Rewrites every record it sees without credentials: on a handler, for all our logs; on uvicorn's access
+    logger, the request target (whose query string may carry ``access_token`` and the question) too."""
+
+    def __init__(self, privacy: PrivacySettings | None = None) -> None:
+        super().__init__()
+        self.privacy = privacy or PrivacySettings()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name == "uvicorn.access" and isinstance(record.args, tuple) and len(record.args) == 5:
+            client, method, target, version, status = record.args
+            record.args = (client, method, redact_target(str(target), self.privacy), version, status)
+        message = record.getMessage()
+        cleaned = redact(message)
+        if cleaned != message:
+            record.msg, record.args = cleaned, None
+        return True
+
+
+def install_access_log_redaction(privacy: PrivacySettings) -> None:
+    """Put one RedactingFilter (with this privacy setting) on uvicorn's access logger, replacing any earlier one."""
+    access = logging.getLogger("uvicorn.access")
+    for old in [f for f in access.filters if isinstance(f, RedactingFilter)]:
+        access.removeFilter(old)
+    access.addFilter(RedactingFilter(privacy))
+
+
 def configure_logging(level: str = "INFO", json_logs: bool = True) -> None:
     handler = logging.StreamHandler()
+    handler.addFilter(RedactingFilter())
     handler.setFormatter(JsonFormatter() if json_logs else logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]

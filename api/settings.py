@@ -102,6 +102,125 @@ class AuthSettings(BaseModel):
     audience: str = "gweta"
     issuer: str = Field("", description="Required 'iss' claim, if set.")
     leeway_s: float = Field(30.0, ge=0, description="Clock skew allowed on exp/nbf.")
+    docs_public: bool = Field(
+        False, description="With auth on, serve /docs and /openapi.json without a token (off: they need one)."
+    )
+
+    def problems(self) -> list[str]:
+        """What stops these settings from working; checked at boot only when auth is on."""
+        secret, public_key = self.jwt_secret.get_secret_value(), self.jwt_public_key.get_secret_value()
+        if not self.enabled:
+            return []
+        if not (secret or public_key):
+            return ["auth.enabled needs auth.jwt_secret (HS256) or auth.jwt_public_key (RS256)"]
+        if public_key:
+            return [] if _is_rsa_public_key(public_key) else [
+                "auth.jwt_public_key (GWETA_AUTH__JWT_PUBLIC_KEY) must be an RSA public key in PEM form "
+                "('-----BEGIN PUBLIC KEY-----' …)"
+            ]  # fmt: skip
+        if len(secret.encode()) < MIN_HS256_SECRET_BYTES:
+            return [
+                f"auth.jwt_secret (GWETA_AUTH__JWT_SECRET) must be at least {MIN_HS256_SECRET_BYTES} bytes "
+                f"for HS256 (it is {len(secret.encode())})"
+            ]
+        return []
+
+
+MIN_HS256_SECRET_BYTES = 32  # RFC 7518 3.2: a key at least as long as the hash output
+
+
+def _is_rsa_public_key(pem: str) -> bool:
+    from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicKey
+    from cryptography.hazmat.primitives.serialization import load_pem_public_key
+
+    try:
+        return isinstance(load_pem_public_key(pem.encode()), RSAPublicKey)
+    except (ValueError, TypeError):
+        return False
+
+
+class LimitsSettings(BaseModel):
+    """Abuse limits, each answered in the service's error format with ``Retry-After`` where waiting helps."""
+
+    max_body_bytes: int = Field(
+        65_536, ge=1024, description="Largest request body; a bigger one is refused with 413 before it is read."
+    )
+    requests_per_minute: float = Field(
+        60.0, ge=0, description="Sustained API requests per caller (per client IP when anonymous); 0: no limit."
+    )
+    burst: int = Field(20, ge=1, description="Requests a caller may make at once before the per-minute rate applies.")
+    streams_per_caller: int = Field(
+        4, ge=1, description="Answers one caller may have in progress at once; one more is answered 429."
+    )
+    tracked_callers: int = Field(100_000, ge=100, description="Callers whose request rate is remembered (LRU).")
+
+
+class StreamSettings(BaseModel):
+    """Resumable answers: every event has an id, and a client that reconnects with Last-Event-ID resumes."""
+
+    retry_ms: int = Field(2000, ge=100, le=60_000, description="Reconnection delay sent to clients as 'retry:'.")
+    resume_grace_s: float = Field(
+        10.0, ge=0, description="How long an answer keeps being produced after its client drops, awaiting a resume."
+    )
+    replay_ttl_s: float = Field(60.0, gt=0, description="How long a finished answer's events can be replayed.")
+    replay_events: int = Field(5000, ge=10, description="Events kept per answer for replay (oldest dropped first).")
+    max_streams: int = Field(1000, ge=1, description="Answers kept for replay at once, over all callers.")
+
+
+class PrivacySettings(BaseModel):
+    log_questions: Literal["hash", "text", "none"] = Field(
+        "hash", description="How questions appear in logs: a short hash (default), the text itself, or not at all."
+    )
+
+
+class WebSettings(BaseModel):
+    """The browser app served at ``/``: how it signs people in, and the address it is reached at."""
+
+    enabled: bool = Field(True, description="Serve the web app at / (the API works either way).")
+    public_url: str = Field(
+        "", description="Where people reach this service, e.g. https://gweta.example.org; WhatsApp replies link to "
+        "the reader there. Empty: no links.",
+    )  # fmt: skip
+    firebase_api_key: str = Field("", description="Firebase web API key (public); enables email sign-in.")
+    firebase_auth_domain: str = ""
+    firebase_project_id: str = ""
+    firebase_auth_url: str = Field(
+        "https://identitytoolkit.googleapis.com", description="Firebase Auth REST base (accounts:signInWithPassword)."
+    )
+    firebase_token_url: str = Field("https://securetoken.googleapis.com", description="Firebase token refresh base.")
+    dev_signin_secret: SecretStr = Field(
+        SecretStr(""), description="A passphrase that lets the page mint a short-lived HS256 token (development only)."
+    )
+    dev_token_ttl_s: int = Field(900, ge=60, le=86_400, description="Lifetime of a dev sign-in token.")
+
+
+class WhatsAppSettings(BaseModel):
+    """The WhatsApp Cloud API number: its webhook answers 404 until all four credentials are set."""
+
+    verify_token: SecretStr = Field(SecretStr(""), description="Chosen by us, typed into Meta's webhook setup.")
+    app_secret: SecretStr = Field(SecretStr(""), description="The Meta app secret: signs every webhook POST.")
+    access_token: SecretStr = Field(SecretStr(""), description="A system-user token allowed to send messages.")
+    phone_number_id: str = Field("", pattern=r"^[0-9]*$", description="The sending number's id (not the number).")
+    graph_url: str = "https://graph.facebook.com"
+    api_version: str = Field("v21.0", pattern=r"^v\d+\.\d+$")
+    timeout_s: float = Field(10.0, gt=0)
+    attempts: int = Field(4, ge=1, le=8, description="Tries per Graph API call on 429, 5xx and network errors.")
+    backoff_s: float = Field(0.5, ge=0, description="First retry delay; doubles each try (Retry-After wins).")
+    rate_limit: int = Field(6, ge=1, description="Questions one sender may ask per rate_window_s.")
+    rate_window_s: float = Field(60.0, gt=0)
+    seen_ids: int = Field(10_000, ge=100, description="Message ids remembered to drop webhook retries.")
+    concurrency: int = Field(4, ge=1, le=64, description="Messages answered at once.")
+
+    @property
+    def configured(self) -> bool:
+        return not self.missing()
+
+    def missing(self) -> list[str]:
+        values = {
+            "verify_token": self.verify_token.get_secret_value(), "app_secret": self.app_secret.get_secret_value(),
+            "access_token": self.access_token.get_secret_value(), "phone_number_id": self.phone_number_id,
+        }  # fmt: skip
+        return [name for name, value in values.items() if not value]
 
 
 class RetrievalSettings(BaseModel):
@@ -120,6 +239,7 @@ class RetrievalSettings(BaseModel):
     cache_similarity: float = Field(
         0.95, gt=0, le=1, description="A query this close (cosine) to a cached one reuses its results."
     )
+    mask_cache_entries: int = Field(256, ge=1, description="Filter sets whose BM25 candidate mask is kept (LRU).")
 
 
 class IngestionSettings(BaseModel):
@@ -134,6 +254,9 @@ class IngestionSettings(BaseModel):
     pageindex_timeout_s: float = Field(600.0, gt=0, description="Longest wait for PageIndex to finish one file.")
     parse_workers: int = Field(0, ge=0, le=64, description="Processes that parse files; 0 picks one per core.")
     max_chunk_tokens: int = Field(200, ge=16, le=2048, description="Longest chunk, in the embedding model's tokens.")
+    max_file_mb: int = Field(
+        128, ge=1, le=4096, description="Largest source file read, in MiB; a larger one is reported and left out."
+    )
     tenant: str = Field(
         "", max_length=128, pattern=r"^[A-Za-z0-9._-]*$",
         description="Owner of what is ingested: only callers of this tenant see it. '' is the public corpus.",
@@ -168,6 +291,14 @@ class Settings(BaseSettings):
     retrieval: RetrievalSettings = RetrievalSettings()
     ingestion: IngestionSettings = IngestionSettings()
     admission: AdmissionSettings = AdmissionSettings()
+    limits: LimitsSettings = LimitsSettings()
+    streams: StreamSettings = StreamSettings()
+    privacy: PrivacySettings = PrivacySettings()
+    allow_public_without_auth: bool = Field(
+        False, description="Let `gweta serve` bind a public interface (0.0.0.0) with auth off; off: it refuses."
+    )
+    web: WebSettings = WebSettings()
+    whatsapp: WhatsAppSettings = WhatsAppSettings()
 
     @model_validator(mode="after")
     def _check_backends(self) -> Self:
@@ -180,17 +311,45 @@ class Settings(BaseSettings):
             problems.append("reranker.backend=bge needs reranker.model_path (a local folder)")
         if self.object_store.backend == "s3" and not self.object_store.bucket:
             problems.append("object_store.backend=s3 needs object_store.bucket")
-        auth_keys = (self.auth.jwt_secret.get_secret_value(), self.auth.jwt_public_key.get_secret_value())
-        if self.auth.enabled and not any(auth_keys):
-            problems.append("auth.enabled needs auth.jwt_secret (HS256) or auth.jwt_public_key (RS256)")
+        problems += self.auth.problems()
         if self.ingestion.ocr == "pageindex" and not self.ingestion.pageindex_api_key.get_secret_value():
             problems.append(
                 "ingestion.ocr=pageindex needs ingestion.pageindex_api_key (GWETA_INGESTION__PAGEINDEX_API_KEY)"
+            )
+        missing = self.whatsapp.missing()
+        if 0 < len(missing) < 4:
+            names = ", ".join(f"GWETA_WHATSAPP__{m.upper()}" for m in missing)
+            problems.append(f"whatsapp is half configured: set {names} too (or none of the four)")
+        if self.web.dev_signin_secret.get_secret_value() and not self.auth.jwt_secret.get_secret_value():
+            problems.append(
+                "web.dev_signin_secret mints HS256 tokens, so it needs auth.jwt_secret (GWETA_AUTH__JWT_SECRET)"
             )
         if problems:
             raise ValueError("; ".join(problems))
         return self
 
+    def check_bind(self, host: str) -> None:
+        """Refuse to serve on a non-loopback interface with auth off unless told so explicitly."""
+        if self.auth.enabled or self.allow_public_without_auth or is_loopback(host):
+            return
+        raise ValueError(
+            f"refusing to serve on {host} with authentication off: anyone who can reach it could use the API and its "
+            "debug endpoint. Turn auth on (GWETA_AUTH__ENABLED=true with a key), bind 127.0.0.1, or set "
+            "GWETA_ALLOW_PUBLIC_WITHOUT_AUTH=true to serve publicly anyway."
+        )
+
     @property
     def milvus_uri(self) -> str:
         return self.vector_store.uri or str(self.data_dir / "milvus.db")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names only this machine (``localhost`` or a loopback address)."""
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False

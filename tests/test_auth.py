@@ -1,5 +1,8 @@
 """Every API call carries a JWT once auth is on: who may stream, who may look inside, and whose documents."""
 
+import base64
+import hmac
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -9,6 +12,8 @@ import httpx
 import jwt
 import pytest
 
+from api.auth import Caller, verify_token
+from api.errors import UnauthorizedError
 from api.main import create_app
 from api.settings import AuthSettings, IngestionSettings, Settings
 from tests.conftest import ingest_into
@@ -114,3 +119,129 @@ async def test_two_callers_never_share_a_session(secured: LiveServer) -> None:
     follow_up = "And when must it be given back?"
     assert "fourteen days" in (await ask(alice, follow_up))["answer"]  # her earlier turn gives "it" its meaning
     assert "fourteen days" not in (await ask(bob, follow_up))["answer"]  # the same session id is not her session
+
+
+# --- Claim shapes, boot validation and the JWT attack list, against verify_token itself -------------------------
+
+HS = AuthSettings(enabled=True, jwt_secret=SECRET)
+
+
+def rsa_keys() -> tuple[str, str]:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    private = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
+    public = (
+        key.public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        .decode()
+    )
+    return private, public
+
+
+@pytest.mark.parametrize(
+    ("auth", "expected"),
+    [
+        ({"jwt_public_key": "not a key at all"}, "must be an RSA public key in PEM form"),
+        ({"jwt_public_key": "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----"}, "RSA public key"),
+        ({"jwt_secret": "x"}, "at least 32 bytes"),
+        ({"jwt_secret": "s" * 31}, "GWETA_AUTH__JWT_SECRET"),
+    ],
+)
+def test_keys_that_cannot_work_stop_the_boot(auth: dict[str, str], expected: str) -> None:
+    with pytest.raises(ValueError, match=expected):
+        Settings(auth=AuthSettings(enabled=True, **auth))  # type: ignore[arg-type]
+
+
+def test_keys_that_work_boot() -> None:
+    Settings(auth=AuthSettings(enabled=True, jwt_public_key=rsa_keys()[1]))
+    Settings(auth=AuthSettings(enabled=True, jwt_secret="s" * 32))
+    Settings(auth=AuthSettings(enabled=False, jwt_secret="x"))  # unused while auth is off
+
+
+@pytest.mark.parametrize(
+    ("claims", "problem"),
+    [
+        ({"roles": {"admin": True}}, "roles claim"),
+        ({"roles": "admin"}, "roles claim"),
+        ({"roles": [["admin"]]}, "roles claim"),
+        ({"roles": ["admin", 1]}, "roles claim"),
+        ({"tenant": "acme/../other"}, "tenant claim"),
+        ({"tenant": "a/b"}, "tenant claim"),
+        ({"tenant": ["acme"]}, "tenant claim"),
+        ({"tenant": "x" * 129}, "tenant claim"),
+        ({"sub": 42}, "not valid"),
+        ({"sub": ""}, "sub claim"),
+    ],
+)
+def test_claims_of_the_wrong_shape_are_refused(claims: dict[str, Any], problem: str) -> None:
+    with pytest.raises(UnauthorizedError, match=problem):
+        verify_token(token(**claims), HS)
+
+
+def test_a_dict_of_roles_is_never_admin_and_a_list_is_read_as_given() -> None:
+    caller = verify_token(token(roles=["admin", "reader"], tenant="acme.co_1"), HS)
+    assert caller.is_admin and caller.roles == {"admin", "reader"} and caller.tenant == "acme.co_1"
+
+
+def test_session_keys_cannot_collide_across_issuers_tenants_or_subjects() -> None:
+    callers = [
+        Caller("b/c", tenant="a"),
+        Caller("c", tenant="a/b"),  # (tenants with '/' are refused at the door too)
+        Caller("alice", tenant="acme"),
+        Caller("alice", tenant="other"),
+        Caller("alice", tenant=""),
+        Caller("alice", tenant="acme", issuer="https://issuer-a"),
+        Caller("alice|acme", tenant=""),
+        Caller("acme|alice", tenant=""),
+    ]
+    keys = [c.session_key("s1") for c in callers]
+    assert len(set(keys)) == len(keys)
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def rs256(claims: dict[str, Any], private: str) -> str:
+    return jwt.encode(claims, private, algorithm="RS256")
+
+
+def test_jwt_attacks_are_refused_in_our_words() -> None:
+    now = int(time.time())
+    claims = {"sub": "mallory", "aud": "gweta", "exp": now + 300, "roles": ["admin"]}
+    private, public = rsa_keys()
+    rs = AuthSettings(enabled=True, jwt_public_key=public, issuer="https://issuer.example")
+    good_rs = jwt.encode({**claims, "iss": "https://issuer.example"}, private, algorithm="RS256")
+    assert verify_token(good_rs, rs).is_admin  # the control: a genuine token passes
+    header, payload, signature = good_rs.split(".")
+    none_header = _b64(b'{"alg":"none","typ":"JWT"}')
+    hs_header = _b64(b'{"alg":"HS256","typ":"JWT"}')
+    confused = hmac.new(public.encode(), f"{hs_header}.{payload}".encode(), "sha256").digest()
+    other_subject = _b64(json.dumps({**claims, "sub": "root", "iss": "https://issuer.example"}).encode())
+    attacks = {
+        "alg none": f"{none_header}.{payload}.",  # no signature at all
+        "hs/rs key confusion": f"{hs_header}.{payload}.{_b64(confused)}",  # the public key used as an HS secret
+        "tampered payload": f"{header}.{other_subject}.{signature}",  # another subject, the original signature
+        "wrong audience": rs256({**claims, "aud": "elsewhere", "iss": "https://issuer.example"}, private),
+        "wrong issuer": rs256({**claims, "iss": "https://evil.example"}, private),
+        "expired": rs256({**claims, "iss": "https://issuer.example", "exp": now - 3600}, private),
+        "no exp": rs256({"sub": "m", "aud": "gweta", "iss": "https://issuer.example"}, private),
+    }
+    ours = {
+        "the access token is not valid", "the access token has expired; sign in again",
+        "the access token was issued for another service",
+        "the access token was issued by an issuer this service does not trust",
+        "the access token lacks a required claim (sub, exp)",
+    }  # fmt: skip
+    for name, forged in attacks.items():
+        with pytest.raises(UnauthorizedError) as refused:
+            verify_token(forged, rs)
+        assert refused.value.message in ours, name
+    with pytest.raises(UnauthorizedError, match="not valid"):
+        verify_token(jwt.encode(claims, SECRET, algorithm="HS256"), rs)  # an HS token where RS is configured
+    with pytest.raises(UnauthorizedError, match="not valid"):
+        verify_token(good_rs, HS)  # and the other way round

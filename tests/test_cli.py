@@ -1,31 +1,42 @@
 """The gweta command as a newcomer runs it: real subprocesses on a temporary data dir."""
 
+import asyncio
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+from api.tools.vector_store import MilvusVectorStore
 from tests.conftest import SAMPLE_CORPUS
 
 GWETA = [sys.executable, "-m", "api.cli"]
 
 
-def gweta(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "GWETA_DATA_DIR": str(data_dir), "COLUMNS": "200"}
+def gweta(*args: str, data_dir: Path, columns: int = 200) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "GWETA_DATA_DIR": str(data_dir), "COLUMNS": str(columns)}
     return subprocess.run([*GWETA, *args], capture_output=True, text=True, env=env, timeout=300, check=False)
 
 
 def test_ingest_then_ask_prints_a_cited_answer(tmp_path: Path) -> None:
-    ingest = gweta("ingest", str(SAMPLE_CORPUS), data_dir=tmp_path)
+    corpus = tmp_path / "a folder with a long name, to be sure no line of the report wraps"
+    shutil.copytree(SAMPLE_CORPUS, corpus)
+    (corpus / "manifest.json").write_text("{}")  # an unrelated file beside the documents: skipped, not a failure
+    data_dir = tmp_path / "data"
+    ingest = gweta("ingest", str(corpus), data_dir=data_dir, columns=25)
     assert ingest.returncode == 0, ingest.stderr
-    assert re.search(r"ingested\s*│\s*4\s*│", ingest.stdout), ingest.stdout
-    assert "Files" in ingest.stderr and "4/4" in ingest.stderr  # the progress bar
-    asked = gweta("ask", "How much notice must a tenant give to end a lease?", data_dir=tmp_path)
+    lines = ingest.stdout.splitlines()  # not a terminal: plain lines, whatever the width
+    assert lines[0].startswith(f"Ingested {corpus} in ") and lines[0].endswith("s")
+    assert lines[1:6] == ["ingested   4", "unchanged  0", "removed    0", "skipped    1", "failed     0"]
+    assert f"skipped {corpus.resolve() / 'manifest.json'}: unsupported file type '.json'" in lines
+    assert re.fullmatch(r"corpus version \w+: \d+ chunks searchable \(.*\)", lines[-1]), lines[-1]
+    assert "Files" in ingest.stderr and "5/5" in ingest.stderr  # the progress bar
+    asked = gweta("ask", "How much notice must a tenant give to end a lease?", data_dir=data_dir)
     assert asked.returncode == 0, asked.stderr
     assert "one month" in asked.stdout and "sample/act/2024/3#s5" in asked.stdout
-    as_json = gweta("ask", "How much notice must a tenant give to end a lease?", "--json", data_dir=tmp_path)
+    as_json = gweta("ask", "How much notice must a tenant give to end a lease?", "--json", data_dir=data_dir)
     final = json.loads(as_json.stdout)
     assert final["event"] == "final" and final["citations"][0]["section_id"] == "sample/act/2024/3#s5"
     assert final["citations"][0]["quote"] in (SAMPLE_CORPUS / "residential-tenancies-act.md").read_text()
@@ -40,6 +51,19 @@ def test_clear_errors_instead_of_tracebacks(tmp_path: Path) -> None:
     assert blank.returncode == 2 and "Invalid question" in blank.stderr
     for result in (missing, empty, blank):
         assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_a_busy_data_dir_is_one_clear_line_not_tracebacks(tmp_path: Path) -> None:
+    holder = MilvusVectorStore(str(tmp_path / "milvus.db"), "gweta_chunks", 384)  # as a running 'gweta serve' would
+    try:
+        busy = gweta("ingest", str(SAMPLE_CORPUS), data_dir=tmp_path, columns=25)
+    finally:
+        asyncio.run(holder.close())
+    assert busy.returncode == 1
+    assert busy.stderr.strip().splitlines() == [
+        f"Error: cannot open the vector store at {tmp_path / 'milvus.db'}: another gweta process (a running "
+        "'gweta serve'?) is using this data directory; stop it or use another --data-dir"
+    ]
 
 
 def test_eval_commands_report_retrieval_and_answer_figures(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 import httpx
 
 from api.main import create_app
-from api.settings import LLMSettings, Settings
+from api.settings import LLMSettings, Settings, StreamSettings
 from tests.servers import FakeOpenAI, LiveServer, Reply
 from tests.sse import collect
 from tests.test_stream import assert_contract
@@ -99,7 +99,10 @@ async def test_keepalive_pings_flow_while_the_model_is_slow(private_data_dir: Pa
 async def test_a_client_that_leaves_stops_the_upstream_call(private_data_dir: Path) -> None:
     upstream = FakeOpenAI([Reply([f"word{i} " for i in range(40)], delay_s=0.25)])
     with LiveServer(upstream.app) as llm_server:
-        with LiveServer(create_app(llm_settings(private_data_dir, llm_server.url))) as app:
+        # The answer goes on for resume_grace_s after a drop, awaiting a reconnect (tests/test_resume.py).
+        settings = llm_settings(private_data_dir, llm_server.url)
+        settings = settings.model_copy(update={"streams": StreamSettings(resume_grace_s=0.2)})
+        with LiveServer(create_app(settings)) as app:
             async with httpx.AsyncClient(base_url=app.url, timeout=30) as client:
                 async with client.stream("GET", "/api/v1/query/stream", params={"q": QUESTION}) as response:
                     async for line in response.aiter_lines():

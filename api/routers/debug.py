@@ -3,82 +3,73 @@ would read, timings and cache hits. Administrators only when authentication is o
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 
 from api.auth import AdminDep
 from api.deps import ServicesDep
-from api.schemas.query import DATE_PATTERN, MAX_QUESTION_CHARS
-from api.tools.vector_store import SearchFilters
+from api.middleware import rate_limited
+from api.schemas.debug import DebugBundle, DebugHit, DebugPiece, DebugRetrieval, DebugWarning, StageCandidate
+from api.schemas.errors import error_responses
+from api.schemas.query import RetrievalProbe
 
-router = APIRouter(prefix="/api/v1/debug", tags=["debug"])
+router = APIRouter(prefix="/api/v1/debug", tags=["debug"], dependencies=[Depends(rate_limited)])
 
 
-@router.get("/retrieval")
+@router.get("/retrieval", response_model=DebugRetrieval, responses=error_responses(401, 403, 422, 429))
 async def debug_retrieval(
-    services: ServicesDep,
-    caller: AdminDep,
-    q: Annotated[str, Query(min_length=1, max_length=MAX_QUESTION_CHARS)],
-    top_k: Annotated[int, Query(ge=1, le=50)] = 6,
-    mode: Annotated[Literal["hybrid", "dense", "bm25"], Query()] = "hybrid",
-    jurisdiction: Annotated[str | None, Query(max_length=16)] = None,
-    doc_type: Annotated[str | None, Query(max_length=32)] = None,
-    law_id: Annotated[str | None, Query(max_length=256)] = None,
-    date_from: Annotated[str | None, Query(pattern=DATE_PATTERN)] = None,
-    date_to: Annotated[str | None, Query(pattern=DATE_PATTERN)] = None,
-) -> dict[str, Any]:
+    services: ServicesDep, caller: AdminDep, probe: Annotated[RetrievalProbe, Query()]
+) -> DebugRetrieval:
     deps = services.orchestrator.deps
-    retriever, corpus = deps.retriever, deps.corpus
-    named = {"jurisdiction": jurisdiction, "doc_type": doc_type, "law_id": law_id, "date_from": date_from,
-             "date_to": date_to}  # fmt: skip
-    filters = SearchFilters.from_request({k: v for k, v in named.items() if v}, corpus.tenant_scope(caller.tenant))
-    result = await retriever.retrieve(q.strip(), top_k=top_k, mode=mode, filters=filters)
+    retriever = deps.retriever
+    filters = retriever.scoped_filters(probe.filters(), caller.tenant)
+    result = await retriever.retrieve(probe.q, top_k=probe.top_k, mode=probe.mode, filters=filters)
     bundle = await deps.bundler.bundle(result.hits)
-    chunks = corpus.chunks
+    chunks = deps.corpus.chunks
 
-    def describe(stage: list[tuple[str, float]]) -> list[dict[str, Any]]:
+    def stage(candidates: list[tuple[str, float]]) -> list[StageCandidate]:
         return [
-            {"chunk_id": cid, "score": round(score, 6), "provision_id": chunks[cid].provision_id}
-            if cid in chunks
-            else {"chunk_id": cid, "score": round(score, 6), "provision_id": None}
-            for cid, score in stage
+            StageCandidate(
+                chunk_id=cid, score=round(score, 6), provision_id=chunks[cid].provision_id if cid in chunks else None
+            )
+            for cid, score in candidates
         ]
 
-    return {
-        "query": q,
-        "corpus_version": retriever.corpus.version,
-        "stages": {name: describe(stage) for name, stage in result.stages.items()},
-        "hits": [
-            {
-                "chunk_id": h.chunk.chunk_id,
-                "provision_id": h.chunk.provision_id,
-                "title": h.chunk.title,
-                "score": round(h.score, 6),
-                "ranks": dict(h.ranks),
-                "text": h.chunk.text,
-            }
+    return DebugRetrieval(
+        query=probe.q,
+        corpus_version=retriever.corpus.version,
+        stages={name: stage(candidates) for name, candidates in result.stages.items()},
+        hits=[
+            DebugHit(
+                chunk_id=h.chunk.chunk_id,
+                provision_id=h.chunk.provision_id,
+                title=h.chunk.title,
+                score=round(h.score, 6),
+                ranks=dict(h.ranks),
+                text=h.chunk.text,
+            )  # fmt: skip
             for h in result.hits
         ],
-        "bundle": {
-            "tokens": bundle.tokens,
-            "budget": bundle.budget,
-            "left_out": bundle.left_out,
-            "pieces": [
-                {
-                    "index": piece.index,
-                    "provision_id": piece.chunk.provision_id,
-                    "section_id": piece.chunk.section_id,
-                    "title": piece.chunk.title,
-                    "whole_provision": piece.whole_provision,
-                    "chunk_ids": list(piece.chunk_ids),
-                    "tokens": piece.tokens,
-                    "text": piece.text,
-                }
-                for piece in bundle.pieces
+        bundle=DebugBundle(
+            tokens=bundle.tokens,
+            budget=bundle.budget,
+            left_out=bundle.left_out,
+            pieces=[
+                DebugPiece(
+                    index=p.index,
+                    provision_id=p.chunk.provision_id,
+                    section_id=p.chunk.section_id,
+                    title=p.chunk.title,
+                    whole_provision=p.whole_provision,
+                    chunk_ids=list(p.chunk_ids),
+                    tokens=p.tokens,
+                    text=p.text,
+                )  # fmt: skip
+                for p in bundle.pieces
             ],
-        },
-        "timings_ms": {**result.timings, "bundle": bundle.ms},
-        "cache_hits": {**result.cache_hits, "document_fetches": bundle.fetches},
-        "warnings": [{"code": c, "message": m} for c, m in result.warnings],
-    }
+        ),
+        timings_ms={**result.timings, "bundle": bundle.ms},
+        cache_hits={**result.cache_hits, "document_fetches": bundle.fetches},
+        warnings=[DebugWarning(code=c, message=m) for c, m in result.warnings],
+    )

@@ -1,48 +1,105 @@
-"""The streaming query endpoint (GET for EventSource clients, POST for JSON bodies)."""
+"""The streaming query endpoint (GET for EventSource clients, POST for JSON bodies).
+
+Both take the same ``QueryRequest`` (GET from the query string), stream resumable Server-Sent Events (see
+``api.streams``), and resume instead of asking again when the client sends ``Last-Event-ID``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from typing import Annotated
+import logging
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
-from sse_starlette import EventSourceResponse, ServerSentEvent
+from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi.responses import Response
+from pydantic import BaseModel
+from sse_starlette import EventSourceResponse
 
 from api.auth import CallerDep
 from api.deps import Orchestrator, SettingsDep
-from api.schemas.events import StreamEvent
-from api.schemas.query import DATE_PATTERN, MAX_QUESTION_CHARS, QueryRequest
+from api.middleware import caller_limit_key, rate_limited
+from api.observability import describe_question
+from api.schemas.errors import error_responses
+from api.schemas.events import CitationEvent, ErrorEvent, FinalEvent, MetaEvent, TokenEvent, WarningEvent
+from api.schemas.query import QueryRequest
+from api.streams import StreamHub
 
-router = APIRouter(prefix="/api/v1/query", tags=["query"])
+log = logging.getLogger(__name__)
+
+router = APIRouter(prefix="/api/v1/query", tags=["query"], dependencies=[Depends(rate_limited)])
 
 
-async def _sse(events: AsyncIterator[StreamEvent]) -> AsyncIterator[ServerSentEvent]:
-    async for event in events:
-        yield ServerSentEvent(data=event.model_dump_json(exclude={"event"}), event=event.event)
+def _event_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """One Server-Sent Event on the wire: its name, id, and its model as JSON in ``data``."""
+    name = model.model_fields["event"].default
+    data = {"$ref": f"#/components/schemas/{model.__name__}"}
+    return {
+        "type": "object",
+        "title": f"{name} event",
+        "required": ["event", "data"],
+        "properties": {
+            "event": {"const": name},
+            "id": {"type": "string", "description": "<stream id>.<n>: send it back as Last-Event-ID to resume."},
+            "retry": {"type": "integer", "description": "Reconnection delay in ms (the first event)."},
+            "data": {"type": "string", "contentMediaType": "application/json", "contentSchema": data},
+        },
+    }
 
 
-@router.get("/stream")
+STREAM_EVENT_SCHEMA = {"oneOf": [_event_schema(m) for m in (MetaEvent, TokenEvent, CitationEvent, WarningEvent,
+                                                              FinalEvent, ErrorEvent)]}  # fmt: skip
+STREAM_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": (
+            "A stream of Server-Sent Events: `meta`, then `token`, `citation` and `warning` events, then one `final` "
+            "or `error`. Each event's `data` is its model below as JSON (without `event`, which is the SSE event "
+            "name); each has an `id` to resume from with `Last-Event-ID`, and the first carries `retry`."
+        ),
+        "content": {"text/event-stream": {"schema": STREAM_EVENT_SCHEMA}},
+    },
+    204: {"description": "Resumed after the answer's last event: nothing more to send (EventSource stops)."},
+    **error_responses(400, 401, 404, 413, 422, 429),
+}
+LastEventId = Annotated[
+    str | None,
+    Header(alias="Last-Event-ID", max_length=64, description="Resume the answer after this event id."),
+]
+
+
+def _respond(
+    request: Request, orchestrator: Orchestrator, settings: SettingsDep, caller: CallerDep, query: QueryRequest,
+    last_event_id: str | None,
+) -> Response:  # fmt: skip
+    hub: StreamHub = request.app.state.streams
+    owner = caller_limit_key(request, caller)
+    if last_event_id:
+        stream, after = hub.resume(owner, last_event_id)
+        if hub.finished_for(stream, after):
+            return Response(status_code=204)
+    else:
+        log.info("question %s session=%s", describe_question(query.q, settings.privacy), query.session_id)
+        stream, after = hub.start(owner, orchestrator.stream(query, caller)), 0
+    return EventSourceResponse(hub.follow(stream, after), ping=settings.sse_ping_s)
+
+
+@router.get("/stream", response_class=EventSourceResponse, responses=STREAM_RESPONSES)
 async def stream_get(
+    request: Request,
     orchestrator: Orchestrator,
     settings: SettingsDep,
     caller: CallerDep,
-    q: Annotated[str, Query(min_length=1, max_length=MAX_QUESTION_CHARS)],
-    session_id: Annotated[str, Query(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:-]+$")] = "default",
-    jurisdiction: Annotated[str | None, Query(max_length=16)] = None,
-    doc_type: Annotated[str | None, Query(max_length=32)] = None,
-    law_id: Annotated[str | None, Query(max_length=256)] = None,
-    date_from: Annotated[str | None, Query(pattern=DATE_PATTERN)] = None,
-    date_to: Annotated[str | None, Query(pattern=DATE_PATTERN)] = None,
-) -> EventSourceResponse:
-    request = QueryRequest(
-        q=q, session_id=session_id, jurisdiction=jurisdiction, doc_type=doc_type, law_id=law_id, date_from=date_from,
-        date_to=date_to,
-    )  # fmt: skip
-    return EventSourceResponse(_sse(orchestrator.stream(request, caller)), ping=settings.sse_ping_s)
+    query: Annotated[QueryRequest, Query()],
+    last_event_id: LastEventId = None,
+) -> Response:
+    return _respond(request, orchestrator, settings, caller, query, last_event_id)
 
 
-@router.post("/stream")
+@router.post("/stream", response_class=EventSourceResponse, responses=STREAM_RESPONSES)
 async def stream_post(
-    orchestrator: Orchestrator, settings: SettingsDep, caller: CallerDep, body: QueryRequest
-) -> EventSourceResponse:
-    return EventSourceResponse(_sse(orchestrator.stream(body, caller)), ping=settings.sse_ping_s)
+    request: Request,
+    orchestrator: Orchestrator,
+    settings: SettingsDep,
+    caller: CallerDep,
+    body: QueryRequest,
+    last_event_id: LastEventId = None,
+) -> Response:
+    return _respond(request, orchestrator, settings, caller, body, last_event_id)

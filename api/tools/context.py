@@ -87,17 +87,18 @@ class ContextBundler:
 
     async def bundle(self, hits: Sequence[Retrieved]) -> ContextBundle:
         start = time.perf_counter()
-        fetched_before = self.corpus.fetches
         groups: dict[str, list[Retrieved]] = {}
         for hit in hits:
             groups.setdefault(hit.chunk.section_id, []).append(hit)
         parents: dict[str, Section | None] = {}
+        fetches = 0  # counted here, per call: the corpus is shared by every request in flight
         for section_id, group in groups.items():
-            document = await self.corpus.document(group[0].chunk.doc_key)
+            document, fetched = await self.corpus.fetch_document(group[0].chunk.doc_key)
+            fetches += fetched
             parents[section_id] = document.section(section_id) if document else None
         # Counting tokens of whole provisions is model-tokenizer work: off the event loop.
         result = await asyncio.to_thread(self._assemble, groups, parents)
-        result.fetches = self.corpus.fetches - fetched_before
+        result.fetches = fetches
         result.ms = round((time.perf_counter() - start) * 1000, 2)
         return result
 

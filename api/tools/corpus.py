@@ -106,15 +106,20 @@ class Corpus:
 
     async def document(self, doc_key: str) -> Document | None:
         """The parent document, from the fetch cache or the object store."""
+        return (await self.fetch_document(doc_key))[0]
+
+    async def fetch_document(self, doc_key: str) -> tuple[Document | None, bool]:
+        """The parent document, and whether this call read it from the object store (False: the fetch cache)."""
         document = self._docs.get(doc_key)
-        if document is None:
-            raw = await get_json(self.store, doc_object_key(doc_key))
-            if raw is None:
-                return None
-            self.fetches += 1
-            document = Document.model_validate(raw)
-            self._docs.put(doc_key, document)
-        return document
+        if document is not None:
+            return document, False
+        raw = await get_json(self.store, doc_object_key(doc_key))
+        if raw is None:
+            return None, False
+        self.fetches += 1
+        document = Document.model_validate(raw)
+        self._docs.put(doc_key, document)
+        return document, True
 
     @classmethod
     async def load(cls, store: ObjectStore) -> Corpus:

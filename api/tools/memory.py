@@ -8,7 +8,8 @@ would put it beside the checkpoints).
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+import time
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,8 +30,14 @@ class Remembered:
 class QaMemory:
     """Verified answers by question, looked up by meaning through the same semantic cache retrieval uses."""
 
-    def __init__(self, threshold: float = 0.92, ttl_s: float = 3600.0, max_entries: int = 1000) -> None:
-        self._answers: SemanticCache[Remembered] = SemanticCache(ttl_s, max_entries, threshold)
+    def __init__(
+        self,
+        threshold: float = 0.92,
+        ttl_s: float = 3600.0,
+        max_entries: int = 1000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._answers: SemanticCache[Remembered] = SemanticCache(ttl_s, max_entries, threshold, clock)
 
     def recall(self, key: Hashable, vector: Vectors) -> Remembered | None:
         found = self._answers.get_similar(key, np.asarray(vector, dtype=np.float32).ravel())

@@ -20,7 +20,7 @@ from api.schemas.documents import Chunk
 from api.schemas.events import WarningCode
 from api.settings import RetrievalSettings
 from api.tools.bm25 import LexicalIndex, Mask
-from api.tools.cache import SemanticCache
+from api.tools.cache import SemanticCache, TTLCache
 from api.tools.corpus import Corpus
 from api.tools.embeddings import Embedder, Vectors
 from api.tools.reranker import Reranker
@@ -29,6 +29,7 @@ from api.tools.vector_store import NO_FILTERS, Hit, SearchFilters, VectorStore
 log = logging.getLogger(__name__)
 Mode = Literal["hybrid", "dense", "bm25"]
 EXPANSION_FEEDBACK = 3  # top BM25 chunks whose shared terms expand the query
+MASK_CACHE_S = 3600.0  # a filter set's lexical mask is reused this long (the corpus does not change under it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,13 +109,18 @@ class HybridRetriever:
         self.cfg = cfg
         self.reranker = reranker
         self.rerank_candidates = rerank_candidates
-        self._masks: dict[SearchFilters, Mask] = {}
+        # Caller-supplied filters key this cache, so it is bounded like the others (a mask is one byte per chunk).
+        self._masks: TTLCache[Mask] = TTLCache(MASK_CACHE_S, cfg.mask_cache_entries)
         # Query -> results, found by the normalised text or by a query embedding close enough to a cached one,
         # within a group that holds everything else that changes results; the corpus version is part of the group,
         # so a re-ingested corpus (a new Corpus, a new version) never sees another's entries.
         self.cache: SemanticCache[RetrievalResult] = SemanticCache(
             cfg.cache_ttl_s, cfg.cache_entries, cfg.cache_similarity
         )
+
+    def scoped_filters(self, filters: Mapping[str, str], tenant: str) -> SearchFilters:
+        """A request's filters plus the caller's tenant scope: what every search made for that caller applies."""
+        return SearchFilters.from_request(filters, self.corpus.tenant_scope(tenant))
 
     async def _dense(self, query: str, filters: SearchFilters, vector: Vectors | None = None) -> list[Hit]:
         if vector is None:
@@ -137,12 +143,14 @@ class HybridRetriever:
         """Which lexical-index entries the filters admit (cached per filter set; the corpus does not change)."""
         if not filters:
             return None
-        if filters not in self._masks:
+        mask = self._masks.get(filters)
+        if mask is None:
             chunks = self.corpus.chunks
-            self._masks[filters] = np.array(
+            mask = np.array(
                 [cid in chunks and filters.admits(chunks[cid]) for cid in self.lexical.chunk_ids], dtype=bool
             )
-        return self._masks[filters]
+            self._masks.put(filters, mask)
+        return mask
 
     async def _timed(self, name: str, work: Awaitable[list[Hit]], timings: dict[str, float]) -> list[Hit]:
         start = time.perf_counter()
@@ -235,7 +243,7 @@ class HybridRetriever:
             timings = {**result.timings, "cache": _ms(start_all)}
             return RetrievalResult(
                 hits=list(cached.hits), warnings=[], timings=timings, stages=cached.stages,
-                cache_hits={**cached.cache_hits, "retrieval": 1}, expansion=cached.expansion,
+                cache_hits={"retrieval": 1}, expansion=cached.expansion,
                 cache_similarity=similarity,
             )  # fmt: skip
 

@@ -22,6 +22,7 @@ class ParseOptions:
     """What a parser may need beyond the bytes; picklable, so parsing can run in worker processes."""
 
     ocr: OcrEngine | None = None
+    max_file_bytes: int = 128 * 2**20  # a larger file is refused before it is read
 
 
 Parser = Callable[[Path, bytes, ParseOptions], list[Document]]

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 from api.schemas.documents import Document, Section
+from ingestion.limits import MAX_LINE_CHARS, cut_spans
 
 _MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _PLAIN_PART = re.compile(
@@ -58,6 +59,24 @@ class _Open:
     heading: str
     part: str
     lines: list[Line] = field(default_factory=list)
+
+
+def bounded_lines(lines: list[Line]) -> list[Line]:
+    """The lines, each over ``MAX_LINE_CHARS`` cut into several at spaces (a 50 MB one-line file is not one line)."""
+    if all(len(line.text) <= MAX_LINE_CHARS for line in lines):
+        return lines
+    out = []
+    for line in lines:
+        if len(line.text) <= MAX_LINE_CHARS:
+            out.append(line)
+            continue
+        spans = cut_spans(line.text, MAX_LINE_CHARS)
+        for index, (a, b) in enumerate(spans):
+            last = index == len(spans) - 1
+            start = line.start + a if line.start >= 0 else -1
+            end = line.end if last else (line.start + b if line.start >= 0 else -1)
+            out.append(Line(line.text[a:b], line.page, start, end, line.end_page if last else line.page))
+    return out
 
 
 def heading_of(rest: str) -> str:
@@ -159,7 +178,7 @@ def build_document(
     raw: list[_Open] = []
     preamble: list[Line] = []
     current: _Open | None = None
-    for line in lines:
+    for line in bounded_lines(lines):
         stripped = line.text.strip()
         heading = _MD_HEADING.match(stripped)
         section = SECTION_LINE.match(stripped) or (gazette_heading(stripped) if gazette else None)

@@ -1,0 +1,50 @@
+"""After the documents: the lexical index rebuilt from the manifest's chunks, and strays of a killed run removed.
+
+A run leaves a marker object while it works; finding one at the start means the previous run was killed, and only
+then can vectors or objects exist that no manifest entry owns, so only then is the (full-scan) reconcile paid for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+
+from api.schemas.documents import Chunk
+from api.tools.bm25 import lexical_text, save_lexical_artifact, tokenize
+from api.tools.corpus import Manifest, chunks_object_key, doc_object_key
+from api.tools.object_store import ObjectStore, get_many_json, put_json
+from api.tools.vector_store import VectorStore
+
+RUN_MARKER = "indexes/ingest-running.json"
+
+
+async def begin_run(store: ObjectStore) -> bool:
+    """Leave the run marker; True when the previous run left its own (it was killed)."""
+    interrupted = await store.get_bytes(RUN_MARKER) is not None
+    await put_json(store, RUN_MARKER, {"started": datetime.now(UTC).isoformat()})
+    return interrupted
+
+
+async def end_run(store: ObjectStore) -> None:
+    await store.delete(RUN_MARKER)
+
+
+async def rebuild_lexical_index(store: ObjectStore, manifest: Manifest) -> int:
+    """Write the BM25 artifact for every chunk the manifest owns; returns how many chunks are searchable."""
+    raws = await get_many_json(store, [chunks_object_key(k) for k in sorted(manifest.documents)])
+    chunks = [Chunk.model_validate(c) for raw in raws if raw for c in raw]
+    tokens = await asyncio.to_thread(lambda: [tokenize(lexical_text(c)) for c in chunks])
+    await save_lexical_artifact(store, [c.chunk_id for c in chunks], tokens)
+    return len(chunks)
+
+
+async def reconcile(store: ObjectStore, vectors: VectorStore, manifest: Manifest) -> int:
+    """Delete vectors and objects that no manifest entry owns (left by a run that was killed); returns how many."""
+    owned = {cid for entry in manifest.documents.values() for cid in entry.chunk_ids}
+    orphans = sorted(await vectors.ids() - owned)
+    await vectors.delete_ids(orphans)
+    keys = {doc_object_key(k) for k in manifest.documents} | {chunks_object_key(k) for k in manifest.documents}
+    stray = [k for prefix in ("docs/", "chunks/") for k in await store.list_keys(prefix) if k not in keys]
+    for key in stray:
+        await store.delete(key)
+    return len(orphans) + len(stray)

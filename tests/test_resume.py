@@ -1,0 +1,148 @@
+"""Resumable streams: a client that drops mid-answer and reconnects with Last-Event-ID gets what it missed and the
+rest, while the answer went on being produced; over real uvicorn, against a loopback model that streams slowly."""
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+from pydantic import BaseModel
+
+from api.errors import NotFoundError, TooManyRequestsError
+from api.main import create_app
+from api.schemas.events import FinalEvent, MetaEvent, TokenEvent
+from api.settings import LLMSettings, Settings, StreamSettings
+from api.streams import StreamHub
+from tests.servers import FakeOpenAI, LiveServer, Reply
+from tests.sse import Event
+
+QUESTION = "How much deposit can a landlord ask for?"
+PIECES = ["A landlord shall not require a deposit ", "that exceeds the rent payable ", "for two months [1]", "."]
+
+
+async def read(response: httpx.Response, stop_after_tokens: int | None = None) -> tuple[list[Event], list[str]]:
+    """Events with their ids, as EventSource sees them; hangs up after ``stop_after_tokens`` tokens if given."""
+    events, ids, retry = [], [], []
+    name, data, event_id = "message", [], ""
+    async for line in response.aiter_lines():
+        if line == "":
+            if data:
+                events.append(Event(name, "\n".join(data)))
+                ids.append(event_id)
+                if stop_after_tokens is not None and sum(e.event == "token" for e in events) >= stop_after_tokens:
+                    break
+            name, data = "message", []
+            continue
+        field, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if field == "event":
+            name = value
+        elif field == "data":
+            data.append(value)
+        elif field == "id":
+            event_id = value
+        elif field == "retry":
+            retry.append(value)
+    read.retry = retry  # type: ignore[attr-defined]
+    return events, ids
+
+
+async def test_a_dropped_stream_resumes_from_last_event_id(private_data_dir: Path) -> None:
+    upstream = FakeOpenAI([Reply(PIECES, delay_s=0.3)])
+    with LiveServer(upstream.app) as llm_server:
+        settings = Settings(
+            data_dir=private_data_dir,
+            llm=LLMSettings(backend="openai", base_url=f"{llm_server.url}/v1", api_key="k", model="m"),
+            streams=StreamSettings(retry_ms=1500, resume_grace_s=5),
+        )
+        with LiveServer(create_app(settings)) as app:
+            async with httpx.AsyncClient(base_url=app.url, timeout=30) as client:
+                async with client.stream("GET", "/api/v1/query/stream", params={"q": QUESTION}) as response:
+                    first, first_ids = await read(response, stop_after_tokens=1)  # the network drops here
+                assert read.retry == ["1500"]  # type: ignore[attr-defined]
+                await asyncio.sleep(0.8)  # meanwhile the answer goes on
+                headers = {"Last-Event-ID": first_ids[-1]}
+                async with client.stream(
+                    "GET", "/api/v1/query/stream", params={"q": QUESTION}, headers=headers
+                ) as response:
+                    assert response.status_code == 200
+                    rest, rest_ids = await read(response)
+                # Resuming after the last event: nothing more to send, and 204 tells EventSource to stop.
+                done = await client.get("/api/v1/query/stream", params={"q": QUESTION},
+                                        headers={"Last-Event-ID": rest_ids[-1]})  # fmt: skip
+                assert done.status_code == 204
+                unknown = await client.get(
+                    "/api/v1/query/stream", params={"q": QUESTION}, headers={"Last-Event-ID": "0" * 32 + ".1"}
+                )
+                assert unknown.status_code == 404 and unknown.json()["error"]["code"] == "not_found"
+    events, ids = first + rest, first_ids + rest_ids
+    stream_id = ids[0].split(".")[0]
+    assert ids == [f"{stream_id}.{n}" for n in range(1, len(ids) + 1)]  # nothing missed, nothing twice
+    assert events[0].event == "meta" and events[-1].event == "final"
+    final = events[-1].json()
+    assert final["answer"] == "".join(e.json()["text"] for e in events if e.event == "token")
+    assert "two months" in final["answer"] and final["citations"]
+    assert upstream.streams_abandoned == 0  # the model call was not cut by the drop
+
+
+async def test_an_answer_no_one_comes_back_for_stops_after_the_grace_period(private_data_dir: Path) -> None:
+    upstream = FakeOpenAI([Reply([f"word{i} " for i in range(40)], delay_s=0.25)])
+    with LiveServer(upstream.app) as llm_server:
+        settings = Settings(
+            data_dir=private_data_dir,
+            llm=LLMSettings(backend="openai", base_url=f"{llm_server.url}/v1", api_key="k", model="m"),
+            streams=StreamSettings(resume_grace_s=0.5),
+        )
+        with LiveServer(create_app(settings)) as app:
+            async with httpx.AsyncClient(base_url=app.url, timeout=30) as client:
+                async with client.stream("GET", "/api/v1/query/stream", params={"q": QUESTION}) as response:
+                    await read(response, stop_after_tokens=1)
+            for _ in range(50):
+                if upstream.streams_abandoned:
+                    break
+                await asyncio.sleep(0.1)
+    assert upstream.streams_abandoned == 1  # 40 pieces at 0.25 s would take 10 s
+
+
+async def slow_answer(tokens: int, delay_s: float = 0.0) -> AsyncIterator[BaseModel]:
+    yield MetaEvent(trace_id="t", session_id="s", route="rag_qa", corpus_version="v", budgets={})
+    for n in range(tokens):
+        await asyncio.sleep(delay_s)
+        yield TokenEvent(text=f"w{n} ")
+    yield FinalEvent(answer="".join(f"w{n} " for n in range(tokens)), citations=[])
+
+
+async def drain(hub: StreamHub, owner: str, last_event_id: str) -> list[str]:
+    stream, after = hub.resume(owner, last_event_id)
+    return [str(event.id) async for event in hub.follow(stream, after)]
+
+
+async def test_replay_is_scoped_to_the_caller_and_bounded() -> None:
+    hub = StreamHub(StreamSettings(replay_events=10, max_streams=3), streams_per_caller=2)
+    stream = hub.start("caller:alice", slow_answer(30))
+    assert stream.task is not None
+    await stream.task
+    with pytest.raises(NotFoundError):
+        hub.resume("caller:bob", f"{stream.id}.25")  # someone else's answer does not exist for bob
+    assert await drain(hub, "caller:alice", f"{stream.id}.25") == [f"{stream.id}.{n}" for n in range(26, 33)]
+    with pytest.raises(NotFoundError, match="no longer kept"):
+        hub.resume("caller:alice", f"{stream.id}.3")  # only the last 10 events are kept
+    with pytest.raises(NotFoundError):
+        hub.resume("caller:alice", "not-an-id")
+    for _ in range(3):  # finished answers make room for new ones; at most max_streams are kept
+        finished = hub.start("caller:carol", slow_answer(1))
+        assert finished.task is not None
+        await finished.task
+    assert len(hub) == 3
+
+
+async def test_each_caller_has_a_cap_on_answers_in_progress() -> None:
+    hub = StreamHub(StreamSettings(), streams_per_caller=2)
+    running = [hub.start("ip:10.0.0.1", slow_answer(100, 0.05)) for _ in range(2)]
+    with pytest.raises(TooManyRequestsError) as refused:
+        hub.start("ip:10.0.0.1", slow_answer(1))
+    assert refused.value.retry_after_s >= 1
+    other = hub.start("ip:10.0.0.2", slow_answer(1))  # another caller is not held up
+    await hub.close()
+    assert all(s.task is not None and s.task.done() for s in [*running, other])
