@@ -10,6 +10,9 @@ group is picked and tesseract is missing, the script installs Debian's ``tessera
 through sudo) and otherwise says what to install. The ``dev`` group's browser tests drive Debian's ``chromium``
 through Playwright (no browser is downloaded by Playwright), which is installed the same way.
 
+The ``dev`` group's integration tests also run a Firestore emulator (the npm ``@firestore-emulator/server``, locked in
+``tools/firestore-emulator/package-lock.json``): the script runs ``npm ci`` there when npm is present.
+
 Usage: python scripts/install.py [--venv .venv] [--groups main,ml,dev,ocr] [--torch-index URL] [--no-system-packages]
 """
 
@@ -92,6 +95,24 @@ def ensure_chromium() -> None:
     ensure_debian_package("chromium", "chromium", "the web app's browser tests cannot run")
 
 
+def ensure_firestore_emulator() -> None:
+    """Install the tests' Firestore emulator from its npm lock (skipped when node_modules already matches it)."""
+    folder = ROOT / "tools" / "firestore-emulator"
+    lock = folder / "package-lock.json"
+    npm = shutil.which("npm")
+    if not lock.exists():
+        return
+    if not npm:
+        print("warning: npm is not installed, so the Firestore emulator the tests use is missing; install Node.js 20+")
+        return
+    stamp = folder / "node_modules" / ".gweta-lock-sha256"
+    digest = hashlib.sha256(lock.read_bytes()).hexdigest()
+    if stamp.exists() and stamp.read_text() == digest:
+        return
+    run(npm, "ci", "--prefix", str(folder), "--ignore-scripts", "--no-audit", "--no-fund")
+    stamp.write_text(digest)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--venv", default=str(ROOT / ".venv"))
@@ -107,6 +128,8 @@ def main() -> int:
         ensure_tesseract()
     if "dev" in groups and not args.no_system_packages:
         ensure_chromium()
+    if "dev" in groups:
+        ensure_firestore_emulator()
     env_dir = Path(args.venv)
     py = env_dir / "bin" / "python"
     reqs, torch_version = locked_requirements(groups)

@@ -16,7 +16,11 @@ router = APIRouter(prefix="/api/v1/documents", tags=["documents"], dependencies=
 
 
 def get_reader(request: Request) -> DocumentReader:
+    """The reader over the corpus being served now (a replica moves to a new version when another ingests)."""
     reader: DocumentReader = request.app.state.reader
+    corpus = request.app.state.services.corpus
+    if reader.corpus is not corpus:
+        reader = request.app.state.reader = DocumentReader(corpus)
     return reader
 
 
