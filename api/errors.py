@@ -9,6 +9,7 @@
     ├── PayloadTooLargeError    a request body over limits.max_body_bytes (HTTP 413)
     ├── TooManyRequestsError    over a rate or concurrent-stream limit; says when to retry (HTTP 429)
     ├── NotReadyError           no corpus ingested yet, or a backend still starting (HTTP 503)
+    │   └── OverloadedError     the instance is answering all the streams it can; retry later (HTTP 503)
     ├── BackendError            a store or model failed (HTTP 502)
     │   └── UpstreamLLMError    the configured LLM endpoint failed or timed out
     └── IngestionError          one source document could not be ingested; the run goes on
@@ -70,6 +71,10 @@ class TooManyRequestsError(GwetaError):
 class NotReadyError(GwetaError):
     code = "not_ready"
     status_code = 503
+
+
+class OverloadedError(NotReadyError):
+    code = "overloaded"
 
 
 class BackendError(GwetaError):

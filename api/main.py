@@ -14,6 +14,7 @@ from fastapi.responses import JSONResponse
 from pydantic import TypeAdapter
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from api.admission import AdmissionControl
 from api.auth import CallerDep
 from api.errors import GwetaError, TooManyRequestsError, UnauthorizedError
 from api.middleware import BodyLimitMiddleware, RateLimiter
@@ -113,6 +114,7 @@ def _install_error_handlers(app: FastAPI) -> None:
 
 def _install_limits(app: FastAPI, settings: Settings) -> None:
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.limits.max_body_bytes)
+    app.add_middleware(AdmissionControl, cfg=settings.admission)
 
 
 def _install_openapi(app: FastAPI, docs_need_token: bool) -> None:

@@ -29,7 +29,7 @@ from api.tools.checkpoints import open_checkpointer
 from api.tools.context import ContextBundler
 from api.tools.corpus import Corpus
 from api.tools.corpus_watch import CorpusWatcher
-from api.tools.embeddings import build_embedder
+from api.tools.embeddings import build_embedder, build_shared_embedder
 from api.tools.firestore import close_firestore, open_firestore
 from api.tools.llm import build_llm
 from api.tools.memory import build_memory
@@ -83,7 +83,8 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
     firestore = open_firestore(settings.firestore_settings) if _uses_firestore(settings) else None
     try:
         store = build_object_store(settings.object_store, settings.data_dir)
-        embedder = build_embedder(settings.embeddings, pool, http)
+        # Requests share vectors (LRU) and model calls (micro-batches); ingestion uses the bare embedder.
+        embedder = build_shared_embedder(settings.embeddings, build_embedder(settings.embeddings, pool, http))
         vectors = build_vector_store(settings, embedder.dimensions, f"{embedder.name}:{embedder.dimensions}")
         try:
             corpus = await Corpus.load(store)

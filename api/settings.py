@@ -49,6 +49,13 @@ class EmbeddingSettings(BaseModel):
     api_key: SecretStr = SecretStr("")
     dimensions: int = 384
     batch_size: int = 32
+    cache_entries: int = Field(
+        20_000, ge=0, description="Query path: vectors kept by text across requests (LRU; 0 keeps none)."
+    )
+    batch_wait_ms: float = Field(
+        3.0, ge=0, le=100, description="Query path: how long a text waits for others to share one model call."
+    )
+    max_batch: int = Field(64, ge=1, le=4096, description="Query path: texts in one shared model call, at most.")
 
 
 class RerankerSettings(BaseModel):
@@ -346,6 +353,14 @@ class IngestionSettings(BaseModel):
     )  # fmt: skip
 
 
+class AdmissionSettings(BaseModel):
+    enabled: bool = True
+    max_streams: int = Field(100, ge=1, description="Answer streams one instance runs at once.")
+    max_waiting: int = Field(100, ge=0, description="Streams that may wait for a turn; beyond them, 503 at once.")
+    max_wait_s: float = Field(10.0, gt=0, description="Longest a stream waits for its turn before a 503.")
+    retry_after_s: float = Field(2.0, gt=0, description="Retry-After sent with a 503.")
+
+
 class Settings(BaseSettings):
     """The service's configuration, validated once at start-up."""
 
@@ -375,6 +390,7 @@ class Settings(BaseSettings):
     identity: IdentitySettings = IdentitySettings()
     retrieval: RetrievalSettings = RetrievalSettings()
     ingestion: IngestionSettings = IngestionSettings()
+    admission: AdmissionSettings = AdmissionSettings()
     limits: LimitsSettings = LimitsSettings()
     streams: StreamSettings = StreamSettings()
     privacy: PrivacySettings = PrivacySettings()

@@ -26,7 +26,7 @@ from api.main import create_app
 from api.services import open_services
 from api.settings import EmbeddingSettings, Settings
 from api.tools.corpus import Manifest
-from api.tools.embeddings import Embedder, build_embedder
+from api.tools.embeddings import Embedder, build_embedder, build_shared_embedder
 from api.tools.object_store import LocalObjectStore
 from api.tools.reembed import reembed
 from api.tools.vector_store import MilvusVectorStore, collection_for
@@ -84,11 +84,13 @@ def openai_settings(base_url: str, dims: int = 64) -> EmbeddingSettings:
     )  # fmt: skip
 
 
-@pytest.fixture(params=["local", "openai"])
+@pytest.fixture(params=["local", "openai", "shared"])
 async def embedder(request: pytest.FixtureRequest) -> AsyncIterator[Embedder]:
     with ThreadPoolExecutor(1) as pool:
         if request.param == "local":
             yield build_embedder(EmbeddingSettings(), pool)
+        elif request.param == "shared":  # the query path's cross-request cache and batcher over the local model
+            yield build_shared_embedder(EmbeddingSettings(), build_embedder(EmbeddingSettings(), pool))
         else:
             _, url = request.getfixturevalue("upstream")
             async with httpx.AsyncClient() as http:

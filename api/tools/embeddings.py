@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Protocol
@@ -145,3 +146,111 @@ def build_embedder(cfg: EmbeddingSettings, pool: Executor, http: httpx.AsyncClie
             return SentenceTransformerEmbedder(load_sentence_transformer(cfg.model), pool, cfg.batch_size)
         case "openai":
             return OpenAIEmbedder(cfg, http)
+
+
+class SharedEmbedder:
+    """Embeddings shared across requests: an LRU of vectors by text, and one model call for concurrent callers.
+
+    The query path asks for the same texts again and again (the extractive answerer embeds the candidate sentences
+    of the provisions it retrieved; questions repeat), and under load many requests ask at once. Each text is
+    looked up in the LRU first; the rest wait up to ``max_wait_s`` for other callers' texts (or until ``max_batch``
+    texts are pending) and go to the wrapped embedder in one batch, a text already pending or in flight being
+    shared rather than computed twice. The wrapped embedder (any backend) does the work; ingestion uses it directly.
+    """
+
+    def __init__(self, inner: Embedder, max_entries: int = 20_000, max_wait_s: float = 0.003, max_batch: int = 64):
+        self.inner = inner
+        self.name = inner.name
+        self.dimensions = inner.dimensions
+        self.max_entries = max_entries
+        self.max_wait_s = max_wait_s
+        self.max_batch = max_batch
+        self._vectors: OrderedDict[str, Vectors] = OrderedDict()
+        self._pending: dict[str, asyncio.Future[Vectors]] = {}
+        self._in_flight: dict[str, asyncio.Future[Vectors]] = {}
+        self._timer: asyncio.TimerHandle | None = None
+        self._batches: set[asyncio.Task[None]] = set()
+        self.hits = self.misses = self.batches = 0
+
+    async def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        found: dict[str, Vectors] = {}
+        waiting: dict[str, asyncio.Future[Vectors]] = {}
+        for text in dict.fromkeys(texts):
+            vector = self._vectors.get(text)
+            if vector is not None:
+                self._vectors.move_to_end(text)
+                found[text] = vector
+                self.hits += 1
+            else:
+                waiting[text] = self._future(text)
+                self.misses += 1
+        if waiting:
+            # Shielded: a caller that goes away must not cancel a vector other callers are waiting for.
+            vectors = await asyncio.gather(*(asyncio.shield(f) for f in waiting.values()))
+            found.update(zip(waiting, vectors, strict=True))
+        return np.stack([found[text] for text in texts])
+
+    async def embed_query(self, text: str) -> Vectors:
+        vector = self._vectors.get(text)
+        if vector is None:
+            computed: Vectors = (await self.embed_documents([text]))[0]
+            return self._vectors.get(text, computed)  # the cached array itself, as the other backends do
+        self._vectors.move_to_end(text)
+        self.hits += 1
+        return vector
+
+    def count_tokens(self, text: str) -> int:
+        return self.inner.count_tokens(text)
+
+    def _future(self, text: str) -> asyncio.Future[Vectors]:
+        shared = self._in_flight.get(text) or self._pending.get(text)
+        if shared is not None:
+            return shared
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Vectors] = loop.create_future()
+        self._pending[text] = future
+        if len(self._pending) >= self.max_batch:
+            self._flush()
+        elif self._timer is None:
+            self._timer = loop.call_later(self.max_wait_s, self._flush)
+        return future
+
+    def _flush(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        batch, self._pending = self._pending, {}
+        if batch:
+            self._in_flight.update(batch)
+            task = asyncio.get_running_loop().create_task(self._compute(batch))
+            self._batches.add(task)
+            task.add_done_callback(self._batches.discard)
+
+    async def _compute(self, batch: dict[str, asyncio.Future[Vectors]]) -> None:
+        self.batches += 1
+        try:
+            vectors = await self.inner.embed_documents(list(batch))
+        except BaseException as exc:  # every waiter gets the failure (cancellation included), then it propagates
+            for future in batch.values():
+                if not future.done():
+                    future.set_exception(exc if isinstance(exc, Exception) else BackendError("embedding cancelled"))
+            for text in batch:
+                self._in_flight.pop(text, None)
+            if not isinstance(exc, Exception):
+                raise
+            return
+        for (text, future), vector in zip(batch.items(), vectors, strict=True):
+            self._in_flight.pop(text, None)
+            if self.max_entries:
+                self._vectors[text] = vector
+            if not future.done():
+                future.set_result(vector)
+        while len(self._vectors) > self.max_entries:
+            self._vectors.popitem(last=False)
+
+
+def build_shared_embedder(cfg: EmbeddingSettings, inner: Embedder) -> Embedder:
+    """Wrap the query path's embedder in the cross-request cache and batcher (``cfg.cache_entries``, ``batch_*``)."""
+    return SharedEmbedder(inner, cfg.cache_entries, cfg.batch_wait_ms / 1000, cfg.max_batch)

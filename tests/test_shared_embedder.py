@@ -1,0 +1,71 @@
+"""The query path's shared embedder: vectors cached across requests, concurrent texts embedded in one batch."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from api.tools.embeddings import SentenceTransformerEmbedder, SharedEmbedder, load_sentence_transformer
+
+TEXTS = [
+    "A landlord shall not require a deposit that exceeds the rent payable for two months.",
+    "An employee is entitled to annual leave on full pay.",
+    "Personal information may not be processed without consent.",
+    "How much deposit can a landlord ask for?",
+]
+
+
+@pytest.fixture(scope="module")
+def minilm() -> Iterator[SentenceTransformerEmbedder]:
+    with ThreadPoolExecutor(2) as pool:
+        yield SentenceTransformerEmbedder(load_sentence_transformer(), pool)
+
+
+async def test_vectors_match_the_model_and_repeat_texts_are_not_embedded_again(
+    minilm: SentenceTransformerEmbedder,
+) -> None:
+    shared = SharedEmbedder(minilm, max_entries=100, max_wait_s=0.001)
+    direct = await minilm.embed_documents(TEXTS)
+    first = await shared.embed_documents([*TEXTS, TEXTS[0]])
+    assert first.shape == (5, minilm.dimensions)
+    np.testing.assert_allclose(first[:4], direct, atol=1e-5)
+    np.testing.assert_array_equal(first[4], first[0])
+    assert (shared.batches, shared.misses) == (1, 4)
+    again = await shared.embed_documents(TEXTS[1:3])
+    np.testing.assert_array_equal(again, first[1:3])
+    assert shared.batches == 1 and shared.hits == 2
+    np.testing.assert_array_equal(await shared.embed_query(TEXTS[3]), first[3])
+
+
+async def test_concurrent_callers_share_one_model_call(minilm: SentenceTransformerEmbedder) -> None:
+    shared = SharedEmbedder(minilm, max_entries=100, max_wait_s=0.05)
+    vectors = await asyncio.gather(*(shared.embed_query(t) for t in [*TEXTS, *TEXTS]))
+    assert shared.batches == 1 and shared.misses == 8  # 8 asks, 4 distinct texts, one batch
+    direct = await minilm.embed_documents(TEXTS)
+    np.testing.assert_allclose(np.stack(vectors[:4]), direct, atol=1e-5)
+
+
+async def test_a_full_batch_goes_without_waiting_and_the_cache_stays_bounded(
+    minilm: SentenceTransformerEmbedder,
+) -> None:
+    shared = SharedEmbedder(minilm, max_entries=3, max_wait_s=30.0, max_batch=2)
+    # With a 30 s wait, only a full batch (2 texts) can be sent: the call returns quickly or not at all.
+    await asyncio.wait_for(shared.embed_documents(TEXTS), 20)
+    assert shared.batches == 2
+    assert len(shared._vectors) == 3  # the least recently used went
+    await shared.embed_documents(TEXTS[3:])
+    assert len(shared._vectors) == 3 and TEXTS[3] in shared._vectors
+
+
+async def test_a_caller_that_goes_away_does_not_cancel_the_others(minilm: SentenceTransformerEmbedder) -> None:
+    shared = SharedEmbedder(minilm, max_entries=100, max_wait_s=0.05)
+    leaving = asyncio.create_task(shared.embed_query(TEXTS[0]))
+    staying = asyncio.create_task(shared.embed_query(TEXTS[0]))
+    await asyncio.sleep(0.01)
+    leaving.cancel()
+    vector = await staying
+    assert vector.shape == (minilm.dimensions,) and leaving.cancelled()
