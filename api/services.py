@@ -25,6 +25,7 @@ from api.tools.object_store import build_object_store
 from api.tools.reranker import build_reranker
 from api.tools.retrieval import HybridRetriever
 from api.tools.vector_store import build_vector_store
+from api.tuning import apply_tuning
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +39,7 @@ class Services:
 
 @asynccontextmanager
 async def open_services(settings: Settings) -> AsyncIterator[Services]:
+    settings = apply_tuning(settings)  # what `gweta tune` chose for this data dir
     skills = load_skills()  # a broken prompt fails the boot, not the first request
     pool = ThreadPoolExecutor(max_workers=settings.model_threads, thread_name_prefix="model")
     http = httpx.AsyncClient(timeout=httpx.Timeout(settings.llm.timeout_s, connect=5.0))

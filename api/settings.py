@@ -44,6 +44,7 @@ class EmbeddingSettings(BaseModel):
     api_key: SecretStr = SecretStr("")
     dimensions: int = 384
     batch_size: int = 32
+    name: str = Field("", description="The local model's name in the manifest (empty: minilm); set by gweta tune.")
 
 
 class RerankerSettings(BaseModel):
