@@ -211,7 +211,7 @@ def train(
     """Fine-tune with MultipleNegativesRankingLoss (in-batch negatives plus each pair's hard negative), on CPU,
     stopping at ``max_seconds`` after the step that crosses it."""
     import torch
-    from sentence_transformers.losses import MultipleNegativesRankingLoss
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
     torch.manual_seed(seed)
     loss_fn = MultipleNegativesRankingLoss(model)
