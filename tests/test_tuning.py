@@ -3,8 +3,6 @@ its collection switched to, the corpus version changed, and `gweta tune --revert
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import os
 import subprocess
 import sys
@@ -17,7 +15,7 @@ from api.tools.embeddings import load_sentence_transformer
 from api.tools.object_store import build_object_store
 from api.tools.vector_store import MilvusVectorStore
 from api.tuning import apply_tuning, load_state
-from ingestion.tuning import TuneOptions, choose_fusion, fuse, mine_pairs, split_pairs, tune
+from ingestion.tuning import TuneOptions, choose_fusion, fuse, mine_pairs, revert, split_pairs, tune
 
 
 async def _chunks(data_dir: Path) -> Corpus:
@@ -79,12 +77,8 @@ async def test_tune_switches_to_a_tuned_model_and_revert_restores_the_packaged_o
         result = await retriever.retrieve("How much deposit can a landlord ask for?", mode="dense", rerank=False)
         assert result.hits and result.hits[0].chunk.doc_key.startswith("sample/")
 
-    env = {**os.environ, "GWETA_DATA_DIR": str(private_data_dir)}
-    command = [sys.executable, "-m", "api.cli", "tune", "--revert"]
-    run = functools.partial(subprocess.run, capture_output=True, text=True, env=env, timeout=300)
-    reverted = await asyncio.to_thread(run, command)
-    assert reverted.returncode == 0, reverted.stderr
-    assert f"reverted: corpus version {report.corpus_version_after} -> {before}" in reverted.stdout
+    reverted = await revert(settings)  # in this process: Milvus Lite lets one process open a data dir
+    assert (reverted.corpus_version_before, reverted.corpus_version_after) == (report.corpus_version_after, before)
     state = load_state(private_data_dir)
     assert state.version == 0 and state.last_version == 1 and apply_tuning(settings) == settings
     assert (await _chunks(private_data_dir)).version == before
@@ -94,3 +88,19 @@ async def test_tune_switches_to_a_tuned_model_and_revert_restores_the_packaged_o
         assert await store.count() == len((await _chunks(private_data_dir)).chunks)
     finally:
         await store.close()
+
+
+def test_the_command_checks_its_options_and_reverts_an_untuned_data_dir(tmp_path: Path) -> None:
+    env = {**os.environ, "GWETA_DATA_DIR": str(tmp_path / "data")}
+
+    def gweta(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "api.cli", "tune", *args]
+        return subprocess.run(command, capture_output=True, text=True, env=env, timeout=300, check=False)
+
+    bad = gweta("--batch-size", "1")
+    assert bad.returncode == 2 and "--batch-size over 1" in bad.stderr
+    empty = gweta("--max-pairs", "10")
+    assert empty.returncode == 1 and "run 'gweta ingest' first" in empty.stderr
+    reverted = gweta("--revert")
+    assert reverted.returncode == 0, reverted.stderr
+    assert "reverted: corpus version empty -> empty, collection gweta_chunks" in reverted.stdout
