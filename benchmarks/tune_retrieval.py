@@ -89,6 +89,7 @@ def main() -> None:
     parser.add_argument("--max-minutes", type=float, default=10.0)
     parser.add_argument("--max-pairs", type=int, default=1500)
     parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--bm25-only", action="store_true", help="Skip the embedders (a corpus too big to embed twice)")
     args = parser.parse_args()
     log = lambda msg: print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)  # noqa: E731
 
@@ -118,7 +119,7 @@ def main() -> None:
     timings: dict[str, float] = {"bm25 fit (s)": bm25_fit_s}
     model = load_sentence_transformer()
     embeds: dict[str, np.ndarray] = {}
-    for label in ("packaged", "tuned"):
+    for label in () if args.bm25_only else ("packaged", "tuned"):
         if label == "tuned":
             stats = train(model, fit_pairs, 1, args.batch_size, args.max_minutes * 60)
             timings["training (s)"] = stats.seconds
