@@ -43,8 +43,8 @@ async def test_pairs_come_from_the_corpus_with_negatives_from_other_provisions(s
 
 def test_fusion_weight_follows_the_better_ranking() -> None:
     gold = ["a", "b", "c"]
-    good = [["a"], ["b"], ["c"]]
-    bad = [["x"], ["y"], ["z"]]
+    good = [["q", "a"], ["q", "b"], ["q", "c"]]  # gold second
+    bad = [["x"], ["x"], ["x"]]  # gold absent
     assert choose_fusion(good, bad, gold) == 2.0  # dense right, BM25 wrong: dense weighs most
     assert choose_fusion(bad, good, gold) == 0.5  # the other way: dense weighs least, but is never left out
     assert fuse(["a", "b"], ["b", "c"], 1.0)[0] == "b"  # found by both beats found by one
