@@ -11,16 +11,23 @@ With auth off (the embedded default on a laptop) every caller is a local adminis
 
 from __future__ import annotations
 
+import asyncio
+import json
+import logging
 import re
+import time
 from dataclasses import dataclass
 from typing import Annotated, Any
 from urllib.parse import quote
 
+import httpx
 import jwt
 from fastapi import Depends, Request
 
-from api.errors import ForbiddenError, UnauthorizedError
-from api.settings import AuthSettings
+from api.errors import BackendError, ForbiddenError, UnauthorizedError
+from api.settings import AuthSettings, IdentitySettings
+
+log = logging.getLogger(__name__)
 
 # A tenant claim names an owner as ingestion does (IngestionSettings.tenant); a role is one short word.
 TENANT_PATTERN = re.compile(r"^[A-Za-z0-9._-]{0,128}$")
@@ -94,7 +101,7 @@ def verify_token(token: str, cfg: AuthSettings) -> Caller:
     return _claims_caller(claims)
 
 
-def current_caller(request: Request) -> Caller:
+async def current_caller(request: Request) -> Caller:
     cfg: AuthSettings = request.app.state.services.settings.auth
     if not cfg.enabled:
         return LOCAL
@@ -104,7 +111,137 @@ def current_caller(request: Request) -> Caller:
         token = request.query_params.get("access_token", "")
     if not token:
         raise UnauthorizedError("this endpoint needs an access token (Authorization: Bearer <JWT>)")
+    published: IdTokenVerifier | None = getattr(request.app.state.services, "id_tokens", None)
+    if published is not None:  # identity.provider: keys published by Firebase or an OIDC provider
+        return await published.verify(token.strip())
     return verify_token(token.strip(), cfg)
+
+
+# -- ID tokens signed with published keys (Firebase, OpenID Connect) ---------------------------------------------
+
+
+def caller_from_claims(claims: dict[str, Any]) -> Caller:
+    """The caller a verified ID token names, with the same claim shapes as our own tokens; Firebase puts a tenant in
+    ``firebase.tenant``."""
+    firebase = claims.get("firebase")
+    if not claims.get("tenant") and isinstance(firebase, dict) and firebase.get("tenant"):
+        claims = {**claims, "tenant": firebase["tenant"]}
+    return _claims_caller(claims)
+
+
+_MAX_AGE = re.compile(r"(?:^|,)\s*(?:s-)?max-age\s*=\s*(\d+)", re.IGNORECASE)
+
+
+def parse_published_keys(body: Any) -> dict[str, Any]:
+    """Public keys by ``kid`` from either format a provider publishes: Google's x509 certificate map
+    (``{kid: "-----BEGIN CERTIFICATE-----..."}``) or a JSON Web Key Set (``{"keys": [{"kid": ..., "kty": "RSA"}]}``).
+    """
+    from cryptography.x509 import load_pem_x509_certificate
+
+    keys: dict[str, Any] = {}
+    if isinstance(body, dict) and isinstance(body.get("keys"), list):
+        for jwk in body["keys"]:
+            if isinstance(jwk, dict) and jwk.get("kty") == "RSA" and jwk.get("kid") and jwk.get("use", "sig") == "sig":
+                keys[str(jwk["kid"])] = jwt.algorithms.RSAAlgorithm.from_jwk(json.dumps(jwk))
+    elif isinstance(body, dict):
+        for kid, pem in body.items():
+            if isinstance(pem, str) and "BEGIN CERTIFICATE" in pem:
+                keys[str(kid)] = load_pem_x509_certificate(pem.encode()).public_key()
+    if not keys:
+        raise BackendError("the identity provider's published keys could not be read")
+    return keys
+
+
+class PublishedKeys:
+    """An identity provider's signing keys, fetched from its URL and cached as its ``Cache-Control`` allows.
+
+    An unknown ``kid`` (the provider has rotated its keys) triggers one refetch, at most once per
+    ``min_refresh_s``, and concurrent requests share that one fetch.
+    """
+
+    def __init__(self, url: str, http: httpx.AsyncClient, cfg: IdentitySettings) -> None:
+        self.url = url
+        self.http = http
+        self.cfg = cfg
+        self._keys: dict[str, Any] = {}
+        self._expires = 0.0
+        self._fetched = float("-inf")
+        self._lock = asyncio.Lock()
+        self.fetches = 0
+
+    async def _refresh(self) -> None:
+        try:
+            response = await self.http.get(self.url, timeout=self.cfg.timeout_s)
+            response.raise_for_status()
+            keys = parse_published_keys(response.json())
+        except (httpx.HTTPError, ValueError) as exc:
+            log.warning("could not fetch the identity provider's keys from %s: %s", self.url, exc)
+            raise BackendError("the identity provider's keys could not be fetched; try again shortly") from None
+        match = _MAX_AGE.search(response.headers.get("cache-control", ""))
+        max_age = float(match.group(1)) if match else self.cfg.default_max_age_s
+        self._keys, self._fetched, self._expires = keys, time.monotonic(), time.monotonic() + max_age
+        self.fetches += 1
+
+    async def key(self, kid: str) -> Any:
+        """The public key ``kid`` names, refetching when the cache has expired or the kid is new."""
+        now = time.monotonic()
+        if now < self._expires and kid in self._keys:
+            return self._keys[kid]
+        async with self._lock:
+            now = time.monotonic()
+            expired = now >= self._expires
+            unknown = kid not in self._keys and now - self._fetched >= self.cfg.min_refresh_s
+            if expired or unknown:
+                await self._refresh()
+        if kid not in self._keys:
+            raise UnauthorizedError("the access token is signed with a key the identity provider does not publish")
+        return self._keys[kid]
+
+
+class IdTokenVerifier:
+    """Verifies RS256 ID tokens against published keys: Firebase Authentication, or any OpenID Connect provider.
+
+    Checked: the signature by the ``kid`` the header names; ``aud`` and ``iss``; ``exp`` in the future, ``iat``
+    (and Firebase's ``auth_time``) not in the future, allowing ``leeway_s``; a non-empty ``sub``.
+    """
+
+    def __init__(self, cfg: IdentitySettings, http: httpx.AsyncClient) -> None:
+        self.cfg = cfg
+        self.keys = PublishedKeys(cfg.keys_url, http, cfg)
+
+    async def verify(self, token: str) -> Caller:
+        try:
+            header = jwt.get_unverified_header(token)
+        except jwt.InvalidTokenError:
+            raise UnauthorizedError("the access token is not valid") from None
+        if header.get("alg") != "RS256":
+            raise UnauthorizedError("the access token must be signed with RS256")
+        kid = header.get("kid")
+        if not isinstance(kid, str) or not kid:
+            raise UnauthorizedError("the access token names no signing key (kid)")
+        key = await self.keys.key(kid)
+        firebase = self.cfg.provider == "firebase"
+        required = ["exp", "iat", "sub", "aud", "iss", *(["auth_time"] if firebase else [])]
+        try:
+            claims: dict[str, Any] = jwt.decode(
+                token, key, algorithms=["RS256"], audience=self.cfg.expected_audience,
+                issuer=self.cfg.expected_issuer, leeway=self.cfg.leeway_s, options={"require": required},
+            )  # fmt: skip
+        except jwt.InvalidTokenError as exc:
+            message = next((m for kind, m in _TOKEN_PROBLEMS if isinstance(exc, kind)), "the access token is not valid")
+            raise UnauthorizedError(message) from None
+        now = time.time() + self.cfg.leeway_s
+        for claim in ("iat", "auth_time"):
+            value = claims.get(claim)
+            if value is not None and (not isinstance(value, int | float) or value > now):
+                raise UnauthorizedError(f"the access token's {claim} is in the future")
+        if not isinstance(claims.get("sub"), str) or not claims["sub"] or len(claims["sub"]) > 128:
+            raise UnauthorizedError("the access token's subject (sub) must be a non-empty string")
+        return caller_from_claims(claims)
+
+
+def build_id_token_verifier(cfg: IdentitySettings, http: httpx.AsyncClient) -> IdTokenVerifier | None:
+    return None if cfg.provider == "none" else IdTokenVerifier(cfg, http)
 
 
 def admin_caller(caller: Annotated[Caller, Depends(current_caller)]) -> Caller:

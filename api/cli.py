@@ -155,6 +155,25 @@ def ingest(
 
 
 @app.command()
+def reembed(data_dir: DataDir = None) -> None:
+    """Embed the stored corpus again with the configured embeddings model (into that model's own collection)."""
+    from api.tools.reembed import reembed as run_reembed
+
+    settings = _settings(data_dir)
+    configure_logging("WARNING")
+
+    async def go() -> Any:
+        with ThreadPoolExecutor(settings.model_threads) as pool:
+            return await run_reembed(settings, pool)
+
+    report = _run(go())
+    out.print(
+        f"re-embedded {report.chunks} chunks with {report.embedder} into collection {report.collection} in "
+        f"{report.seconds} s (was {report.previous or 'none'}); corpus version {report.corpus_version}"
+    )
+
+
+@app.command()
 def serve(
     data_dir: DataDir = None,
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",

@@ -5,7 +5,7 @@
     ├── BadRequestError         the caller's input is unusable (HTTP 422)
     ├── UnauthorizedError       no valid access token (HTTP 401)
     ├── ForbiddenError          a valid token without the needed role (HTTP 403)
-    ├── NotFoundError           nothing to resume: an answer's events expired or were never the caller's (HTTP 404)
+    ├── NotFoundError           no such document, provision or resumable answer for this caller (HTTP 404)
     ├── PayloadTooLargeError    a request body over limits.max_body_bytes (HTTP 413)
     ├── TooManyRequestsError    over a rate or concurrent-stream limit; says when to retry (HTTP 429)
     ├── NotReadyError           no corpus ingested yet, or a backend still starting (HTTP 503)

@@ -18,12 +18,14 @@ from api.auth import CallerDep
 from api.errors import GwetaError, TooManyRequestsError, UnauthorizedError
 from api.middleware import BodyLimitMiddleware, RateLimiter
 from api.observability import install_access_log_redaction
-from api.routers import debug, health, query
+from api.routers import debug, documents, health, query, web, whatsapp
 from api.schemas.errors import ErrorResponse
 from api.schemas.events import StreamEvent
 from api.services import open_services
 from api.settings import Settings
 from api.streams import StreamHub
+from api.tools.reader import DocumentReader
+from api.tools.whatsapp import open_whatsapp
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +37,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with open_services(settings) as services:
             app.state.services = services
+            app.state.reader = DocumentReader(services.corpus)
             try:
-                yield
+                async with open_whatsapp(
+                    settings.whatsapp, services.orchestrator, services.corpus, settings.web.public_url
+                ) as bot:
+                    app.state.whatsapp = bot
+                    yield
             finally:
                 await app.state.streams.close()
 
@@ -58,6 +65,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health.router)
     app.include_router(query.router)
     app.include_router(debug.router)
+    app.include_router(documents.router)
+    app.include_router(whatsapp.router)
+    app.include_router(web.router)
+    if settings.web.enabled:
+        app.mount("/static", web.static_files(), name="static")
     _install_openapi(app, docs_need_token)
     return app
 

@@ -2,25 +2,35 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
+from langchain_core.callbacks import BaseCallbackHandler
 
+from api.auth import LOCAL, Caller, IdTokenVerifier, build_id_token_verifier
 from api.composer.skills import load_skills
+from api.errors import ConfigError
 from api.observability import build_callbacks
 from api.orchestrators.query import QueryDeps, QueryOrchestrator, build_query_graph
+from api.schemas.events import StreamEvent
+from api.schemas.query import QueryRequest
 from api.settings import Settings
-from api.tools.bm25 import load_lexical_index
+from api.tools.audit import AuditTrail, build_audit_log
+from api.tools.bm25 import LexicalIndex, load_lexical_index
 from api.tools.checkpoints import open_checkpointer
 from api.tools.context import ContextBundler
 from api.tools.corpus import Corpus
+from api.tools.corpus_watch import CorpusWatcher
 from api.tools.embeddings import build_embedder
+from api.tools.firestore import close_firestore, open_firestore
 from api.tools.llm import build_llm
-from api.tools.memory import QaMemory
+from api.tools.memory import build_memory
 from api.tools.object_store import build_object_store
 from api.tools.reranker import build_reranker
 from api.tools.retrieval import HybridRetriever
@@ -33,8 +43,34 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True, slots=True)
 class Services:
     settings: Settings
-    corpus: Corpus
     orchestrator: QueryOrchestrator
+    id_tokens: IdTokenVerifier | None = None
+    """Verifies sign-in tokens against an identity provider's published keys (``identity.provider``)."""
+    watcher: CorpusWatcher | None = None
+    """Moves this replica to a new corpus version when another process ingests (``corpus_poll_s``)."""
+
+    @property
+    def corpus(self) -> Corpus:
+        """The corpus version being served now (it changes when the watcher loads a new one)."""
+        return self.orchestrator.deps.corpus
+
+
+class AuditedOrchestrator(QueryOrchestrator):
+    """The query orchestrator, with every question's outcome written to the audit log as its stream ends."""
+
+    def __init__(self, graph: Any, deps: QueryDeps, callbacks: list[BaseCallbackHandler], audit: AuditTrail) -> None:
+        super().__init__(graph, deps, callbacks)
+        self.audit = audit
+
+    async def stream(self, request: QueryRequest, caller: Caller = LOCAL) -> AsyncIterator[StreamEvent]:
+        events = super().stream(request, caller)
+        async for event in self.audit.watch(events, question=request.q, caller=caller.subject, tenant=caller.tenant,
+                                            session_id=request.session_id):  # fmt: skip
+            yield event
+
+
+def _uses_firestore(settings: Settings) -> bool:
+    return "firestore" in (settings.checkpointer.backend, settings.audit.backend, settings.memory.backend)
 
 
 @asynccontextmanager
@@ -43,31 +79,70 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
     skills = load_skills()  # a broken prompt fails the boot, not the first request
     pool = ThreadPoolExecutor(max_workers=settings.model_threads, thread_name_prefix="model")
     http = httpx.AsyncClient(timeout=httpx.Timeout(settings.llm.timeout_s, connect=5.0))
+    firestore = open_firestore(settings.firestore_settings) if _uses_firestore(settings) else None
     try:
         store = build_object_store(settings.object_store, settings.data_dir)
-        embedder = build_embedder(settings.embeddings, pool)
-        vectors = build_vector_store(settings, embedder.dimensions)
+        embedder = build_embedder(settings.embeddings, pool, http)
+        vectors = build_vector_store(settings, embedder.dimensions, f"{embedder.name}:{embedder.dimensions}")
         try:
             corpus = await Corpus.load(store)
+            label = f"{embedder.name}:{embedder.dimensions}"
+            if corpus.manifest.embedder and corpus.manifest.embedder != label:
+                raise ConfigError(
+                    f"the corpus was embedded with {corpus.manifest.embedder}, but the configured embeddings model "
+                    f"is {label}: run 'gweta reembed' with these settings first (or configure the model it was "
+                    "embedded with)"
+                )
             lexical = await load_lexical_index(store, settings.bm25)
             reranker = build_reranker(settings.reranker, pool)
-            retriever = HybridRetriever(
-                corpus, embedder, vectors, lexical, settings.retrieval, reranker, settings.reranker.candidates
-            )
-            bundler = ContextBundler(
-                corpus, embedder.count_tokens, settings.retrieval.context_tokens, settings.retrieval.provision_tokens
-            )
-            memory = QaMemory(settings.llm.memory_similarity, settings.llm.memory_ttl_s)
+
+            def assemble(corpus: Corpus, lexical: LexicalIndex) -> tuple[HybridRetriever, ContextBundler]:
+                """The tools that hold one corpus version (each with its own caches)."""
+                retriever = HybridRetriever(
+                    corpus, embedder, vectors, lexical, settings.retrieval, reranker, settings.reranker.candidates
+                )
+                bundler = ContextBundler(
+                    corpus, embedder.count_tokens, settings.retrieval.context_tokens,
+                    settings.retrieval.provision_tokens,
+                )  # fmt: skip
+                return retriever, bundler
+
+            retriever, bundler = assemble(corpus, lexical)
+            memory = build_memory(settings, firestore)
             deps = QueryDeps(
                 settings=settings, corpus=corpus, retriever=retriever, bundler=bundler,
                 llm=build_llm(settings.llm, http), skills=skills, memory=memory,
             )  # fmt: skip
             log.info("corpus %s: %d documents, %d chunks", corpus.version, len(corpus.manifest.documents), len(corpus))
-            async with open_checkpointer(settings) as checkpointer:
-                graph = build_query_graph(checkpointer)
-                yield Services(settings, corpus, QueryOrchestrator(graph, deps, build_callbacks(settings.tracing)))
+            model = settings.llm.model if settings.llm.backend != "none" else "extractive"
+            audit = AuditTrail(build_audit_log(settings, firestore), settings.audit, model)
+            try:
+                async with open_checkpointer(settings, firestore) as checkpointer:
+                    graph = build_query_graph(checkpointer)
+                    orchestrator = AuditedOrchestrator(graph, deps, build_callbacks(settings.tracing), audit)
+
+                    async def swap(corpus: Corpus, lexical: LexicalIndex) -> None:
+                        # Requests already running keep the deps they started with; new ones get the new version.
+                        retriever, bundler = assemble(corpus, lexical)
+                        orchestrator.deps = dataclasses.replace(
+                            orchestrator.deps, corpus=corpus, retriever=retriever, bundler=bundler
+                        )
+
+                    served = corpus.version if set(lexical.chunk_ids) == set(corpus.chunks) else ""
+                    watcher = CorpusWatcher(store, settings.bm25, served, swap, settings.corpus_poll_s)
+                    watcher.start()
+                    try:
+                        yield Services(
+                            settings, orchestrator, build_id_token_verifier(settings.identity, http), watcher
+                        )
+                    finally:
+                        await watcher.stop()
+            finally:
+                await audit.close()
         finally:
             await vectors.close()
     finally:
         await http.aclose()
+        if firestore is not None:
+            await close_firestore(firestore)
         pool.shutdown(wait=False, cancel_futures=True)

@@ -19,6 +19,11 @@ class VectorStoreSettings(BaseModel):
     uri: str = Field("", description="Milvus/Zilliz URI; empty means a Milvus Lite folder inside data_dir.")
     token: SecretStr = SecretStr("")
     collection: str = "gweta_chunks"
+    index_type: Literal["AUTOINDEX", "HNSW", "IVF_FLAT", "FLAT"] = Field(
+        "AUTOINDEX", description="Vector index of a new collection (a Milvus server; Lite picks its own)."
+    )
+    index_params: dict[str, int] = Field(default_factory=dict, description="e.g. {'M': 16, 'efConstruction': 200}.")
+    search_params: dict[str, int] = Field(default_factory=dict, description="e.g. {'ef': 64} or {'nprobe': 16}.")
 
 
 class ObjectStoreSettings(BaseModel):
@@ -76,10 +81,47 @@ class LLMSettings(BaseModel):
     memory_ttl_s: float = Field(3600.0, ge=0, description="QA memory: how long a verified answer is kept.")
 
 
+class FirestoreSettings(BaseModel):
+    """One Firestore database shared by the checkpointer, the audit log and QA memory when they select it."""
+
+    project: str = Field("", description="Google Cloud / Firebase project id.")
+    database: str = Field("(default)", description="Firestore database id.")
+    credentials_json: SecretStr = Field(
+        SecretStr(""), description="A service account's JSON key; empty uses the platform's default credentials."
+    )
+    emulator_host: str = Field(
+        "", description="host:port of a Firestore emulator (tests, local runs); no TLS, no auth."
+    )
+    collection_prefix: str = Field(
+        "gweta_", pattern=r"^[A-Za-z0-9_-]*$", description="Prefix of every top-level collection this service uses."
+    )
+    timeout_s: float = Field(10.0, gt=0, description="Limit for one Firestore call.")
+
+
 class CheckpointerSettings(BaseModel):
     backend: Literal["sqlite", "firestore"] = "sqlite"
-    project: str = ""
-    emulator_host: str = ""
+    project: str = Field("", description="Deprecated: use firestore.project (read when that is empty).")
+    emulator_host: str = Field("", description="Deprecated: use firestore.emulator_host (read when that is empty).")
+
+
+class AuditSettings(BaseModel):
+    """The audit record of every question: who asked what, when, what was cited and whether it verified."""
+
+    backend: Literal["sqlite", "firestore", "off"] = "sqlite"
+    store_question: Literal["hash", "text"] = Field(
+        "hash", description="Keep the question's text, or only its salted SHA-256 (privacy)."
+    )
+    hash_salt: SecretStr = Field(SecretStr(""), description="Salt mixed into question hashes (set one in production).")
+
+
+class MemorySettings(BaseModel):
+    """Where QA memory (verified answers served again) lives: this process, or Firestore for every replica."""
+
+    backend: Literal["process", "firestore"] = "process"
+    max_entries: int = Field(1000, ge=1, description="Answers a process keeps (process backend).")
+    scan_limit: int = Field(
+        500, ge=1, le=10_000, description="Newest answers compared per lookup under one key (firestore backend)."
+    )
 
 
 class TracingSettings(BaseModel):
@@ -106,7 +148,10 @@ class AuthSettings(BaseModel):
         if not self.enabled:
             return []
         if not (secret or public_key):
-            return ["auth.enabled needs auth.jwt_secret (HS256) or auth.jwt_public_key (RS256)"]
+            return [
+                "auth.enabled needs auth.jwt_secret (HS256), auth.jwt_public_key (RS256) "
+                "or identity.provider (firebase, oidc)"
+            ]
         if public_key:
             return [] if _is_rsa_public_key(public_key) else [
                 "auth.jwt_public_key (GWETA_AUTH__JWT_PUBLIC_KEY) must be an RSA public key in PEM form "
@@ -167,6 +212,94 @@ class PrivacySettings(BaseModel):
     )
 
 
+class WebSettings(BaseModel):
+    """The browser app served at ``/``: how it signs people in, and the address it is reached at."""
+
+    enabled: bool = Field(True, description="Serve the web app at / (the API works either way).")
+    public_url: str = Field(
+        "", description="Where people reach this service, e.g. https://gweta.example.org; WhatsApp replies link to "
+        "the reader there. Empty: no links.",
+    )  # fmt: skip
+    firebase_api_key: str = Field("", description="Firebase web API key (public); enables email sign-in.")
+    firebase_auth_domain: str = ""
+    firebase_project_id: str = ""
+    firebase_auth_url: str = Field(
+        "https://identitytoolkit.googleapis.com", description="Firebase Auth REST base (accounts:signInWithPassword)."
+    )
+    firebase_token_url: str = Field("https://securetoken.googleapis.com", description="Firebase token refresh base.")
+    dev_signin_secret: SecretStr = Field(
+        SecretStr(""), description="A passphrase that lets the page mint a short-lived HS256 token (development only)."
+    )
+    dev_token_ttl_s: int = Field(900, ge=60, le=86_400, description="Lifetime of a dev sign-in token.")
+
+
+class WhatsAppSettings(BaseModel):
+    """The WhatsApp Cloud API number: its webhook answers 404 until all four credentials are set."""
+
+    verify_token: SecretStr = Field(SecretStr(""), description="Chosen by us, typed into Meta's webhook setup.")
+    app_secret: SecretStr = Field(SecretStr(""), description="The Meta app secret: signs every webhook POST.")
+    access_token: SecretStr = Field(SecretStr(""), description="A system-user token allowed to send messages.")
+    phone_number_id: str = Field("", pattern=r"^[0-9]*$", description="The sending number's id (not the number).")
+    graph_url: str = "https://graph.facebook.com"
+    api_version: str = Field("v21.0", pattern=r"^v\d+\.\d+$")
+    timeout_s: float = Field(10.0, gt=0)
+    attempts: int = Field(4, ge=1, le=8, description="Tries per Graph API call on 429, 5xx and network errors.")
+    backoff_s: float = Field(0.5, ge=0, description="First retry delay; doubles each try (Retry-After wins).")
+    rate_limit: int = Field(6, ge=1, description="Questions one sender may ask per rate_window_s.")
+    rate_window_s: float = Field(60.0, gt=0)
+    seen_ids: int = Field(10_000, ge=100, description="Message ids remembered to drop webhook retries.")
+    concurrency: int = Field(4, ge=1, le=64, description="Messages answered at once.")
+
+    @property
+    def configured(self) -> bool:
+        return not self.missing()
+
+    def missing(self) -> list[str]:
+        values = {
+            "verify_token": self.verify_token.get_secret_value(), "app_secret": self.app_secret.get_secret_value(),
+            "access_token": self.access_token.get_secret_value(), "phone_number_id": self.phone_number_id,
+        }  # fmt: skip
+        return [name for name, value in values.items() if not value]
+
+
+GOOGLE_SECURETOKEN_CERTS = "https://www.googleapis.com/robot/v1/metadata/x509/securetoken@system.gserviceaccount.com"
+
+
+class IdentitySettings(BaseModel):
+    """Tokens signed by an identity provider with published, rotating keys (used when ``auth.enabled``).
+
+    ``firebase``: Firebase Authentication ID tokens (RS256; ``aud`` = the project id, ``iss`` =
+    ``https://securetoken.google.com/<project id>``; keys from Google's x509 certificate map). ``oidc``: any OpenID
+    Connect provider's RS256 tokens, keys from its JWKS URL, with the audience and issuer given here.
+    """
+
+    provider: Literal["none", "firebase", "oidc"] = Field(
+        "none", description="none: tokens are checked against auth.jwt_secret / auth.jwt_public_key."
+    )
+    project_id: str = Field("", description="Firebase project id (firebase).")
+    certs_url: str = Field(
+        "", description="Published keys: Google's x509 map or a JWKS; firebase defaults to Google's securetoken map."
+    )
+    audience: str = Field("", description="Required 'aud' (oidc; firebase uses the project id).")
+    issuer: str = Field("", description="Required 'iss' (oidc; firebase uses securetoken.google.com/<project id>).")
+    leeway_s: float = Field(30.0, ge=0, description="Clock skew allowed on exp, iat and auth_time.")
+    default_max_age_s: float = Field(300.0, ge=0, description="Key cache lifetime when no Cache-Control max-age.")
+    min_refresh_s: float = Field(30.0, ge=0, description="Least time between refetches caused by unknown kids.")
+    timeout_s: float = Field(5.0, gt=0, description="Limit for fetching the published keys.")
+
+    @property
+    def keys_url(self) -> str:
+        return self.certs_url or (GOOGLE_SECURETOKEN_CERTS if self.provider == "firebase" else "")
+
+    @property
+    def expected_audience(self) -> str:
+        return self.project_id if self.provider == "firebase" else self.audience
+
+    @property
+    def expected_issuer(self) -> str:
+        return f"https://securetoken.google.com/{self.project_id}" if self.provider == "firebase" else self.issuer
+
+
 class RetrievalSettings(BaseModel):
     top_k: int = Field(6, ge=1, le=50, description="Hits handed to synthesis after fusion.")
     candidates: int = Field(30, ge=1, le=500, description="Candidates asked of each backend before fusion.")
@@ -215,6 +348,9 @@ class Settings(BaseSettings):
     data_dir: Path = Path(".gweta-data")
     model_threads: int = Field(2, ge=1, le=64, description="Size of the one thread pool that runs model inference.")
     sse_ping_s: float = Field(15.0, gt=0, description="Keep-alive comment interval on event streams.")
+    corpus_poll_s: float = Field(
+        30.0, ge=0, description="How often a replica checks the object store for a new corpus version (0: never)."
+    )
     vector_store: VectorStoreSettings = VectorStoreSettings()
     object_store: ObjectStoreSettings = ObjectStoreSettings()
     bm25: BM25Settings = BM25Settings()
@@ -222,8 +358,12 @@ class Settings(BaseSettings):
     reranker: RerankerSettings = RerankerSettings()
     llm: LLMSettings = LLMSettings()
     checkpointer: CheckpointerSettings = CheckpointerSettings()
+    firestore: FirestoreSettings = FirestoreSettings()
+    audit: AuditSettings = AuditSettings()
+    memory: MemorySettings = MemorySettings()
     tracing: TracingSettings = TracingSettings()
     auth: AuthSettings = AuthSettings()
+    identity: IdentitySettings = IdentitySettings()
     retrieval: RetrievalSettings = RetrievalSettings()
     ingestion: IngestionSettings = IngestionSettings()
     limits: LimitsSettings = LimitsSettings()
@@ -232,6 +372,8 @@ class Settings(BaseSettings):
     allow_public_without_auth: bool = Field(
         False, description="Let `gweta serve` bind a public interface (0.0.0.0) with auth off; off: it refuses."
     )
+    web: WebSettings = WebSettings()
+    whatsapp: WhatsAppSettings = WhatsAppSettings()
 
     @model_validator(mode="after")
     def _check_backends(self) -> Self:
@@ -244,10 +386,42 @@ class Settings(BaseSettings):
             problems.append("reranker.backend=bge needs reranker.model_path (a local folder)")
         if self.object_store.backend == "s3" and not self.object_store.bucket:
             problems.append("object_store.backend=s3 needs object_store.bucket")
-        problems += self.auth.problems()
+        auth_keys = (self.auth.jwt_secret.get_secret_value(), self.auth.jwt_public_key.get_secret_value())
+        if self.identity.provider == "none":
+            problems += self.auth.problems()
+        elif self.auth.enabled and any(auth_keys):
+            problems += self.auth.problems()  # our own tokens besides published ones: the same checks
+        if self.identity.provider == "firebase" and not self.identity.project_id:
+            problems.append("identity.provider=firebase needs identity.project_id (GWETA_IDENTITY__PROJECT_ID)")
+        if self.identity.provider == "oidc" and not (
+            self.identity.certs_url and self.identity.audience and self.identity.issuer
+        ):
+            problems.append("identity.provider=oidc needs identity.certs_url, identity.audience and identity.issuer")
         if self.ingestion.ocr == "pageindex" and not self.ingestion.pageindex_api_key.get_secret_value():
             problems.append(
                 "ingestion.ocr=pageindex needs ingestion.pageindex_api_key (GWETA_INGESTION__PAGEINDEX_API_KEY)"
+            )
+        missing = self.whatsapp.missing()
+        if 0 < len(missing) < 4:
+            names = ", ".join(f"GWETA_WHATSAPP__{m.upper()}" for m in missing)
+            problems.append(f"whatsapp is half configured: set {names} too (or none of the four)")
+        if self.web.dev_signin_secret.get_secret_value() and not self.auth.jwt_secret.get_secret_value():
+            problems.append(
+                "web.dev_signin_secret mints HS256 tokens, so it needs auth.jwt_secret (GWETA_AUTH__JWT_SECRET)"
+            )
+        uses_firestore = [
+            name
+            for name, backend in (
+                ("checkpointer", self.checkpointer.backend),
+                ("audit", self.audit.backend),
+                ("memory", self.memory.backend),
+            )
+            if backend == "firestore"
+        ]
+        if uses_firestore and not (self.firestore_settings.project or self.firestore_settings.emulator_host):
+            problems.append(
+                f"{', '.join(uses_firestore)} on firestore need firestore.project (GWETA_FIRESTORE__PROJECT)"
+                " or firestore.emulator_host"
             )
         if problems:
             raise ValueError("; ".join(problems))
@@ -261,6 +435,17 @@ class Settings(BaseSettings):
             f"refusing to serve on {host} with authentication off: anyone who can reach it could use the API and its "
             "debug endpoint. Turn auth on (GWETA_AUTH__ENABLED=true with a key), bind 127.0.0.1, or set "
             "GWETA_ALLOW_PUBLIC_WITHOUT_AUTH=true to serve publicly anyway."
+        )
+
+    @property
+    def firestore_settings(self) -> FirestoreSettings:
+        """The Firestore section, with the checkpointer's older ``project``/``emulator_host`` filling its gaps."""
+        fs = self.firestore
+        return fs.model_copy(
+            update={
+                "project": fs.project or self.checkpointer.project,
+                "emulator_host": fs.emulator_host or self.checkpointer.emulator_host,
+            }
         )
 
     @property

@@ -126,5 +126,5 @@ def build_ingestion_tools(settings: Settings, pool: ThreadPoolExecutor) -> Inges
     settings = apply_tuning(settings)  # documents added after `gweta tune` go into the tuned collection
     store = build_object_store(settings.object_store, settings.data_dir)
     embedder = build_embedder(settings.embeddings, pool)
-    vectors = build_vector_store(settings, embedder.dimensions)
+    vectors = build_vector_store(settings, embedder.dimensions, f"{embedder.name}:{embedder.dimensions}")
     return IngestionTools(store=store, embedder=embedder, vectors=vectors, settings=settings)

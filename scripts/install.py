@@ -7,7 +7,11 @@ its own, from ``--torch-index`` (or the machine's local wheels), and the CUDA-on
 
 The ``ocr`` group's Python wrapper drives the tesseract program, which comes from the system's packages: when that
 group is picked and tesseract is missing, the script installs Debian's ``tesseract-ocr`` with apt-get (as root, or
-through sudo) and otherwise says what to install.
+through sudo) and otherwise says what to install. The ``dev`` group's browser tests drive Debian's ``chromium``
+through Playwright (no browser is downloaded by Playwright), which is installed the same way.
+
+The ``dev`` group's integration tests also run a Firestore emulator (the npm ``@firestore-emulator/server``, locked in
+``tools/firestore-emulator/package-lock.json``): the script runs ``npm ci`` there when npm is present.
 
 Usage: python scripts/install.py [--venv .venv] [--groups main,ml,dev,ocr] [--torch-index URL] [--no-system-packages]
 """
@@ -63,23 +67,50 @@ def run(*cmd: str) -> None:
     subprocess.run(cmd, check=True)
 
 
-def ensure_tesseract() -> None:
-    if shutil.which("tesseract"):
+def ensure_debian_package(program: str, package: str, why: str) -> None:
+    """Install Debian's ``package`` with apt-get (as root, or through sudo) when ``program`` is missing."""
+    if shutil.which(program):
         return
     apt = shutil.which("apt-get")
     prefix = [] if os.geteuid() == 0 else ["sudo", "-n"] if shutil.which("sudo") else None
     if apt and prefix is not None:
         try:
-            run(*prefix, apt, "install", "-y", "--no-install-recommends", "tesseract-ocr")
+            run(*prefix, apt, "install", "-y", "--no-install-recommends", package)
         except subprocess.CalledProcessError:
             # The package lists may be empty on a fresh machine or image.
             try:
                 run(*prefix, apt, "update")
-                run(*prefix, apt, "install", "-y", "--no-install-recommends", "tesseract-ocr")
+                run(*prefix, apt, "install", "-y", "--no-install-recommends", package)
             except subprocess.CalledProcessError:
                 pass
-    if not shutil.which("tesseract"):
-        print("warning: tesseract is not installed, so scanned PDFs cannot be OCRed; install Debian's tesseract-ocr")
+    if not shutil.which(program):
+        print(f"warning: {program} is not installed, so {why}; install Debian's {package}")
+
+
+def ensure_tesseract() -> None:
+    ensure_debian_package("tesseract", "tesseract-ocr", "scanned PDFs cannot be OCRed")
+
+
+def ensure_chromium() -> None:
+    ensure_debian_package("chromium", "chromium", "the web app's browser tests cannot run")
+
+
+def ensure_firestore_emulator() -> None:
+    """Install the tests' Firestore emulator from its npm lock (skipped when node_modules already matches it)."""
+    folder = ROOT / "tools" / "firestore-emulator"
+    lock = folder / "package-lock.json"
+    npm = shutil.which("npm")
+    if not lock.exists():
+        return
+    if not npm:
+        print("warning: npm is not installed, so the Firestore emulator the tests use is missing; install Node.js 20+")
+        return
+    stamp = folder / "node_modules" / ".gweta-lock-sha256"
+    digest = hashlib.sha256(lock.read_bytes()).hexdigest()
+    if stamp.exists() and stamp.read_text() == digest:
+        return
+    run(npm, "ci", "--prefix", str(folder), "--ignore-scripts", "--no-audit", "--no-fund")
+    stamp.write_text(digest)
 
 
 def main() -> int:
@@ -88,13 +119,17 @@ def main() -> int:
     parser.add_argument("--groups", default="main,ml,dev,ocr")
     parser.add_argument("--torch-index", default="", help="index for the CPU torch build, e.g. the PyTorch CPU index")
     parser.add_argument(
-        "--no-system-packages", action="store_true", help="leave system packages (tesseract-ocr) to the caller"
+        "--no-system-packages", action="store_true", help="leave tesseract-ocr and chromium to the caller"
     )
     args = parser.parse_args()
 
     groups = set(args.groups.split(","))
     if "ocr" in groups and not args.no_system_packages:
         ensure_tesseract()
+    if "dev" in groups and not args.no_system_packages:
+        ensure_chromium()
+    if "dev" in groups:
+        ensure_firestore_emulator()
     env_dir = Path(args.venv)
     py = env_dir / "bin" / "python"
     reqs, torch_version = locked_requirements(groups)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -14,6 +14,7 @@ import pytest
 from api.main import create_app
 from api.settings import Settings
 from ingestion.pipeline import Ingestor, IngestReport, build_ingestion_tools
+from tests.firestore_emulator import firestore_emulator
 from tests.servers import LiveServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,3 +63,10 @@ async def live_app(private_data_dir: Path) -> AsyncIterator[LiveServer]:
     with LiveServer(create_app(Settings(data_dir=private_data_dir))) as server:
         yield server
     await asyncio.sleep(0)
+
+
+@pytest.fixture(scope="session")
+def firestore_host() -> Iterator[str]:
+    """A Firestore emulator on loopback for the whole session (tests isolate by collection prefix)."""
+    with firestore_emulator() as host:
+        yield host

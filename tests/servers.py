@@ -8,6 +8,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qs
 
 import uvicorn
 from starlette.applications import Starlette
@@ -255,3 +256,99 @@ class FakeLangSmith:
                 if isinstance(run, dict) and isinstance(run.get("name"), str):
                     names.add(run["name"])
         return names
+
+
+class FakeGraphAPI:
+    """A loopback server speaking the WhatsApp Cloud API's send endpoint (``POST /{version}/{phone_id}/messages``).
+
+    Records every accepted request (``sent``: bodies in order; ``texts``: the text messages), checks the bearer
+    token, and answers the statuses queued in ``failures`` first (429 with ``Retry-After``, 500…) to exercise retries.
+    """
+
+    def __init__(self, access_token: str = "graph-token", phone_number_id: str = "1234567890") -> None:
+        self.access_token, self.phone_number_id = access_token, phone_number_id
+        self.failures: list[int] = []
+        self.attempts = 0
+        self.sent: list[dict[str, Any]] = []
+        self.app = Starlette(routes=[Route("/{version}/{phone_id}/messages", self.messages, methods=["POST"])])
+
+    async def messages(self, request: Request) -> Response:
+        self.attempts += 1
+        if request.headers.get("authorization") != f"Bearer {self.access_token}":
+            error = {"message": "Invalid OAuth access token.", "type": "OAuthException", "code": 190}
+            return JSONResponse({"error": error}, status_code=401)
+        if request.path_params["phone_id"] != self.phone_number_id:
+            return JSONResponse({"error": {"message": "Unknown path components", "code": 2500}}, status_code=400)
+        if self.failures:
+            status = self.failures.pop(0)
+            headers = {"Retry-After": "0"} if status == 429 else None
+            error = {"message": "(#130429) Rate limit hit" if status == 429 else "Service unavailable", "code": status}
+            return JSONResponse({"error": error}, status_code=status, headers=headers)
+        body = await request.json()
+        if body.get("messaging_product") != "whatsapp":
+            return JSONResponse({"error": {"message": "messaging_product is required", "code": 100}}, 400)
+        self.sent.append(body)
+        if body.get("status") == "read":
+            return JSONResponse({"success": True})
+        return JSONResponse({
+            "messaging_product": "whatsapp", "contacts": [{"input": body.get("to"), "wa_id": body.get("to")}],
+            "messages": [{"id": f"wamid.out.{len(self.sent)}"}],
+        })  # fmt: skip
+
+    def texts(self, to: str | None = None) -> list[str]:
+        return [b["text"]["body"] for b in self.sent if b.get("type") == "text" and (to is None or b.get("to") == to)]
+
+    def reads(self) -> list[dict[str, Any]]:
+        return [b for b in self.sent if b.get("status") == "read"]
+
+
+class FakeFirebaseAuth:
+    """A loopback server speaking Firebase Authentication's REST API for email sign-in
+    (``POST /v1/accounts:signInWithPassword?key=…``) and token refresh (``POST /v1/token?key=…``).
+
+    ``mint`` turns an email into the ID token to hand out (tests sign one their app accepts). CORS is answered as
+    Google's servers answer it, since the browser calls it from the app's origin.
+    """
+
+    def __init__(self, api_key: str, users: dict[str, str], mint: Any) -> None:
+        self.api_key, self.users, self.mint = api_key, users, mint
+        self.sign_ins: list[str] = []
+        cors = {"Access-Control-Allow-Origin": "*", "Access-Control-Allow-Headers": "content-type",
+                "Access-Control-Allow-Methods": "POST"}  # fmt: skip
+        self.cors = cors
+        self.app = Starlette(
+            routes=[
+                Route("/v1/accounts:signInWithPassword", self.sign_in, methods=["POST", "OPTIONS"]),
+                Route("/v1/token", self.refresh, methods=["POST", "OPTIONS"]),
+            ]
+        )
+
+    def _error(self, message: str, status: int = 400) -> Response:
+        body = {"error": {"code": status, "message": message, "errors": [{"message": message, "reason": "invalid"}]}}
+        return JSONResponse(body, status_code=status, headers=self.cors)
+
+    async def sign_in(self, request: Request) -> Response:
+        if request.method == "OPTIONS":
+            return Response(status_code=204, headers=self.cors)
+        if request.query_params.get("key") != self.api_key:
+            return self._error("API key not valid. Please pass a valid API key.")
+        body = await request.json()
+        email, password = body.get("email", ""), body.get("password", "")
+        if self.users.get(email) != password:
+            return self._error("INVALID_LOGIN_CREDENTIALS")
+        self.sign_ins.append(email)
+        return JSONResponse({
+            "kind": "identitytoolkit#VerifyPasswordResponse", "localId": f"uid-{email}", "email": email,
+            "displayName": "", "idToken": self.mint(email), "registered": True, "refreshToken": f"refresh-{email}",
+            "expiresIn": "3600",
+        }, headers=self.cors)  # fmt: skip
+
+    async def refresh(self, request: Request) -> Response:
+        if request.method == "OPTIONS":
+            return Response(status_code=204, headers=self.cors)
+        form = parse_qs((await request.body()).decode())
+        email = form.get("refresh_token", [""])[0].removeprefix("refresh-")
+        if email not in self.users:
+            return self._error("INVALID_REFRESH_TOKEN")
+        return JSONResponse({"id_token": self.mint(email), "refresh_token": f"refresh-{email}", "expires_in": "3600",
+                             "token_type": "Bearer", "user_id": f"uid-{email}"}, headers=self.cors)  # fmt: skip

@@ -29,10 +29,10 @@ def test_ingest_then_ask_prints_a_cited_answer(tmp_path: Path) -> None:
     assert ingest.returncode == 0, ingest.stderr
     lines = ingest.stdout.splitlines()  # not a terminal: plain lines, whatever the width
     assert lines[0].startswith(f"Ingested {corpus} in ") and lines[0].endswith("s")
-    assert lines[1:6] == ["ingested   4", "unchanged  0", "removed    0", "skipped    1", "failed     0"]
+    assert lines[1:6] == ["ingested   5", "unchanged  0", "removed    0", "skipped    1", "failed     0"]
     assert f"skipped {corpus.resolve() / 'manifest.json'}: unsupported file type '.json'" in lines
     assert re.fullmatch(r"corpus version \w+: \d+ chunks searchable \(.*\)", lines[-1]), lines[-1]
-    assert "Files" in ingest.stderr and "5/5" in ingest.stderr  # the progress bar
+    assert "Files" in ingest.stderr and "6/6" in ingest.stderr  # the progress bar
     asked = gweta("ask", "How much notice must a tenant give to end a lease?", data_dir=data_dir)
     assert asked.returncode == 0, asked.stderr
     assert "one month" in asked.stdout and "sample/act/2024/3#s5" in asked.stdout

@@ -204,3 +204,35 @@ def test_serving_publicly_without_auth_must_be_asked_for() -> None:
         Settings().check_bind(host)
     Settings(allow_public_without_auth=True).check_bind("0.0.0.0")
     Settings(auth=AuthSettings(enabled=True, jwt_secret="k" * 32)).check_bind("0.0.0.0")
+
+
+async def test_a_huge_declared_body_is_refused_without_reading_a_byte(served: LiveServer) -> None:
+    host, port = served.url.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    writer.write(
+        f"POST {STREAM} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: 200000000\r\n\r\n".encode()
+    )  # 200 MB announced, none of it sent: the answer must not wait for it
+    await writer.drain()
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=10)
+    writer.close()
+    assert head.startswith(b"HTTP/1.1 413") and b"connection: close" in head.lower()
+
+
+def test_the_rate_limit_refills_at_its_rate() -> None:
+    from api.errors import TooManyRequestsError
+    from api.middleware import RateLimiter
+
+    now = [0.0]
+    limiter = RateLimiter(LimitsSettings(requests_per_minute=30, burst=2), clock=lambda: now[0])
+    limiter.check("caller:a")
+    limiter.check("caller:a")
+    with pytest.raises(TooManyRequestsError) as refused:
+        limiter.check("caller:a")
+    assert refused.value.retry_after_s == 2  # 30 a minute: one every 2 s
+    limiter.check("caller:b")  # each caller has its own bucket
+    now[0] += 2.0
+    limiter.check("caller:a")
+    with pytest.raises(TooManyRequestsError):
+        limiter.check("caller:a")
+    RateLimiter(LimitsSettings(requests_per_minute=0)).check("anyone")  # 0 turns it off

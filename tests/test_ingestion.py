@@ -24,8 +24,8 @@ async def snapshot(data_dir: Path) -> tuple[set[str], int, bytes, dict[str, obje
 
 async def test_sample_corpus_ingests_into_every_store(tmp_path: Path) -> None:
     report = await ingest_into(Settings(data_dir=tmp_path), SAMPLE_CORPUS)
-    assert report.count("ingested") == 4 and report.failures == 0
-    assert report.parsed_files == 4 and report.parse_workers >= 2  # parsed in worker processes
+    assert report.count("ingested") == 5 and report.failures == 0
+    assert report.parsed_files == 5 and report.parse_workers >= 2  # parsed in worker processes
     ids, count, bm25, manifest = await snapshot(tmp_path)
     corpus = await Corpus.load(LocalObjectStore(tmp_path / "objects"))
     assert count == len(ids) == len(corpus) == report.total_chunks > 20
@@ -45,7 +45,7 @@ async def test_ingesting_the_same_folder_twice_leaves_the_same_index(tmp_path: P
     await ingest_into(settings, SAMPLE_CORPUS)
     before = await snapshot(tmp_path)
     again = await ingest_into(settings, SAMPLE_CORPUS)
-    assert again.count("unchanged") == 4 and again.count("ingested") == 0
+    assert again.count("unchanged") == 5 and again.count("ingested") == 0
     assert again.parsed_files == 0  # known fingerprints: not even parsed
     assert await snapshot(tmp_path) == before
 
@@ -59,7 +59,7 @@ async def test_a_changed_document_is_replaced_without_leftovers(tmp_path: Path) 
     text = act.read_text()
     act.write_text(text[: text.index("## Part III")])  # drop sections 5 and 6
     report = await ingest_into(settings, corpus_dir)
-    assert report.count("ingested") == 1 and report.count("unchanged") == 3 and report.parsed_files == 1
+    assert report.count("ingested") == 1 and report.count("unchanged") == 4 and report.parsed_files == 1
     ids, count, bm25, _ = await snapshot(tmp_path / "data")
     assert count == len(ids) == len(json.loads(bm25)["chunk_ids"])
     assert not any(i.startswith(("sample/act/2024/3#s5", "sample/act/2024/3#s6")) for i in ids)

@@ -101,7 +101,7 @@ async def test_health_and_readiness(live_app: LiveServer) -> None:
     async with httpx.AsyncClient(base_url=live_app.url, timeout=30) as client:
         assert (await client.get("/healthz")).json() == {"status": "ok"}
         ready = (await client.get("/readyz")).json()
-    assert ready["status"] == "ready" and ready["documents"] == 4 and ready["chunks"] > 20
+    assert ready["status"] == "ready" and ready["documents"] == 5 and ready["chunks"] > 20
 
 
 async def test_readiness_is_503_before_anything_is_ingested(tmp_path: Path) -> None:

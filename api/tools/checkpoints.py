@@ -4,15 +4,22 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from api.errors import ConfigError
 from api.settings import Settings
 
+if TYPE_CHECKING:
+    from google.cloud.firestore import AsyncClient
+
 
 @asynccontextmanager
-async def open_checkpointer(settings: Settings) -> AsyncIterator[BaseCheckpointSaver[str]]:
+async def open_checkpointer(
+    settings: Settings, firestore: AsyncClient | None = None
+) -> AsyncIterator[BaseCheckpointSaver[str]]:
+    """The configured checkpointer; the Firestore one uses ``firestore``, the service's one client."""
     match settings.checkpointer.backend:
         case "sqlite":
             from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
@@ -21,4 +28,9 @@ async def open_checkpointer(settings: Settings) -> AsyncIterator[BaseCheckpointS
             async with AsyncSqliteSaver.from_conn_string(str(settings.data_dir / "checkpoints.sqlite")) as saver:
                 yield saver
         case "firestore":
-            raise ConfigError("checkpointer.backend=firestore is not available in this version yet; use sqlite")
+            from api.tools.firestore_checkpoints import FirestoreSaver
+
+            if firestore is None:
+                raise ConfigError("checkpointer.backend=firestore needs the service's Firestore client")
+            cfg = settings.firestore_settings
+            yield FirestoreSaver(firestore, cfg.collection_prefix, cfg.timeout_s)

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Protocol
 
+import httpx
 import numpy as np
 import numpy.typing as npt
 
@@ -93,7 +94,7 @@ class SentenceTransformerEmbedder:
 class OpenAIEmbedder:
     """Any OpenAI-compatible embeddings endpoint, through langchain-openai."""
 
-    def __init__(self, cfg: EmbeddingSettings) -> None:
+    def __init__(self, cfg: EmbeddingSettings, http: httpx.AsyncClient | None = None) -> None:
         from langchain_openai import OpenAIEmbeddings
 
         self.name = f"openai:{cfg.model}"
@@ -105,9 +106,13 @@ class OpenAIEmbedder:
             dimensions=cfg.dimensions,
             chunk_size=cfg.batch_size,
             check_embedding_ctx_length=False,
+            http_async_client=http,  # the service's one client, closed with it
         )
+        self._queries: TTLCache[Vectors] = TTLCache(QUERY_CACHE_S, QUERY_CACHE_ENTRIES)
 
     async def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
         try:
             vectors = await self.client.aembed_documents(list(texts))
         except Exception as exc:  # the SDK raises many types; all mean the upstream failed
@@ -118,18 +123,26 @@ class OpenAIEmbedder:
         return unit
 
     async def embed_query(self, text: str) -> Vectors:
-        vector: Vectors = (await self.embed_documents([text]))[0]
+        """One API call per question however many steps ask (QA memory, the search, remembering the answer)."""
+        vector = self._queries.get(text)
+        if vector is None:
+            vector = (await self.embed_documents([text]))[0]
+            if len(vector) != self.dimensions:
+                raise BackendError(
+                    f"the embeddings endpoint returned {len(vector)} dimensions, not the configured {self.dimensions}"
+                )
+            self._queries.put(text, vector)
         return vector
 
     def count_tokens(self, text: str) -> int:
         return len(text.split()) * 4 // 3
 
 
-def build_embedder(cfg: EmbeddingSettings, pool: Executor) -> Embedder:
+def build_embedder(cfg: EmbeddingSettings, pool: Executor, http: httpx.AsyncClient | None = None) -> Embedder:
     match cfg.backend:
         case "minilm":
             log.info("loading local embedding model %s", cfg.model or "all-MiniLM-L6-v2 (packaged)")
             model = load_sentence_transformer(cfg.model)
             return SentenceTransformerEmbedder(model, pool, cfg.batch_size, cfg.name or "minilm")
         case "openai":
-            return OpenAIEmbedder(cfg)
+            return OpenAIEmbedder(cfg, http)

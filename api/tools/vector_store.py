@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from api.errors import BackendError, BadRequestError, NotReadyError
+from api.errors import BackendError, BadRequestError, ConfigError, NotReadyError
 from api.schemas.documents import Chunk
 from api.settings import Settings
 from api.tools.embeddings import Vectors
@@ -113,12 +113,26 @@ def _quote(value: str) -> str:
 class MilvusVectorStore:
     """One Milvus collection of chunk vectors; a local path opens Milvus Lite, a URL a Milvus server."""
 
-    def __init__(self, uri: str, collection: str, dimensions: int, token: str = "") -> None:
+    def __init__(
+        self,
+        uri: str,
+        collection: str,
+        dimensions: int,
+        token: str = "",
+        index_type: str = "AUTOINDEX",
+        index_params: dict[str, int] | None = None,
+        search_params: dict[str, int] | None = None,
+        embedder: str = "",
+    ) -> None:
         from pymilvus import MilvusClient
         from pymilvus.exceptions import MilvusException
 
         self.collection = collection
         self.dimensions = dimensions
+        self.embedder = embedder
+        """Which model's vectors the collection holds (``name:dimensions``); checked when it exists already."""
+        self.index_type, self.index_params = index_type, dict(index_params or {})
+        self.search_params = {"params": dict(search_params)} if search_params else None
         self.is_lite = "://" not in uri
         # Milvus Lite is an in-process engine: one call at a time keeps it consistent under the thread pool.
         self._lock = threading.Lock() if self.is_lite else None
@@ -143,6 +157,7 @@ class MilvusVectorStore:
                     f"the vector collection {self.collection!r} was made by an older version of Gweta; delete it "
                     "(or the data directory's milvus.db) and run 'gweta ingest' again"
                 )
+            self._refuse_other_models()
             self.client.load_collection(self.collection)
             return
         schema = self.client.create_schema(auto_id=False)
@@ -155,8 +170,25 @@ class MilvusVectorStore:
         schema.add_field("date", DataType.INT64)  # YYYYMMDD, 0 when unknown
         schema.add_field("tenant", DataType.VARCHAR, max_length=128)
         index = self.client.prepare_index_params()
-        index.add_index(field_name="vector", index_type="AUTOINDEX", metric_type="COSINE")
-        self.client.create_collection(self.collection, schema=schema, index_params=index)
+        index_type = "AUTOINDEX" if self.is_lite else self.index_type  # Lite chooses its own (FLAT) index
+        params = {} if self.is_lite else self.index_params
+        index.add_index(field_name="vector", index_type=index_type, metric_type="COSINE", params=params)
+        properties = {EMBEDDER_PROPERTY: self.embedder} if self.embedder else {}
+        self.client.create_collection(self.collection, schema=schema, index_params=index, properties=properties)
+
+    def _refuse_other_models(self) -> None:
+        """One collection holds one model's vectors: opening it with another model is refused, never mixed."""
+        info = self.client.describe_collection(self.collection)
+        dims = next((int(f["params"]["dim"]) for f in info["fields"] if f["name"] == "vector"), 0)
+        stored = str((info.get("properties") or {}).get(EMBEDDER_PROPERTY, ""))
+        if dims != self.dimensions or (stored and self.embedder and stored != self.embedder):
+            made_by = stored or f"a {dims}-dimension model"
+            raise ConfigError(
+                f"the vector collection {self.collection!r} holds vectors of {made_by}, but the configured embeddings "
+                f"model is {self.embedder or f'{self.dimensions}-dimension'}: vectors of two models cannot be "
+                "compared. Run 'gweta reembed' to fill this model's own collection, or set "
+                "GWETA_VECTOR_STORE__COLLECTION to the collection it was made with"
+            )
 
     def _run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         from pymilvus.exceptions import MilvusException
@@ -202,6 +234,7 @@ class MilvusVectorStore:
             data=[vector.tolist()],
             limit=limit,
             filter=filters.milvus_expression(),
+            search_params=self.search_params,
         )
         return [Hit(str(h["id"]), float(h["distance"])) for h in result[0]]
 
@@ -237,10 +270,26 @@ class MilvusVectorStore:
         await asyncio.to_thread(self._run, self.client.close)
 
 
-def build_vector_store(settings: Settings, dimensions: int) -> MilvusVectorStore:
+EMBEDDER_PROPERTY = "gweta.embedder"
+
+
+def collection_for(base: str, embedder: str) -> str:
+    """The collection a model's vectors live in: the packaged model keeps ``base`` (existing data stays where it
+    is); any other model gets its own, named after it and its dimensions, so switching models never mixes them."""
+    if not embedder or embedder.startswith("minilm:"):
+        return base
+    slug = re.sub(r"[^A-Za-z0-9]+", "_", embedder).strip("_").lower()
+    return f"{base}__{slug}"[:255]
+
+
+def build_vector_store(settings: Settings, dimensions: int, embedder: str = "") -> MilvusVectorStore:
+    """The configured store, on the collection of ``embedder`` (``name:dimensions``, as the manifest records it)."""
     cfg = settings.vector_store
     match cfg.backend:
         case "milvus":
             if not cfg.uri:
                 settings.data_dir.mkdir(parents=True, exist_ok=True)
-            return MilvusVectorStore(settings.milvus_uri, cfg.collection, dimensions, cfg.token.get_secret_value())
+            return MilvusVectorStore(
+                settings.milvus_uri, collection_for(cfg.collection, embedder), dimensions,
+                cfg.token.get_secret_value(), cfg.index_type, cfg.index_params, cfg.search_params, embedder,
+            )  # fmt: skip

@@ -13,7 +13,7 @@ from api.composer.structured import LLMCall, ask_json
 from api.settings import Settings
 from api.tools.context import ContextBundler
 from api.tools.corpus import Corpus
-from api.tools.memory import QaMemory
+from api.tools.memory import AnswerMemory
 from api.tools.retrieval import HybridRetriever
 
 from .state import Complexity
@@ -29,7 +29,7 @@ class QueryDeps:
     bundler: ContextBundler
     llm: BaseChatModel | None
     skills: dict[str, Skill]
-    memory: QaMemory
+    memory: AnswerMemory
 
     def llm_calls_left(self, complexity: Complexity, made: Sequence[LLMCall]) -> int:
         """The question's LLM budget (larger for multi-hop questions) less the calls ``made``; 0 without a model."""

@@ -34,7 +34,7 @@ async def recall(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
     if depends_on_session(state):
         return {}
     vector = await deps.retriever.embedder.embed_query(state.asked)
-    found = deps.memory.recall(_memory_key(state, deps), vector)
+    found = await deps.memory.arecall(_memory_key(state, deps), vector)
     if found is None:
         return {"timings": {"recall": ms(start)}}
     tracker = CitationTracker([Citation.model_validate(c) for c in found.citations], runtime.stream_writer)
@@ -132,7 +132,7 @@ async def remember(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdat
         and not depends_on_session(state)
     ):
         vector = await deps.retriever.embedder.embed_query(state.asked)
-        deps.memory.remember(_memory_key(state, deps), vector, state.asked, state.answer, state.citations)
+        await deps.memory.aremember(_memory_key(state, deps), vector, state.asked, state.answer, state.citations)
     return {"turns": [turn(state, state.answer)]}
 
 

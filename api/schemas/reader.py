@@ -1,0 +1,47 @@
+"""What the documents endpoints return: a document's outline and one provision with its neighbours, for readers."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class DocumentSummary(BaseModel):
+    doc_key: str
+    title: str
+    doc_type: str = ""
+    date: str = Field("", description="The date a date-range filter goes by (ISO), '' when nothing says.")
+    jurisdiction: str = ""
+
+
+class DocumentList(BaseModel):
+    documents: list[DocumentSummary]
+    doc_types: list[str] = Field(description="Every document type the caller can filter by.")
+
+
+class SectionOutline(BaseModel):
+    section_id: str
+    label: str = Field(description="'section 3', or 'preamble'.")
+    heading: str = ""
+    part: str = ""
+
+
+class DocumentView(DocumentSummary):
+    chapter: str = ""
+    sections: list[SectionOutline]
+
+
+class SectionView(SectionOutline):
+    number: str
+    text: str = Field(description="The provision's text as stored; every citation's quote occurs in it verbatim.")
+    notes: list[str] = Field(default_factory=list)
+    pages: tuple[int, int] | None = None
+
+
+class ProvisionView(BaseModel):
+    doc_key: str
+    title: str
+    chapter: str = ""
+    provision_id: str = Field(description="The provision asked for, e.g. '…#s3(1)'.")
+    section: SectionView = Field(description="The section that holds it (the unit quotes are checked against).")
+    previous: SectionView | None = None
+    next: SectionView | None = None

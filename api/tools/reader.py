@@ -1,0 +1,122 @@
+"""Documents for readers: a doc_key is looked up in the manifest, never turned into a path by the client.
+
+A client names a document only by its ``doc_key``; the object key it is stored under is derived here from a key the
+manifest already holds, so nothing a caller sends reaches the object store unless it is a known document. Keys that
+look like path tricks (``..``, absolute paths, backslashes, NUL, percent-encoded separators) are refused before any
+lookup. Tenants are kept apart as the query stream keeps them: a caller reads the public corpus and its own tenant's
+documents, and anything else is simply not found.
+"""
+
+from __future__ import annotations
+
+import re
+
+from api.auth import Caller
+from api.errors import NotFoundError
+from api.schemas.documents import Document, Section
+from api.schemas.reader import (
+    DocumentList,
+    DocumentSummary,
+    DocumentView,
+    ProvisionView,
+    SectionOutline,
+    SectionView,
+)
+from api.tools.corpus import Corpus
+
+_ENCODED_TRICKS = re.compile(r"%(?:2f|5c|00|25|2e)", re.IGNORECASE)
+_FRAGMENT = re.compile(r"^[A-Za-z0-9()~._-]{1,64}$")
+NOT_FOUND = "no such document"
+
+
+def unsafe(raw_path: str, *values: str) -> bool:
+    """Whether a request path or the values decoded from it try to walk out of the corpus."""
+    if _ENCODED_TRICKS.search(raw_path):
+        return True
+    for value in values:
+        if not value or "\x00" in value or "\\" in value or value.startswith("/") or len(value) > 512:
+            return True
+        if any(part in ("", ".", "..") for part in value.split("/")):
+            return True
+    return False
+
+
+def _outline(section: Section) -> SectionOutline:
+    return SectionOutline(section_id=section.section_id, label=section.label, heading=section.heading,
+                          part=section.part)  # fmt: skip
+
+
+def _view(section: Section) -> SectionView:
+    return SectionView(
+        section_id=section.section_id, label=section.label, heading=section.heading, part=section.part,
+        number=section.number, text=section.text, notes=section.notes, pages=section.pages,
+    )  # fmt: skip
+
+
+def section_for(document: Document, provision_id: str) -> int | None:
+    """The index of the section holding ``provision_id`` (e.g. '…#s3(1)(a)' is in '…#s3'), or None."""
+    best: tuple[int, int] | None = None
+    for i, section in enumerate(document.sections):
+        sid = section.section_id
+        if provision_id == sid or (provision_id.startswith(sid) and provision_id[len(sid)] == "("):
+            if best is None or len(sid) > best[1]:
+                best = (i, len(sid))
+    return None if best is None else best[0]
+
+
+class DocumentReader:
+    """Read-only access to the corpus's documents for one caller at a time."""
+
+    def __init__(self, corpus: Corpus) -> None:
+        self.corpus = corpus
+        self._owners: dict[str, str] = {}
+        self._facets: dict[str, tuple[str, str, str]] = {}
+        for chunk in corpus.chunks.values():
+            self._owners.setdefault(chunk.doc_key, chunk.tenant)
+            self._facets.setdefault(chunk.doc_key, (chunk.doc_type, chunk.date, chunk.jurisdiction))
+
+    def _may_read(self, doc_key: str, caller: Caller) -> bool:
+        owner = self._owners.get(doc_key)
+        return doc_key in self.corpus.manifest.documents and owner in (None, "", caller.tenant)
+
+    def listing(self, caller: Caller) -> DocumentList:
+        documents = []
+        for doc_key, entry in sorted(self.corpus.manifest.documents.items(), key=lambda kv: kv[1].title):
+            if self._may_read(doc_key, caller):
+                doc_type, date, jurisdiction = self._facets.get(doc_key, ("", "", ""))
+                documents.append(DocumentSummary(doc_key=doc_key, title=entry.title, doc_type=doc_type, date=date,
+                                                 jurisdiction=jurisdiction))  # fmt: skip
+        return DocumentList(documents=documents, doc_types=sorted({d.doc_type for d in documents if d.doc_type}))
+
+    async def load(self, doc_key: str, caller: Caller) -> Document:
+        """The document, if this caller may read it; NotFoundError otherwise (never a hint that it exists)."""
+        if not self._may_read(doc_key, caller):
+            raise NotFoundError(NOT_FOUND)
+        document = await self.corpus.document(doc_key)
+        if document is None or document.tenant not in ("", caller.tenant):
+            raise NotFoundError(NOT_FOUND)
+        return document
+
+    async def document(self, doc_key: str, caller: Caller) -> DocumentView:
+        document = await self.load(doc_key, caller)
+        return DocumentView(
+            doc_key=document.doc_key, title=document.title, doc_type=document.doc_type, date=document.date,
+            jurisdiction=document.jurisdiction, chapter=document.chapter,
+            sections=[_outline(s) for s in document.sections],
+        )  # fmt: skip
+
+    async def provision(self, doc_key: str, fragment: str, caller: Caller) -> ProvisionView:
+        """The section holding ``<doc_key>#<fragment>``, with the sections before and after it."""
+        if not _FRAGMENT.match(fragment):
+            raise NotFoundError("no such provision")
+        document = await self.load(doc_key, caller)
+        provision_id = f"{doc_key}#{fragment}"
+        index = section_for(document, provision_id)
+        if index is None:
+            raise NotFoundError("no such provision")
+        sections = document.sections
+        return ProvisionView(
+            doc_key=doc_key, title=document.title, chapter=document.chapter, provision_id=provision_id,
+            section=_view(sections[index]), previous=_view(sections[index - 1]) if index > 0 else None,
+            next=_view(sections[index + 1]) if index + 1 < len(sections) else None,
+        )  # fmt: skip

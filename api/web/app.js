@@ -1,0 +1,622 @@
+// Gweta's web app: plain JavaScript, no build step. It streams /api/v1/query/stream with fetch() (so the access
+// token travels in the Authorization header, never in a URL), renders [n] markers as links, shows each cited
+// provision with the quoted words highlighted, and opens provisions with their neighbours in a reader.
+"use strict";
+
+const $ = (selector, root = document) => root.querySelector(selector);
+const STORE = { token: "gweta.token", session: "gweta.session", history: "gweta.history" };
+const WARNING_LABELS = {
+  answer_revised: "Answer revised",
+  single_source: "One source",
+  cached_answer: "From a verified earlier answer",
+  llm_unavailable: "Direct quotes only",
+  prompt_injection: "Instructions ignored",
+  unverified_quote: "Check this quote",
+  unsupported_statement: "Check this statement",
+  uncited_answer: "No source cited",
+};
+
+const state = {
+  config: { auth_required: false, firebase: null, dev_signin: false },
+  sessionId: "",
+  turns: [],
+  busy: false,
+  controller: null,
+  provisions: new Map(),
+  reader: null,
+};
+
+// ---------- small helpers ----------
+
+function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (key === "class") node.className = value;
+    else if (key === "dataset") Object.assign(node.dataset, value);
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value);
+  }
+  for (const child of children) if (child != null) node.append(child);
+  return node;
+}
+
+function newSessionId() {
+  const bytes = crypto.getRandomValues(new Uint8Array(12));
+  return "web-" + Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function fragmentOf(provisionId) {
+  const at = provisionId.indexOf("#");
+  return at >= 0 ? provisionId.slice(at + 1) : provisionId;
+}
+
+function documentPath(docKey) {
+  return docKey.split("/").map(encodeURIComponent).join("/");
+}
+
+// ---------- sign-in ----------
+
+function savedToken() {
+  try {
+    const saved = JSON.parse(sessionStorage.getItem(STORE.token) || "null");
+    return saved && saved.token ? saved : null;
+  } catch {
+    return null;
+  }
+}
+
+function saveToken(token) {
+  if (token) sessionStorage.setItem(STORE.token, JSON.stringify(token));
+  else sessionStorage.removeItem(STORE.token);
+  renderAccount();
+}
+
+async function refreshFirebase(saved) {
+  const fb = state.config.firebase;
+  if (!fb || !saved.refresh) return null;
+  const response = await fetch(`${fb.token_url}/v1/token?key=${encodeURIComponent(fb.api_key)}`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: saved.refresh }),
+  });
+  if (!response.ok) return null;
+  const body = await response.json();
+  const token = { token: body.id_token, refresh: body.refresh_token, expires: Date.now() + 1000 * Number(body.expires_in), name: saved.name, kind: "firebase" };
+  saveToken(token);
+  return token;
+}
+
+async function authHeaders() {
+  if (!state.config.auth_required) return {};
+  let saved = savedToken();
+  if (saved && saved.expires && saved.expires - Date.now() < 30_000) {
+    saved = saved.kind === "firebase" ? await refreshFirebase(saved).catch(() => null) : null;
+    if (!saved) saveToken(null);
+  }
+  return saved ? { Authorization: `Bearer ${saved.token}` } : {};
+}
+
+function renderAccount() {
+  const saved = savedToken();
+  const needed = state.config.auth_required;
+  $("#who").hidden = !(needed && saved);
+  $("#who").textContent = saved ? `Signed in as ${saved.name}` : "";
+  $("#sign-in").hidden = !needed || Boolean(saved);
+  $("#sign-out").hidden = !needed || !saved;
+}
+
+function showSignIn(reason) {
+  $("#signin-reason").textContent = reason || "This service needs you to sign in before it answers.";
+  $("#signin-error").textContent = "";
+  $("#firebase-form").hidden = !state.config.firebase;
+  $("#dev-form").hidden = !state.config.dev_signin;
+  if (!state.config.firebase && !state.config.dev_signin) {
+    $("#signin-error").textContent = "No sign-in method is configured for this site; ask its administrator.";
+  }
+  const dialog = $("#signin");
+  if (!dialog.open) dialog.showModal();
+}
+
+async function signInFirebase(event) {
+  event.preventDefault();
+  const fb = state.config.firebase;
+  const email = $("#fb-email").value.trim();
+  try {
+    const response = await fetch(`${fb.auth_url}/v1/accounts:signInWithPassword?key=${encodeURIComponent(fb.api_key)}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email, password: $("#fb-password").value, returnSecureToken: true }),
+    });
+    const body = await response.json().catch(() => ({}));
+    if (!response.ok) {
+      const code = (body.error && body.error.message) || `HTTP ${response.status}`;
+      throw new Error(code.startsWith("INVALID") ? "That email and password do not match an account." : `Sign-in failed (${code}).`);
+    }
+    saveToken({ token: body.idToken, refresh: body.refreshToken, expires: Date.now() + 1000 * Number(body.expiresIn || 3600), name: body.email || email, kind: "firebase" });
+    signedIn();
+  } catch (error) {
+    $("#signin-error").textContent = error.message || "Sign-in failed; check your connection.";
+  }
+}
+
+async function signInDev(event) {
+  event.preventDefault();
+  const name = $("#dev-name").value.trim();
+  try {
+    const response = await fetch("/api/v1/web/dev-token", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name, passphrase: $("#dev-passphrase").value }),
+    });
+    const body = await response.json().catch(() => ({}));
+    if (!response.ok) throw new Error((body.error && body.error.message) || `Sign-in failed (HTTP ${response.status}).`);
+    saveToken({ token: body.access_token, expires: Date.now() + 1000 * body.expires_in, name, kind: "dev" });
+    signedIn();
+  } catch (error) {
+    $("#signin-error").textContent = error.message || "Sign-in failed; check your connection.";
+  }
+}
+
+function signedIn() {
+  $("#fb-password").value = "";
+  $("#dev-passphrase").value = "";
+  $("#signin").close();
+  loadFilters();
+  openDeepLink();
+  $("#question").focus();
+}
+
+// ---------- server-sent events over fetch ----------
+
+function sseParser(onEvent) {
+  let buffer = "";
+  let name = "message";
+  let data = [];
+  return (text) => {
+    buffer += text;
+    for (;;) {
+      const match = /\r\n|\r|\n/.exec(buffer);
+      if (!match || (match[0] === "\r" && match.index === buffer.length - 1)) return;
+      const line = buffer.slice(0, match.index);
+      buffer = buffer.slice(match.index + match[0].length);
+      if (line === "") {
+        if (data.length) onEvent(name, data.join("\n"));
+        name = "message";
+        data = [];
+      } else if (!line.startsWith(":")) {
+        const colon = line.indexOf(":");
+        const field = colon < 0 ? line : line.slice(0, colon);
+        let value = colon < 0 ? "" : line.slice(colon + 1);
+        if (value.startsWith(" ")) value = value.slice(1);
+        if (field === "event") name = value;
+        else if (field === "data") data.push(value);
+      }
+    }
+  };
+}
+
+// ---------- the conversation ----------
+
+function filters() {
+  const chosen = {};
+  const docType = $("#doc-type").value;
+  const from = $("#date-from").value.trim();
+  const to = $("#date-to").value.trim();
+  if (docType) chosen.doc_type = docType;
+  if (from) chosen.date_from = from;
+  if (to) chosen.date_to = to;
+  return chosen;
+}
+
+function addTurn(question) {
+  $("#empty").hidden = true;
+  const node = $("#turn-template").content.firstElementChild.cloneNode(true);
+  const turn = { question, text: "", citations: [], warnings: [], final: null, error: null, node };
+  $(".question", node).textContent = question;
+  $(".copy", node).addEventListener("click", () => copyTurn(turn));
+  $("#thread").append(node);
+  state.turns.push(turn);
+  return turn;
+}
+
+function renderAnswer(turn) {
+  const box = $(".answer", turn.node);
+  box.replaceChildren();
+  const parts = turn.text.split(/(\[\d+\])/);
+  for (const part of parts) {
+    const marker = /^\[(\d+)\]$/.exec(part);
+    const citation = marker && turn.citations.find((c) => c.index === Number(marker[1]));
+    if (citation) {
+      box.append(el("a", {
+        class: "cite", href: `?doc=${encodeURIComponent(citation.doc_key)}&provision=${encodeURIComponent(fragmentOf(citation.provision_id || citation.section_id))}`,
+        "aria-label": `Source ${citation.index}: ${citation.title}, ${citation.section}`,
+        onclick: (event) => { event.preventDefault(); openReader(citation); },
+      }, part));
+    } else if (part) {
+      box.append(document.createTextNode(part));
+    }
+  }
+}
+
+function setStatus(turn, text, busy) {
+  const status = $(".status", turn.node);
+  $(".status-text", status).textContent = text;
+  status.classList.toggle("busy", busy);
+  status.hidden = !text;
+}
+
+function addWarning(turn, code, message) {
+  turn.warnings.push({ code, message });
+  const label = WARNING_LABELS[code] || "Note";
+  $(".warnings", turn.node).append(el("li", { class: `warning warning-${code}`, role: "note" }, el("strong", {}, `${label}: `), message));
+}
+
+function highlighted(text, quote, around = Infinity) {
+  // The provision's text with the quoted words in a <mark>; a long provision is cut to the words around the quote.
+  const at = quote ? text.indexOf(quote) : -1;
+  const frag = document.createDocumentFragment();
+  if (at < 0) {
+    frag.append(text.length > around ? text.slice(0, around * 2) + "…" : text);
+    return { frag, found: false };
+  }
+  const start = Math.max(0, at - around);
+  const end = Math.min(text.length, at + quote.length + around);
+  frag.append((start > 0 ? "…" : "") + text.slice(start, at));
+  frag.append(el("mark", {}, quote));
+  frag.append(text.slice(at + quote.length, end) + (end < text.length ? "…" : ""));
+  return { frag, found: true };
+}
+
+async function fetchProvision(docKey, fragment) {
+  const key = `${docKey}#${fragment}`;
+  if (!state.provisions.has(key)) {
+    const pending = (async () => {
+      const response = await fetch(`/api/v1/documents/${documentPath(docKey)}/provisions/${encodeURIComponent(fragment)}`, { headers: await authHeaders() });
+      if (!response.ok) throw new Error(response.status === 404 ? "This provision is not available to you." : `Could not load the provision (HTTP ${response.status}).`);
+      return response.json();
+    })();
+    state.provisions.set(key, pending);
+    pending.catch(() => state.provisions.delete(key));
+  }
+  return state.provisions.get(key);
+}
+
+function addSource(turn, citation) {
+  const sources = $(".sources", turn.node);
+  sources.hidden = false;
+  const open = el("button", { type: "button", class: "ghost open-reader", onclick: () => openReader(citation) }, "Open in reader");
+  const text = el("blockquote", { class: "provision-text" }, el("span", { class: "muted" }, "Loading the provision…"));
+  const item = el("li", { class: "source", id: `source-${state.turns.indexOf(turn)}-${citation.index}`, dataset: { index: String(citation.index) } },
+    el("p", { class: "source-title" }, el("span", { class: "source-index" }, `[${citation.index}]`), ` ${citation.title}`),
+    el("p", { class: "source-section muted" }, [citation.section, citation.heading].filter(Boolean).join(" — ")),
+    text, open);
+  $(".source-list", sources).append(item);
+  fetchProvision(citation.doc_key, fragmentOf(citation.provision_id || citation.section_id))
+    .then((view) => {
+      const { frag, found } = highlighted(view.section.text, citation.quote, 280);
+      text.replaceChildren(frag);
+      text.dataset.quoteFound = String(found);
+    })
+    .catch((error) => {
+      text.replaceChildren(el("mark", {}, citation.quote), el("span", { class: "muted" }, ` (${error.message})`));
+    });
+}
+
+function resetAnswer(turn) {
+  turn.text = "";
+  turn.citations = [];
+  $(".source-list", turn.node).replaceChildren();
+  $(".sources", turn.node).hidden = true;
+}
+
+function finish(turn, final) {
+  turn.final = final;
+  turn.text = final.answer;
+  const known = new Set(turn.citations.map((c) => c.index));
+  turn.citations = final.citations;
+  for (const citation of final.citations) if (!known.has(citation.index)) addSource(turn, citation);
+  renderAnswer(turn);
+  $(".answer", turn.node).dataset.state = "done";
+  if (final.cached && !turn.warnings.some((w) => w.code === "cached_answer")) addWarning(turn, "cached_answer", "this question was answered and verified before; the same answer is shown.");
+  if (!final.verified && !turn.warnings.length) addWarning(turn, "unverified_quote", "part of this answer could not be checked against its sources.");
+  if (final.abstained) {
+    turn.node.classList.add("abstained");
+    const searched = $(".searched", turn.node);
+    const queries = (final.research || []).map((step) => step.query).filter(Boolean);
+    searched.replaceChildren(
+      el("p", {}, el("strong", {}, "Not found in the sources. "), "Nothing in the documents I can search answers this, so I have not guessed."),
+      queries.length ? el("p", { class: "muted" }, `What I searched for: ${queries.map((q) => `“${q}”`).join(", ")}.`) : null,
+      el("p", { class: "muted" }, "Try other words, name the Act if you know it, or clear the filters."),
+    );
+    searched.hidden = false;
+  }
+  $(".turn-actions", turn.node).hidden = !turn.text;
+}
+
+function fail(turn, message, retry = true) {
+  turn.error = message;
+  turn.node.classList.add("failed");
+  $(".answer", turn.node).dataset.state = "error";
+  const box = $(".searched", turn.node);
+  box.replaceChildren(el("p", { class: "error-text", role: "alert" }, message));
+  if (retry) box.append(el("button", { type: "button", class: "ghost retry", onclick: () => { turn.node.remove(); state.turns.splice(state.turns.indexOf(turn), 1); ask(turn.question); } }, "Try again"));
+  box.hidden = false;
+}
+
+async function ask(question) {
+  if (state.busy || !question.trim()) return;
+  if (state.config.auth_required && !savedToken()) {
+    showSignIn("Please sign in to ask a question.");
+    return;
+  }
+  state.busy = true;
+  $("#send").disabled = true;
+  const turn = addTurn(question.trim());
+  setStatus(turn, "Searching the law…", true);
+  const answer = $(".answer", turn.node);
+  let ended = false;
+  const controller = new AbortController();
+  state.controller = controller;
+  try {
+    const response = await fetch("/api/v1/query/stream", {
+      method: "POST",
+      signal: controller.signal,
+      headers: { "content-type": "application/json", accept: "text/event-stream", ...(await authHeaders()) },
+      body: JSON.stringify({ q: turn.question, session_id: state.sessionId, ...filters() }),
+    });
+    if (response.status === 401) {
+      saveToken(null);
+      fail(turn, "Your sign-in has expired or is missing. Please sign in, then try again.");
+      showSignIn("Please sign in again to continue.");
+      return;
+    }
+    if (!response.ok) {
+      const body = await response.json().catch(() => ({}));
+      const message = (body.error && body.error.message) || `The service answered HTTP ${response.status}.`;
+      fail(turn, `I could not ask that: ${message}`, response.status >= 500);
+      return;
+    }
+    const feed = sseParser((name, data) => {
+      const event = JSON.parse(data);
+      if (name === "meta") {
+        setStatus(turn, "Writing the answer…", true);
+      } else if (name === "token") {
+        turn.text += event.text;
+        answer.dataset.state = "streaming";
+        renderAnswer(turn);
+      } else if (name === "citation") {
+        turn.citations.push(event.citation);
+        addSource(turn, event.citation);
+        renderAnswer(turn);
+      } else if (name === "warning") {
+        if (event.code === "answer_revised") resetAnswer(turn);
+        addWarning(turn, event.code, event.message);
+      } else if (name === "final") {
+        ended = true;
+        finish(turn, event);
+      } else if (name === "error") {
+        ended = true;
+        fail(turn, `Something went wrong while answering: ${event.message}`);
+      }
+    });
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      feed(value);
+    }
+    if (!ended) fail(turn, "The connection closed before the answer was complete.");
+  } catch (error) {
+    if (controller.signal.aborted) fail(turn, "Stopped.", false);
+    else if (!ended) fail(turn, "The connection to the service was lost. Check your connection and try again.");
+  } finally {
+    if (state.controller === controller) state.controller = null;
+    setStatus(turn, "", false);
+    turn.node.setAttribute("aria-busy", "false");
+    if (answer.dataset.state !== "done" && answer.dataset.state !== "error") answer.dataset.state = "error";
+    state.busy = false;
+    $("#send").disabled = false;
+    saveConversation();
+  }
+}
+
+async function copyTurn(turn) {
+  const lines = [turn.text.trim()];
+  if (turn.citations.length) {
+    lines.push("", "Sources");
+    for (const c of turn.citations) lines.push(`[${c.index}] ${c.title}, ${c.section}${c.heading ? ` (${c.heading})` : ""}: “${c.quote}”`);
+  }
+  const text = lines.join("\n");
+  const done = $(".copied", turn.node);
+  try {
+    await navigator.clipboard.writeText(text);
+  } catch {
+    const area = el("textarea", { class: "visually-hidden" });
+    area.value = text;
+    document.body.append(area);
+    area.select();
+    document.execCommand("copy");
+    area.remove();
+  }
+  done.textContent = "Copied";
+  setTimeout(() => { done.textContent = ""; }, 2500);
+}
+
+// ---------- the reader ----------
+
+function sectionBlock(section, role, quote) {
+  const head = el("h3", {}, [section.label, section.heading].filter(Boolean).join(" — "));
+  const body = el("p", { class: "provision-text" });
+  if (role === "current") {
+    const { frag, found } = highlighted(section.text, quote);
+    body.append(frag);
+    body.dataset.quoteFound = String(found);
+  } else {
+    body.append(section.text);
+  }
+  const notes = section.notes && section.notes.length ? el("p", { class: "muted" }, section.notes.join(" ")) : null;
+  return el("section", { class: `reader-section ${role}`, dataset: { sectionId: section.section_id } }, head, body, notes);
+}
+
+async function showProvision(docKey, fragment, quote) {
+  const dialog = $("#reader");
+  const body = $("#reader-body");
+  body.replaceChildren(el("p", { class: "muted" }, "Loading…"));
+  if (!dialog.open) dialog.showModal();
+  try {
+    const view = await fetchProvision(docKey, fragment);
+    state.reader = view;
+    $("#reader-title").textContent = view.title + (view.chapter ? ` [${/^chapter/i.test(view.chapter) ? view.chapter : `Chapter ${view.chapter}`}]` : "");
+    $("#reader-meta").textContent = view.section.part || "";
+    body.replaceChildren(
+      view.previous ? sectionBlock(view.previous, "previous") : null,
+      sectionBlock(view.section, "current", quote),
+      view.next ? sectionBlock(view.next, "next") : null,
+    );
+    $("#reader-prev").disabled = !view.previous;
+    $("#reader-next").disabled = !view.next;
+    const mark = $(".current mark", body) || $(".current", body);
+    mark.scrollIntoView({ block: "center" });
+  } catch (error) {
+    body.replaceChildren(el("p", { class: "error-text", role: "alert" }, error.message));
+  }
+}
+
+function openReader(citation) {
+  showProvision(citation.doc_key, fragmentOf(citation.provision_id || citation.section_id), citation.quote);
+}
+
+function readerStep(direction) {
+  const view = state.reader;
+  const target = view && (direction < 0 ? view.previous : view.next);
+  if (target) showProvision(view.doc_key, fragmentOf(target.section_id), "");
+}
+
+function openDeepLink() {
+  const params = new URLSearchParams(location.search);
+  const doc = params.get("doc");
+  const provision = params.get("provision");
+  if (doc && provision) showProvision(doc, provision, params.get("quote") || "");
+}
+
+// ---------- conversations kept in this browser ----------
+
+function saveConversation() {
+  const turns = state.turns.filter((t) => t.final).map((t) => ({ question: t.question, final: t.final }));
+  if (!turns.length) return;
+  sessionStorage.setItem(STORE.session, JSON.stringify({ id: state.sessionId, turns }));
+  const history = loadHistory().filter((h) => h.id !== state.sessionId);
+  history.unshift({ id: state.sessionId, title: turns[0].question.slice(0, 80), turns, at: Date.now() });
+  localStorage.setItem(STORE.history, JSON.stringify(history.slice(0, 20)));
+  renderHistory();
+}
+
+function loadHistory() {
+  try {
+    return JSON.parse(localStorage.getItem(STORE.history) || "[]");
+  } catch {
+    return [];
+  }
+}
+
+function renderHistory() {
+  const history = loadHistory().filter((h) => h.id !== state.sessionId);
+  $("#history").hidden = !history.length;
+  $("#history-list").replaceChildren(...history.map((h) => el("li", {},
+    el("button", { type: "button", class: "ghost", onclick: () => restore(h) }, h.title))));
+}
+
+function restore(conversation) {
+  startConversation(conversation.id);
+  for (const saved of conversation.turns) {
+    const turn = addTurn(saved.question);
+    setStatus(turn, "", false);
+    turn.node.setAttribute("aria-busy", "false");
+    finish(turn, saved.final);
+  }
+  saveConversation();
+}
+
+function startConversation(id) {
+  if (state.controller) state.controller.abort(); // the server stops working on an answer nobody will read
+  state.sessionId = id || newSessionId();
+  state.turns = [];
+  $("#thread").replaceChildren($("#empty"));
+  $("#empty").hidden = false;
+  sessionStorage.removeItem(STORE.session);
+  renderHistory();
+}
+
+// ---------- filters ----------
+
+async function loadFilters() {
+  if (state.config.auth_required && !savedToken()) return;
+  try {
+    const response = await fetch("/api/v1/documents", { headers: await authHeaders() });
+    if (!response.ok) return;
+    const body = await response.json();
+    const select = $("#doc-type");
+    const current = select.value;
+    select.replaceChildren(el("option", { value: "" }, "Any"), ...body.doc_types.map((t) => el("option", { value: t }, t)));
+    select.value = current;
+  } catch {
+    // Filters are optional; the page works without them.
+  }
+}
+
+// ---------- start ----------
+
+async function start() {
+  try {
+    const response = await fetch("/api/v1/web/config");
+    if (response.ok) state.config = await response.json();
+  } catch {
+    // Without the config the page assumes no sign-in; a 401 later still leads to the sign-in dialog.
+  }
+  document.body.dataset.ready = "true";
+  renderAccount();
+  const question = $("#question");
+  $("#ask").addEventListener("submit", (event) => {
+    event.preventDefault();
+    if (!$("#ask").reportValidity()) return;
+    const q = question.value;
+    if (!q.trim() || state.busy) return;
+    question.value = "";
+    ask(q);
+  });
+  question.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      $("#ask").requestSubmit();
+    }
+  });
+  for (const button of document.querySelectorAll(".example")) {
+    button.addEventListener("click", () => { question.value = button.textContent; $("#ask").requestSubmit(); });
+  }
+  $("#new-conversation").addEventListener("click", () => { startConversation(); question.focus(); });
+  $("#sign-in").addEventListener("click", () => showSignIn("Sign in to ask questions."));
+  $("#sign-out").addEventListener("click", () => { saveToken(null); showSignIn("You have signed out."); });
+  $("#firebase-form").addEventListener("submit", signInFirebase);
+  $("#dev-form").addEventListener("submit", signInDev);
+  $("#reader-prev").addEventListener("click", () => readerStep(-1));
+  $("#reader-next").addEventListener("click", () => readerStep(1));
+
+  let saved = null;
+  try {
+    saved = JSON.parse(sessionStorage.getItem(STORE.session) || "null");
+  } catch {
+    saved = null;
+  }
+  if (saved && saved.id) restore(saved);
+  else startConversation();
+
+  if (state.config.auth_required && !savedToken()) {
+    showSignIn();
+    return;
+  }
+  loadFilters();
+  openDeepLink();
+  question.focus();
+}
+
+document.addEventListener("DOMContentLoaded", start);
