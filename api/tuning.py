@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from api.settings import BM25Settings, EmbeddingSettings, RetrievalSettings, Settings, VectorStoreSettings
+from api.settings import BM25Settings, EmbeddingSettings, RetrievalSettings, Settings
 
 STATE_FILE = Path("tuning") / "state.json"
 PACKAGED_NAME = "minilm"
@@ -63,8 +63,5 @@ def apply_tuning(settings: Settings) -> Settings:
     if state.version and packaged and state.model_dir:
         model = str(settings.data_dir / state.model_dir)
         embeddings = {**settings.embeddings.model_dump(), "model": model, "name": state.embedder_name}
-        update["embeddings"] = EmbeddingSettings(**embeddings)
-        update["vector_store"] = VectorStoreSettings(
-            **{**settings.vector_store.model_dump(), "collection": state.collection}
-        )
+        update["embeddings"] = EmbeddingSettings(**embeddings)  # its collection follows from its name
     return settings.model_copy(update=update) if update else settings

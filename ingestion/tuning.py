@@ -30,7 +30,7 @@ from api.tools.bm25 import Bm25sIndex, lexical_text, tokenize
 from api.tools.corpus import MANIFEST_KEY, Corpus, Manifest
 from api.tools.embeddings import SentenceTransformerEmbedder, Vectors, load_sentence_transformer
 from api.tools.object_store import build_object_store, put_json
-from api.tools.vector_store import MilvusVectorStore
+from api.tools.vector_store import MilvusVectorStore, collection_for
 from api.tuning import PACKAGED_NAME, TuningState, load_state, save_state
 
 if TYPE_CHECKING:
@@ -280,9 +280,11 @@ async def _embed_into(
     progress: Progress, batch: int = 256,
 ) -> Vectors:  # fmt: skip
     """Embed every chunk with ``embedder`` into a fresh ``collection``; returns the vectors (chunk order)."""
+    cfg = settings.vector_store
     store = MilvusVectorStore(
-        settings.milvus_uri, collection, embedder.dimensions, settings.vector_store.token.get_secret_value()
-    )
+        settings.milvus_uri, collection, embedder.dimensions, cfg.token.get_secret_value(), cfg.index_type,
+        cfg.index_params, cfg.search_params, f"{embedder.name}:{embedder.dimensions}",
+    )  # fmt: skip
     try:
         await asyncio.to_thread(store.client.drop_collection, collection)  # leftovers of a killed run
         store._ensure_collection()
@@ -368,10 +370,11 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = _n
     clock["train"] = time.perf_counter() - start
 
     start = time.perf_counter()
-    collection = f"{state.base_collection or settings.vector_store.collection}_t{version}"
+    name = TuningState(version=version).embedder_name
     with ThreadPoolExecutor(settings.model_threads, thread_name_prefix="model") as pool:
         tuned_model = await asyncio.to_thread(load_sentence_transformer, str(target))  # as serving will, offline
-        embedder = SentenceTransformerEmbedder(tuned_model, pool, settings.embeddings.batch_size)
+        embedder = SentenceTransformerEmbedder(tuned_model, pool, settings.embeddings.batch_size, name)
+        collection = collection_for(settings.vector_store.collection, f"{name}:{embedder.dimensions}")
         vectors = await _embed_into(settings, collection, embedder, chunks, progress)
         clock["re_embed"] = time.perf_counter() - start
         queries = await embedder.embed_documents([p.query for p in held])
@@ -388,10 +391,10 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = _n
 
     new_state = TuningState(
         version=version, last_version=version, model_dir=model_dir, collection=collection,
-        base_collection=state.base_collection or settings.vector_store.collection,
+        base_collection=settings.vector_store.collection,
         base_version=state.base_version or before, k1=bm25.k1, b=bm25.b, dense_weight=dense_weight, bm25_weight=1.0,
     )  # fmt: skip
-    after = await _write_manifest(settings, corpus.manifest, new_state.embedder_name, embedder.dimensions)
+    after = await _write_manifest(settings, corpus.manifest, name, embedder.dimensions)
     save_state(settings.data_dir, new_state)  # the switch
     if state.version and state.collection != collection:  # the previous tuned collection is no longer read
         await asyncio.to_thread(_drop_collection, settings, state.collection)
@@ -409,7 +412,7 @@ async def revert(settings: Settings, progress: Progress = _no_progress) -> TuneR
     store = build_object_store(settings.object_store, settings.data_dir)
     corpus = await Corpus.load(store)
     before = corpus.version
-    base = state.base_collection or settings.vector_store.collection
+    base = settings.vector_store.collection  # the packaged model's vectors live in the configured collection
     manifest = corpus.manifest
     packaged_version = Manifest(embedder=f"{PACKAGED_NAME}:{manifest.dimensions or 384}",
                                 documents=manifest.documents).version  # fmt: skip

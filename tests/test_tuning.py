@@ -63,16 +63,18 @@ async def test_tune_switches_to_a_tuned_model_and_revert_restores_the_packaged_o
     packaged_vector = load_sentence_transformer().encode(["deposit"])[0]
     assert abs(tuned_vector - packaged_vector).max() > 1e-5  # the weights did change
     assert report.corpus_version_before == before != report.corpus_version_after
-    assert state.collection == "gweta_chunks_t1" and state.base_collection == "gweta_chunks"
+    tuned_collection = state.collection
+    assert tuned_collection == "gweta_chunks__minilm_tuned_v1_384" and state.base_collection == "gweta_chunks"
     assert state.k1 is not None and state.dense_weight is not None
 
     tuned = apply_tuning(settings)
-    assert tuned.embeddings.model == str(model_dir) and tuned.vector_store.collection == "gweta_chunks_t1"
+    assert tuned.embeddings.model == str(model_dir) and tuned.embeddings.name == "minilm-tuned-v1"
     assert (tuned.bm25.k1, tuned.retrieval.dense_weight) == (state.k1, state.dense_weight)
     async with open_services(settings) as services:
         assert services.corpus.version == report.corpus_version_after  # caches keyed on it drop
         retriever = services.orchestrator.deps.retriever
         assert retriever.embedder.name == "minilm-tuned-v1"
+        assert getattr(retriever.vectors, "collection", "") == state.collection
         assert await retriever.vectors.count() == len(services.corpus)
         result = await retriever.retrieve("How much deposit can a landlord ask for?", mode="dense", rerank=False)
         assert result.hits and result.hits[0].chunk.doc_key.startswith("sample/")
@@ -84,7 +86,7 @@ async def test_tune_switches_to_a_tuned_model_and_revert_restores_the_packaged_o
     assert (await _chunks(private_data_dir)).version == before
     store = MilvusVectorStore(settings.milvus_uri, "gweta_chunks", 384)
     try:
-        assert not store.client.has_collection("gweta_chunks_t1")  # the tuned vectors are dropped
+        assert not store.client.has_collection(tuned_collection)  # the tuned vectors are dropped
         assert await store.count() == len((await _chunks(private_data_dir)).chunks)
     finally:
         await store.close()
