@@ -158,8 +158,9 @@ def ingest(
 def reembed(data_dir: DataDir = None) -> None:
     """Embed the stored corpus again with the configured embeddings model (into that model's own collection)."""
     from api.tools.reembed import reembed as run_reembed
+    from api.tuning import apply_tuning
 
-    settings = _settings(data_dir)
+    settings = apply_tuning(_settings(data_dir))  # a tuned data dir re-embeds with its tuned model
     configure_logging("WARNING")
 
     async def go() -> Any:
