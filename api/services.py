@@ -14,10 +14,12 @@ import httpx
 from langchain_core.callbacks import BaseCallbackHandler
 
 from api.auth import LOCAL, Caller, IdTokenVerifier, build_id_token_verifier
+from api.composer.answerability import load_answerability_model
 from api.composer.skills import load_skills
 from api.errors import ConfigError
 from api.observability import build_callbacks
 from api.orchestrators.query import QueryDeps, QueryOrchestrator, build_query_graph
+from api.orchestrators.query.evidence import FittedJudge
 from api.schemas.events import StreamEvent
 from api.schemas.query import QueryRequest
 from api.settings import Settings
@@ -34,6 +36,7 @@ from api.tools.memory import build_memory
 from api.tools.object_store import build_object_store
 from api.tools.reranker import build_reranker
 from api.tools.retrieval import HybridRetriever
+from api.tools.thesaurus import load_thesaurus
 from api.tools.vector_store import build_vector_store
 from api.tuning import apply_tuning
 
@@ -95,23 +98,33 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
                 )
             lexical = await load_lexical_index(store, settings.bm25)
             reranker = build_reranker(settings.reranker, pool)
+            thesaurus = load_thesaurus(settings.retrieval.lay_terms_path) if settings.retrieval.lay_terms else None
+            answerability = (
+                load_answerability_model(settings.retrieval.answerability_path)
+                if settings.retrieval.answerability
+                else None
+            )
 
-            def assemble(corpus: Corpus, lexical: LexicalIndex) -> tuple[HybridRetriever, ContextBundler]:
+            def assemble(
+                corpus: Corpus, lexical: LexicalIndex
+            ) -> tuple[HybridRetriever, ContextBundler, FittedJudge | None]:
                 """The tools that hold one corpus version (each with its own caches)."""
                 retriever = HybridRetriever(
-                    corpus, embedder, vectors, lexical, settings.retrieval, reranker, settings.reranker.candidates
-                )
+                    corpus, embedder, vectors, lexical, settings.retrieval, reranker, settings.reranker.candidates,
+                    thesaurus,
+                )  # fmt: skip
                 bundler = ContextBundler(
                     corpus, embedder.count_tokens, settings.retrieval.context_tokens,
                     settings.retrieval.provision_tokens,
                 )  # fmt: skip
-                return retriever, bundler
+                judge = FittedJudge(answerability, lexical, thesaurus) if answerability is not None else None
+                return retriever, bundler, judge
 
-            retriever, bundler = assemble(corpus, lexical)
+            retriever, bundler, judge = assemble(corpus, lexical)
             memory = build_memory(settings, firestore)
             deps = QueryDeps(
                 settings=settings, corpus=corpus, retriever=retriever, bundler=bundler,
-                llm=build_llm(settings.llm, http), skills=skills, memory=memory,
+                llm=build_llm(settings.llm, http), skills=skills, memory=memory, judge=judge,
             )  # fmt: skip
             log.info("corpus %s: %d documents, %d chunks", corpus.version, len(corpus.manifest.documents), len(corpus))
             model = settings.llm.model if settings.llm.backend != "none" else "extractive"
@@ -123,9 +136,9 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
 
                     async def swap(corpus: Corpus, lexical: LexicalIndex) -> None:
                         # Requests already running keep the deps they started with; new ones get the new version.
-                        retriever, bundler = assemble(corpus, lexical)
+                        retriever, bundler, judge = assemble(corpus, lexical)
                         orchestrator.deps = dataclasses.replace(
-                            orchestrator.deps, corpus=corpus, retriever=retriever, bundler=bundler
+                            orchestrator.deps, corpus=corpus, retriever=retriever, bundler=bundler, judge=judge
                         )
 
                     served = corpus.version if set(lexical.chunk_ids) == set(corpus.chunks) else ""

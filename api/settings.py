@@ -79,6 +79,9 @@ class LLMSettings(BaseModel):
     max_steps: int = Field(3, ge=1, le=5, description="Research steps a multi-hop question may complete.")
     memory_similarity: float = Field(0.92, gt=0, le=1, description="QA memory: how alike a question must be.")
     memory_ttl_s: float = Field(3600.0, ge=0, description="QA memory: how long a verified answer is kept.")
+    stall_timeout_s: float = Field(
+        10.0, gt=0, description="Stall watchdog: no answer token for this long stops the model; what is verified stays."
+    )
 
 
 class FirestoreSettings(BaseModel):
@@ -317,6 +320,10 @@ class RetrievalSettings(BaseModel):
         0.95, gt=0, le=1, description="A query this close (cosine) to a cached one reuses its results."
     )
     mask_cache_entries: int = Field(256, ge=1, description="Filter sets whose BM25 candidate mask is kept (LRU).")
+    lay_terms: bool = Field(True, description="Add the lay-term thesaurus's legal terms to both search sides.")
+    lay_terms_path: Path | None = Field(None, description="Thesaurus TOML; unset means api/data/lay_terms.toml.")
+    answerability: bool = Field(True, description="Abstain before synthesis when the fitted evidence judge says so.")
+    answerability_path: Path | None = Field(None, description="Judge parameters; unset: api/data/answerability.toml.")
 
 
 class IngestionSettings(BaseModel):
@@ -350,6 +357,9 @@ class Settings(BaseSettings):
     sse_ping_s: float = Field(15.0, gt=0, description="Keep-alive comment interval on event streams.")
     corpus_poll_s: float = Field(
         30.0, ge=0, description="How often a replica checks the object store for a new corpus version (0: never)."
+    )
+    question_deadline_s: float = Field(
+        60.0, gt=0, le=600, description="Every question ends (with a final event) within this many seconds."
     )
     vector_store: VectorStoreSettings = VectorStoreSettings()
     object_store: ObjectStoreSettings = ObjectStoreSettings()

@@ -142,6 +142,9 @@ class FakeOpenAI:
             yield "data: [DONE]\n\n"
 
         if not body.get("stream"):
+            # A non-streamed response arrives when the whole reply has been generated.
+            stall = reply.stall_s if reply.stall_after is not None else 0.0
+            await asyncio.sleep(reply.delay_s * len(reply.pieces) + stall)
             text = "".join(reply.pieces)
             message = {"role": "assistant", "content": text}
             return JSONResponse({

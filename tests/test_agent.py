@@ -12,7 +12,8 @@ from tests.servers import FakeOpenAI, LiveServer, Reply, answer_json
 from tests.sse import Event, collect
 from tests.test_stream import assert_contract
 
-DEPOSIT = "How much deposit can a landlord ask for?"
+DEPOSIT = "How much deposit can a landlord require?"
+QUOTE = "A landlord shall not require a deposit that exceeds the rent payable for two months"
 VERBATIM = "“A landlord shall not require a deposit that exceeds the rent payable for two months.” [1]"
 
 
@@ -95,7 +96,7 @@ async def test_a_multi_hop_question_is_planned_and_replanned(private_data_dir: P
         "Rent increases need written notice [2]."
     )
     upstream = FakeOpenAI([Reply([answer])], {
-        "plan": [answer_json({"complexity": "multi_hop", "steps": ["landlord deposit limit"]})],
+        "plan": [answer_json({"complexity": "multi_hop", "steps": ["maximum deposit a landlord may require"]})],
         "grade": [answer_json({"relevant": [1], "sufficient": True, "rewrite": ""}),
                   answer_json({"relevant": [1], "sufficient": True, "rewrite": ""})],
         "replan": [answer_json({"complete": False, "next": "notice before a rent increase"}),
@@ -105,7 +106,8 @@ async def test_a_multi_hop_question_is_planned_and_replanned(private_data_dir: P
     final = assert_contract(events)
     assert upstream.skills_called == ["plan", "expand", "grade", "replan", "expand", "grade", "replan", "synthesize"]
     first, second = final["research"]
-    assert first["query"] == "landlord deposit limit" and second["query"] == "notice before a rent increase"
+    assert first["query"] == "maximum deposit a landlord may require"
+    assert second["query"] == "notice before a rent increase"
     assert not set(first["added"]) & set(second["added"])  # no passage is found twice
     sections = {c["section_id"] for c in final["citations"]}
     assert sections == {"sample/act/2024/3#s3", "sample/act/2024/3#s4"}
@@ -117,15 +119,18 @@ async def test_a_failed_verification_triggers_one_corrective_search(private_data
     upstream = FakeOpenAI([Reply([invented]), Reply([VERBATIM])])
     (events,) = await ask(upstream, private_data_dir, DEPOSIT)
     final = assert_contract(events)
-    assert codes(events) == ["unverified_quote", "answer_revised"]
-    assert final["answer"] == VERBATIM and final["verified"]  # the revised answer replaces the first
+    # The corrective search may number the provisions differently: the gate re-attributes a right quote under a
+    # wrong marker (and the re-attributed answer replaces the streamed one).
+    assert codes(events)[:2] == ["unverified_quote", "answer_revised"] and set(codes(events)[2:]) <= {"answer_revised"}
+    assert QUOTE in final["answer"] and final["verified"]  # the revised answer replaces the first
+    assert final["citations"][0]["section_id"] == "sample/act/2024/3#s3" and QUOTE in final["citations"][0]["quote"]
     assert len(final["research"]) == 2 and "any deposit the tenant agrees to" in final["research"][1]["query"]
     assert upstream.skills_called == ["expand", "grade", "synthesize", "synthesize"]  # corrective step: 1 call
 
 
 async def test_a_near_identical_question_is_answered_from_memory(private_data_dir: Path) -> None:
     upstream = FakeOpenAI([Reply([VERBATIM])])
-    first, again = await ask(upstream, private_data_dir, DEPOSIT, "How much deposit can a landlord ask for")
+    first, again = await ask(upstream, private_data_dir, DEPOSIT, "How much deposit can a landlord require")
     assert assert_contract(first)["verified"] and not first[-1].json()["cached"]
     cached = assert_contract(again)
     assert cached["cached"] and cached["answer"] == VERBATIM and codes(again) == ["cached_answer"]
@@ -155,7 +160,7 @@ async def test_a_model_that_stalls_mid_answer_degrades_to_quotes(private_data_di
 
 
 async def test_an_answer_resting_on_one_of_several_relevant_provisions_is_sent_back(private_data_dir: Path) -> None:
-    both = f"{VERBATIM}\n\nThe Act also says more [2]."
+    both = f"{VERBATIM}\n\nA landlord must give written notice of at least three months before a rent increase [3]."
     grade = answer_json({"relevant": [1, 2, 3, 4, 5, 6], "sufficient": True, "rewrite": ""})
     upstream = FakeOpenAI([Reply([VERBATIM]), Reply([both])], {"grade": [grade]})
     (events,) = await ask(upstream, private_data_dir, DEPOSIT)

@@ -65,7 +65,7 @@ CITATION = Citation(index=1, doc_key="a", title="A", section_id="a#s3", provisio
 
 
 async def test_the_trail_records_each_question_per_the_privacy_setting(audit_log: AuditLog) -> None:
-    meta = MetaEvent(trace_id="tr", session_id="s1", route="legal", corpus_version="v9", budgets={})
+    meta = MetaEvent(trace_id="tr", session_id="s1", route="rag_qa", corpus_version="v9", budgets={})
     final = FinalEvent(answer="x [1]", citations=[CITATION], verified=False, timings={"total": 40.0})
     hashed = AuditTrail(audit_log, AuditSettings(hash_salt="pepper"), "gpt-x")
     passed = [e async for e in hashed.watch(events(meta, TokenEvent(text="x"), final), question="Deposit  limits?",
@@ -80,7 +80,7 @@ async def test_the_trail_records_each_question_per_the_privacy_setting(audit_log
     by_caller = {r.caller: r for r in await audit_log.recent()}
     alice, bob = by_caller["alice"], by_caller["bob"]
     assert alice.question == "" and alice.question_sha256 == question_hash("deposit limits?", "pepper")
-    assert (alice.tenant, alice.session_id, alice.route, alice.model) == ("acme", "s1", "legal", "gpt-x")
+    assert (alice.tenant, alice.session_id, alice.route, alice.model) == ("acme", "s1", "rag_qa", "gpt-x")
     assert (alice.sources, alice.verified, alice.outcome, alice.timings) == (["a#s3(1)"], False, "answered",
                                                                               {"total": 40.0})  # fmt: skip
     assert (alice.trace_id, alice.corpus_version) == ("tr", "v9")

@@ -49,11 +49,14 @@ def test_after_recall_ends_on_a_memory_hit() -> None:
     ("values", "expected"),
     [
         ({"retry": True}, "research"),
-        ({"corrected": True, "pending": ["s999"], "hits": [HIT]}, "research"),
+        ({"step_kind": "corrective", "pending": ["s999"], "hits": [HIT]}, "research"),
+        ({"step_kind": "refinement", "pending": ["part two"], "hits": [HIT]}, "research"),
         ({"complexity": "multi_hop", "hits": [HIT]}, "replan"),
-        ({"complexity": "multi_hop", "corrected": True, "hits": [HIT]}, "synthesize"),
+        ({"complexity": "multi_hop", "step_kind": "corrective", "hits": [HIT]}, "synthesize"),
+        ({"complexity": "multi_hop", "step_kind": "refinement", "hits": [HIT]}, "synthesize"),
         ({"hits": [HIT]}, "synthesize"),
-        ({"corrected": True}, "abstain"),
+        ({"hits": [HIT], "answerable": True}, "synthesize"),
+        ({"hits": [HIT], "answerable": False}, "abstain"),  # the evidence judge found nothing that answers
         ({}, "abstain"),
     ],
 )
@@ -71,7 +74,19 @@ def test_after_replan_covers_every_branch(values: dict[str, Any], expected: str)
 
 def test_after_verify_sends_one_corrective_step_or_keeps_the_answer() -> None:
     assert routing.after_verify(state(pending=["quoted words"])) == "research"
-    assert routing.after_verify(state()) == "remember"
+    assert routing.after_verify(state()) == "reevaluate"
+
+
+def test_after_reevaluate_refines_once_or_keeps_the_answer() -> None:
+    assert routing.after_reevaluate(state(pending=["the part not covered"], refined=True)) == "research"
+    assert routing.after_reevaluate(state()) == "remember"
+
+
+def test_a_multiple_choice_question_ends_with_the_selection() -> None:
+    assert routing.after_answer(state(choices=["one", "two"])) == "select_choice"
+    assert routing.after_answer(state()) == "__end__"
+    assert routing.after_recall(state(cached=True, choices=["one", "two"])) == "select_choice"
+    assert routing.after_replan(state(hits=[HIT], answerable=False)) == "abstain"
 
 
 def test_split_question_makes_one_step_per_part() -> None:

@@ -106,7 +106,7 @@ async def test_a_source_removed_from_the_folder_is_removed_from_every_index(tmp_
     assert not any(i.startswith("sample/act/2022/11") for i in ids) and count == len(ids)
     assert not any(i.startswith("sample/act/2022/11") for i in json.loads(bm25)["chunk_ids"])
     store = LocalObjectStore(tmp_path / "data" / "objects")
-    assert len(await store.list_keys("docs/")) == len(await store.list_keys("chunks/")) == 3
+    assert len(await store.list_keys("docs/")) == len(await store.list_keys("chunks/")) == 4
 
 
 async def test_ingesting_another_folder_leaves_the_first_alone(tmp_path: Path) -> None:

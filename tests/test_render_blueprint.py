@@ -15,6 +15,10 @@ SECRETS = {
     "GWETA_OBJECT_STORE__ENDPOINT_URL": "https://0123.r2.cloudflarestorage.com",
     "GWETA_FIRESTORE__PROJECT": "gweta-prod",
     "GWETA_IDENTITY__PROJECT_ID": "gweta-prod",
+    "GWETA_WHATSAPP__PHONE_NUMBER_ID": "106540352242922",
+    "GWETA_AUTH__JWT_SECRET": "a-dashboard-secret-of-at-least-32-bytes",
+    "GWETA_AUTH__JWT_PUBLIC_KEY": "",  # Firebase's published keys verify sign-in; no key of our own
+    "GWETA_WEB__PUBLIC_URL": "https://gweta.example.org",
 }
 
 

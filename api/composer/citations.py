@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from pydantic import BaseModel
 
@@ -12,6 +13,7 @@ from api.schemas.events import Citation, CitationEvent, TokenEvent
 
 Emit = Callable[[BaseModel], None]
 MARKER = re.compile(r"\[(\d{1,3})\]")
+_JOINER = "\n…\n"  # how the context bundler joins separate spans of one provision (api/tools/context.py)
 
 
 def provision_label(chunk: Chunk) -> str:
@@ -49,10 +51,20 @@ class CitationTracker:
         self.text += piece
         self.emit(TokenEvent(text=piece))
         for match in MARKER.finditer(self.text, scan_from):
-            citation = self.available.get(int(match.group(1)))
-            if citation is not None and citation not in self.used:
+            index = int(match.group(1))
+            citation = self.available.get(index)
+            if citation is not None and all(c.index != index for c in self.used):
+                citation = verbatim_citation(citation)
                 self.used.append(citation)
                 self.emit(CitationEvent(citation=citation))
+
+
+def verbatim_citation(citation: Citation) -> Citation:
+    """The citation as an event may carry it: a context piece that joins separate spans of a provision with "…" is
+    shown to the model whole, but a citation quotes one verbatim span (the first)."""
+    if _JOINER not in citation.quote:
+        return citation
+    return citation.model_copy(update={"quote": first_span(citation.quote)})
 
 
 def stream_words(text: str, tracker: CitationTracker, words_per_token: int = 3) -> None:
@@ -60,3 +72,133 @@ def stream_words(text: str, tracker: CitationTracker, words_per_token: int = 3) 
     pieces = re.findall(r"\S+\s*", text)
     for i in range(0, len(pieces), words_per_token):
         tracker.feed("".join(pieces[i : i + words_per_token]))
+
+
+# --- Verbatim spans and natural citations (attribution that does not depend on the model's markers) ---
+
+_ELISION = re.compile(r"\s*(?:…|\.\s?\.\s?\.|\[\s*(?:…|\.\.\.)\s*\])\s*")
+_TIGHT = frozenset(".,;:!?)")
+_FOLD_CHARS = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "\u2013": "-", "\u2011": "-", "\u00a0": " "})
+
+
+def _normalised(text: str) -> tuple[str, list[int]]:
+    """``text`` lower-cased with runs of whitespace as one space and curly quotes straightened, plus, for each
+    character of the result, its offset in ``text`` (so a match maps back to a verbatim slice)."""
+    out: list[str] = []
+    offsets: list[int] = []
+    folded = text.translate(_FOLD_CHARS)
+    for i, char in enumerate(folded):
+        if char.isspace():
+            if out and out[-1] != " ":
+                out.append(" ")
+                offsets.append(i)
+            continue
+        if char in _TIGHT and out and out[-1] == " ":
+            out.pop()  # "partnership ." in a provision reads as "partnership." in a quote
+            offsets.pop()
+        out.append(char.lower())
+        offsets.append(i)
+    return "".join(out), offsets
+
+
+_SPAN_EDGES = " \"'“”‘’,;:."
+
+
+def quote_spans(quote: str) -> list[str]:
+    """The separate spans of a quote: an elision ("…", "...", "[…]") splits it in two."""
+    return [s.strip(_SPAN_EDGES) for s in _ELISION.split(quote) if s.strip(_SPAN_EDGES)]
+
+
+def locate_span(span: str, text: str, start: int = 0) -> tuple[int, int] | None:
+    """[start, end) of ``span`` in ``text`` (at or after ``start``), ignoring case, spacing and quote styles; None if
+    the words do not occur there in that order, verbatim."""
+    needle, _ = _normalised(span.strip())
+    if not needle:
+        return None
+    hay, offsets = _normalised(text)
+    from_at = next((k for k, off in enumerate(offsets) if off >= start), len(hay))
+    at = hay.find(needle, from_at)
+    if at < 0:
+        return None
+    return offsets[at], offsets[at + len(needle) - 1] + 1
+
+
+def locate_quote(quote: str, text: str) -> list[tuple[int, int]] | None:
+    """Each span of an (possibly elided) quote located in ``text``, in order; None if any span is not there."""
+    found: list[tuple[int, int]] = []
+    position = 0
+    for span in quote_spans(quote):
+        where = locate_span(span, text, position)
+        if where is None:
+            return None
+        found.append(where)
+        position = where[1]
+    return found or None
+
+
+def first_span(text: str) -> str:
+    """The first verbatim span of a context piece (pieces join separate spans of a provision with "…")."""
+    return next((s.strip() for s in text.split(_JOINER) if s.strip()), text.strip())
+
+
+_SECTION_NO = re.compile(r"(\d+[A-Za-z]?)")
+# "section 3(1) of the Marriages Act [Chapter 5:11]", "s 3(1)", "s. 3", "sec 12A", "paragraph 12", "regulation 4"
+_REFERENCE = re.compile(
+    r"\b(?P<unit>sections?|secs?\.?|ss?\.|s(?=\s*\d)|paragraphs?|paras?\.?|regulations?|regs?\.?|rules?|articles?)"
+    r"\s*(?P<number>\d+[A-Za-z]?)(?P<subs>(?:\s*\(\w{1,4}\))*)"
+    r"(?:\s*,?\s*(?:of|in|under)\s+(?:the\s+)?(?P<title>(?:(?-i:[A-Z][\w'-]*)|of|and|the|on|for|\(|\)|,|\s)+?"
+    r"(?-i:Act|Code|Ordinance|Regulations|Rules|Constitution)(?:,?\s*\d{4})?))?",
+    re.I,
+)
+_TITLE_STOP = frozenset("the of and on for act chapter no".split())
+
+
+def _title_words(title: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z]+", title.lower()) if w not in _TITLE_STOP}
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """A natural citation found in answer text."""
+
+    start: int
+    end: int
+    unit: str
+    number: str
+    subsections: tuple[str, ...]
+    title: str
+
+
+def find_references(text: str) -> list[Reference]:
+    """Natural citations in ``text``: "section 3 of the Marriages Act", "s 3(1)", "section 3(1)", "paragraph 12"."""
+    found = []
+    for match in _REFERENCE.finditer(text):
+        unit = match.group("unit").lower().rstrip(".")
+        unit = "paragraph" if unit.startswith("para") else "section"
+        subs = tuple(re.findall(r"\((\w{1,4})\)", match.group("subs") or ""))
+        title = (match.group("title") or "").strip(" ,")
+        found.append(Reference(match.start(), match.end(), unit, match.group("number"), subs, title))
+    return found
+
+
+def resolve_reference(reference: Reference, offered: Sequence[Citation], context_titles: str = "") -> list[int]:
+    """The offered citations a natural citation names: the section number must match; a named instrument must
+    match the citation's title; with no name, ``context_titles`` (the rest of the answer) breaks a tie."""
+    by_number = [
+        c for c in offered if _SECTION_NO.search(c.section) and _SECTION_NO.findall(c.section)[0].lower() ==
+        reference.number.lower() and (reference.unit == "paragraph") == c.section.startswith("paragraph")
+    ]  # fmt: skip
+    if reference.title:
+        wanted = _title_words(reference.title)
+        by_number = [c for c in by_number if wanted and wanted <= _title_words(c.title)]
+    elif len({c.doc_key for c in by_number}) > 1:
+        context = _title_words(context_titles)
+        by_number = [c for c in by_number if _title_words(c.title) and _title_words(c.title) <= context]
+        if len({c.doc_key for c in by_number}) > 1:
+            return []  # ambiguous: "section 3" of two different Acts, neither named
+    if reference.subsections and by_number:
+        # Prefer the citation for that subsection when the bundle offered one; any piece of the section otherwise.
+        wanted_id = "".join(f"({s})" for s in reference.subsections)
+        exact = [c for c in by_number if c.provision_id.endswith(wanted_id)]
+        by_number = exact or by_number
+    return sorted({c.index for c in by_number})

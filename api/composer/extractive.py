@@ -30,6 +30,13 @@ MIN_UNIT_WORDS = 5
 SIM_FLOOR, SIM_FULL = 0.25, 0.65
 MIN_LEXICAL = 0.2
 MIN_SCORE = 0.2
+# How much a sentence's place in the ranking counts against what it shares with the question: retrieval has already
+# weighed the whole provision (both search sides, the lay-term thesaurus), which a sentence's word overlap cannot.
+# A sentence's merit is what it shares with the question (words and meaning, equally); its score adds its
+# provision's rank, so that of two sentences of similar merit the better-ranked provision's comes first.
+RANK_SHARE = 0.3
+MIN_MERIT = 0.12  # below this a sentence does not answer, whatever its rank
+LAY_TERM_WEIGHT = 0.5  # a thesaurus term counts half as much as one of the question's own words
 # Sentences end at a line break, or after . ; : before what looks like the next sentence or provision.
 _UNIT = re.compile(r"\n+|(?<=[.;:])\s+(?=[(\"“A-Z])")
 _LEADING_MARKER = re.compile(r"^(?:\(\w{1,4}\)\s+)+")
@@ -92,38 +99,56 @@ def select_quotes(
     candidates: Sequence[tuple[int, Retrieved, str]],
     similarity: Sequence[float] | None = None,
     max_quotes: int = MAX_QUOTES,
+    lay_terms: Sequence[str] = (),
 ) -> list[Quote]:
-    """Score each candidate sentence against the question; return the best few, best first.
+    """Score each candidate sentence against the question; return the best few, the best-ranked provision first.
 
     A sentence scores by the question words it (or its section heading) contains, weighted by rarity among the
-    candidates, and, when ``similarity`` gives its embedding cosine to the question, by meaning too, so a lay
-    paraphrase still finds the provision. Nothing is returned when no sentence is close enough to answer.
+    candidates, by meaning when ``similarity`` gives its embedding cosine to the question, and by its provision's
+    place in the retrieval ranking. ``lay_terms`` (the legal terms the lay-term thesaurus added to the search) count
+    as question words at half weight, so "my boss sacked me" credits a sentence about an employer's dismissal.
+    The answer leads with the best sentence of the best-ranked provision that has one close enough to answer, so a
+    lay paraphrase is answered from the provision retrieval found rather than from a sentence that merely shares
+    its everyday words. Nothing is returned when no sentence is close enough to answer.
     """
-    wanted = terms(question)
-    if not candidates or not wanted:
+    own = terms(question)
+    wanted = own | terms(" ".join(lay_terms))
+    if not candidates or not own:
         return []
     sims = list(similarity) if similarity is not None else [0.0] * len(candidates)
     unit_terms = [terms(unit) for _, _, unit in candidates]
     # Words rare among the candidates say more about which sentence answers.
     df = {t: sum(t in ut for ut in unit_terms) for t in wanted}
-    weight = {t: math.log(1 + len(candidates) / (1 + df[t])) for t in wanted}
-    total = sum(weight.values())
+    weight = {t: math.log(1 + len(candidates) / (1 + df[t])) * (1.0 if t in own else LAY_TERM_WEIGHT) for t in wanted}
+    total = sum(weight[t] for t in own)
+    # A provision ranks where its best chunk ranks: two chunks of one section are one provision.
+    section_rank: dict[str, int] = {}
+    for rank, hit, _ in candidates:
+        section_rank[hit.chunk.section_id] = min(rank, section_rank.get(hit.chunk.section_id, rank))
     quotes = []
-    for (rank, hit, unit), ut, sim in zip(candidates, unit_terms, sims, strict=True):
+    for (_, hit, unit), ut, sim in zip(candidates, unit_terms, sims, strict=True):
+        rank = section_rank[hit.chunk.section_id]
         heading = terms(hit.chunk.section_heading) | terms(hit.chunk.title)
-        lexical = (sum(weight[t] for t in wanted & ut) + 0.5 * sum(weight[t] for t in wanted & heading - ut)) / total
+        matched = sum(weight[t] for t in wanted & ut) + 0.5 * sum(weight[t] for t in wanted & heading - ut)
+        lexical = min(1.0, matched / total)
         semantic = min(1.0, max(0.0, (sim - SIM_FLOOR) / (SIM_FULL - SIM_FLOOR)))
-        if lexical < MIN_LEXICAL and semantic == 0.0:
+        merit = 0.5 * lexical + 0.5 * semantic
+        if (lexical < MIN_LEXICAL and semantic == 0.0) or merit < MIN_MERIT:
             continue
-        score = 0.5 * lexical + 0.5 * semantic + 0.1 / (1 + rank)
+        score = (1 - RANK_SHARE) * merit + RANK_SHARE / (1 + rank)
         quotes.append(Quote(hit, rank, unit, score))
-    quotes.sort(key=lambda q: -q.score)
-    if not quotes or quotes[0].score < MIN_SCORE:
+    quotes.sort(key=lambda q: (-q.score, q.rank))
+    if not quotes:
         return []
-    best = quotes[0].score
+    # Lead with the best-ranked provision's best sentence (each quote here is close enough to answer on its own).
+    top_rank = min(q.rank for q in quotes)
+    lead = next(q for q in quotes if q.rank == top_rank)
+    quotes.remove(lead)
+    quotes.insert(0, lead)
+    best = max(q.score for q in quotes)
     chosen: list[Quote] = []
     for quote in quotes:
-        if len(chosen) == max_quotes or quote.score < 0.75 * best:
+        if len(chosen) == max_quotes or (chosen and quote.score < 0.75 * best):
             break
         if all(quote.text not in c.text and c.text not in quote.text for c in chosen):
             chosen.append(quote)
@@ -157,9 +182,10 @@ def compose_extractive(
     candidates: Sequence[tuple[int, Retrieved, str]],
     similarity: Sequence[float] | None = None,
     start: int = 1,
+    lay_terms: Sequence[str] = (),
 ) -> tuple[str, list[Citation]]:
     """Return the answer text with [n] markers (from ``start``) and its citations; empty when nothing answers."""
-    quotes = select_quotes(question, candidates, similarity)
+    quotes = select_quotes(question, candidates, similarity, lay_terms=lay_terms)
     lines: list[str] = []
     citations: list[Citation] = []
     previous_section = ""
@@ -180,14 +206,26 @@ def abstention(question: str, searched: int) -> str:
 
 
 async def quote_answer(
-    embedder: Embedder, question: str, hits: Sequence[Retrieved], searched: int, tracker: CitationTracker
+    embedder: Embedder,
+    question: str,
+    hits: Sequence[Retrieved],
+    searched: int,
+    tracker: CitationTracker,
+    lay_terms: Sequence[str] = (),
 ) -> None:
     """Stream the extractive answer (numbered after any citations already offered), or an abstention."""
-    candidates = candidate_units(hits)
-    similarity = await _similarity(embedder, question, [unit for _, _, unit in candidates])
-    text, citations = compose_extractive(question, candidates, similarity, start=len(tracker.available) + 1)
+    text, citations = await extractive_answer(embedder, question, hits, len(tracker.available) + 1, lay_terms)
     tracker.available.update({c.index: c for c in citations})
     stream_words(text or abstention(question, searched), tracker)
+
+
+async def extractive_answer(
+    embedder: Embedder, question: str, hits: Sequence[Retrieved], start: int = 1, lay_terms: Sequence[str] = ()
+) -> tuple[str, list[Citation]]:
+    """The extractive answer and its citations, not streamed (empty when nothing answers)."""
+    candidates = candidate_units(hits)
+    similarity = await _similarity(embedder, question, [unit for _, _, unit in candidates])
+    return compose_extractive(question, candidates, similarity, start=start, lay_terms=lay_terms)
 
 
 async def _similarity(embedder: Embedder, question: str, sentences: list[str]) -> list[float] | None:
@@ -195,8 +233,9 @@ async def _similarity(embedder: Embedder, question: str, sentences: list[str]) -
     if not sentences:
         return []
     try:
-        vectors = await embedder.embed_documents([question, *sentences])
+        asked = await embedder.embed_query(question)  # computed once per request, then reused
+        vectors = await embedder.embed_documents(sentences)
     except GwetaError as exc:
         log.warning("sentence similarity unavailable: %s", exc.message)
         return None
-    return [float(v) for v in vectors[1:] @ vectors[0]]
+    return [float(v) for v in vectors @ asked]

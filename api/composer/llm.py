@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -17,10 +18,13 @@ from .skills import Skill
 
 log = logging.getLogger(__name__)
 ABSTAIN_PHRASE = "could not find this in the documents"
+CHARS_PER_TOKEN = 4.0
 
 
 def source_citations(bundle: ContextBundle) -> list[Citation]:
-    """One citation per context piece: the provision (or the merged spans of it) the model is shown as [n]."""
+    """One citation per context piece: the provision (or the merged spans of it) the model is shown as [n].
+
+    The quote here is the whole piece, for the prompt; the CitationTracker sends only a verbatim span of it."""
     return [make_citation(piece.index, piece.chunk, piece.text) for piece in bundle.pieces]
 
 
@@ -43,19 +47,46 @@ async def stream_llm_answer(
         question=question, sources=render_sources(list(tracker.available.values())), history=history or "(none)"
     )
     usage: dict[str, int] = {}
+    pieces = 0
     try:
         async for chunk in llm.astream([SystemMessage(system), HumanMessage(user)]):
             if isinstance(chunk.content, str) and chunk.content:
+                pieces += 1
                 tracker.feed(chunk.content)
-            meta = getattr(chunk, "usage_metadata", None)
-            if meta:
-                for key in ("input_tokens", "output_tokens", "total_tokens"):
-                    usage[key] = usage.get(key, 0) + int(meta.get(key, 0))
+            add_usage(usage, getattr(chunk, "usage_metadata", None))
     except Exception as exc:  # the OpenAI SDK and httpx raise many types; all mean the endpoint failed us
         log.warning("LLM call failed after %d chars: %r", len(tracker.text), exc)
         raise UpstreamLLMError(f"the language model failed ({type(exc).__name__})") from exc
+    usage = complete_usage(usage, system + user, pieces)
     usage["llm_calls"] = 1
     return usage
+
+
+def add_usage(usage: dict[str, int], meta: Mapping[str, Any] | None) -> None:
+    """Add one message's or chunk's OpenAI-protocol usage (as LangChain reports it) to ``usage``."""
+    if not meta:
+        return
+    for key in ("input_tokens", "output_tokens", "total_tokens"):
+        usage[key] = usage.get(key, 0) + int(meta.get(key, 0) or 0)
+
+
+def complete_usage(usage: dict[str, int], prompt: str, streamed_pieces: int) -> dict[str, int]:
+    """The usage a streamed call reported, or an estimate when the server reported none.
+
+    OpenAI's API sends usage in a last chunk when asked (``stream_options.include_usage``, which the client sets);
+    llama.cpp's server ignores that option in streams and reports usage only in non-streamed responses. Rather than
+    report 0 tokens, count what was seen: llama.cpp streams one token per chunk, and a prompt is about four
+    characters a token. ``usage_estimated`` says which it is.
+    """
+    if usage.get("input_tokens") or usage.get("output_tokens"):
+        return usage
+    estimated = {
+        "input_tokens": max(1, round(len(prompt) / CHARS_PER_TOKEN)),
+        "output_tokens": streamed_pieces,
+        "usage_estimated": 1,
+    }
+    estimated["total_tokens"] = estimated["input_tokens"] + estimated["output_tokens"]
+    return estimated
 
 
 def is_abstention(text: str) -> bool:

@@ -22,6 +22,7 @@ from .skills import Skill
 log = logging.getLogger(__name__)
 _OBJECT = re.compile(r"\{.*\}", re.S)
 RETRY_STATUSES = (429, 500, 502, 503, 504)
+JSON_MODE = {"type": "json_object"}
 
 
 LLMOutcome = Literal["ok", "timeout", "error", "unparsable"]
@@ -78,7 +79,11 @@ async def ask_json(
             outcome = "timeout"
             break
         try:
-            message = await asyncio.wait_for(llm.ainvoke([SystemMessage(system), HumanMessage(user)]), remaining)
+            # Not streamed: a whole JSON object is needed anyway, and a non-streamed response carries its token usage
+            # on every OpenAI-compatible server (llama.cpp's reports none in streams). JSON mode keeps small models
+            # to one parsable object.
+            request = llm.ainvoke([SystemMessage(system), HumanMessage(user)], stream=False, response_format=JSON_MODE)
+            message = await asyncio.wait_for(request, remaining)
         except TimeoutError:
             outcome = "timeout"
             break

@@ -3,6 +3,9 @@
 - AttributionGate: every paragraph of the answer carries at least one [n] marker of a source it was given, and
   an answer cites at least two sources when it was given two or more that are relevant enough to quote.
 - QuoteVerifier: every quoted span of 8 or more words occurs verbatim (spacing aside) in a cited provision.
+- Every number, date and named body in a sentence with a marker occurs in a provision it cites.
+- ``gate_model_answer``: the sentence-level AttributionGate for model answers (below); ``choose_final``: the pure
+  decision of what the reader is shown, never worse than the extractive answer.
 """
 
 from __future__ import annotations
@@ -10,10 +13,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Literal
 
 from api.schemas.events import Citation
 
-from .citations import MARKER
+from .citations import MARKER, find_references, locate_quote, resolve_reference
+from .llm import ABSTAIN_PHRASE
+from .support import SUPPORT_THRESHOLD, Support, content_terms, facts, missing_facts, support
 
 MIN_QUOTE_WORDS = 8
 _QUOTED = re.compile(r"[“\"]([^”\"]{10,}?)[”\"]")
@@ -30,10 +36,18 @@ class Verification:
     uncited_paragraphs: int = 0
     unknown_markers: list[int] = field(default_factory=list)
     too_few_sources: bool = False
+    unsupported_facts: list[str] = field(default_factory=list)
+    """Sentences stating a number, date or named body that none of the provisions they cite states."""
 
     @property
     def passed(self) -> bool:
-        return not (self.quotes_failed or self.uncited_paragraphs or self.unknown_markers or self.too_few_sources)
+        return not (
+            self.quotes_failed
+            or self.uncited_paragraphs
+            or self.unknown_markers
+            or self.too_few_sources
+            or self.unsupported_facts
+        )
 
     def summary(self) -> dict[str, int]:
         return {
@@ -42,6 +56,7 @@ class Verification:
             "uncited_paragraphs": self.uncited_paragraphs,
             "unknown_markers": len(self.unknown_markers),
             "too_few_sources": int(self.too_few_sources),
+            "unsupported_facts": len(self.unsupported_facts),
         }
 
 
@@ -62,6 +77,11 @@ def verify_answer(
         sources = [_normal(provisions.get(c.section_id, c.quote)) for c in cited] or [
             _normal(provisions.get(c.section_id, c.quote)) for c in offered.values()
         ]
+        for sentence, _ in split_sentences(paragraph):
+            # A marker is not support: the facts a cited sentence states must be in what it cites.
+            cites = [offered[int(m)] for m in MARKER.findall(sentence) if int(m) in offered]
+            if cites and missing_facts(sentence, "\n".join(provisions.get(c.section_id, c.quote) for c in cites)):
+                result.unsupported_facts.append(sentence)
         for span in _QUOTED.findall(paragraph):
             if len(span.split()) < MIN_QUOTE_WORDS:
                 continue
@@ -69,3 +89,329 @@ def verify_answer(
             if not any(_normal(span) in source for source in sources):
                 result.quotes_failed.append(span)
     return result
+
+
+# --- Sentence-level AttributionGate for model answers ---------------------------------------------------------------
+#
+# A model's [n] markers are hints, not proof. Each sentence about the law is checked on its own: its quotes must occur
+# verbatim in an offered provision, and the provision it is attributed to (by marker, by a natural citation such as
+# "section 3 of the Marriages Act", or located by its words when it names none) must state every fact in it and be
+# close enough in meaning (``support.support``). The gate attaches the citations itself and drops what fails.
+
+MIN_GATE_QUOTE_WORDS = 3
+MIN_CLAIM_TERMS = 3
+MAX_REMOVED_SHARE = 0.5
+_GATE_QUOTED = re.compile(r"[“\"]([^”\"]+?)[”\"]")
+_ABBREVIATION = re.compile(r"(?:\b(?:s|ss|no|nos|sec|secs|para|paras|cap|chap|art|reg|regs|e\.g|i\.e|etc|mr|mrs|dr|"
+                           r"st|vs|cf|subs)|\b[A-Z])\.$", re.I)  # fmt: skip
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?])[\"”’)\]]*(?:\s*\[\d{1,3}\])*[.]?\s+(?=[\"“(]?[A-Z0-9*•-]|\[(?!\d{1,3}\]))|\n+"
+)  # a marker after the sentence's end ("….” [1]") stays with it, even at the end of the answer
+_LIST_PREFIX = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
+_NOT_A_CLAIM = re.compile(
+    r"could not find|cannot find|can't find|not legal advice|consult (?:a|an|your) (?:lawyer|legal|attorney)|"
+    r"seek legal advice|i hope this|let me know|here (?:is|are) (?:what|the)|based on the (?:sources|documents) "
+    r"(?:provided|given)[,:]?$",
+    re.I,
+)
+
+
+@dataclass(slots=True)
+class SentenceCheck:
+    """One sentence of a model answer and what the gate decided about it."""
+
+    text: str
+    separator: str
+    """The whitespace that followed the sentence in the answer (kept when the answer is rebuilt)."""
+    claim: bool = False
+    markers: list[int] = field(default_factory=list)
+    referenced: list[int] = field(default_factory=list)
+    """Offered citations named in words ("section 3 of the Marriages Act")."""
+    cited: list[int] = field(default_factory=list)
+    """The citations the gate attaches: the provisions that support it."""
+    how: str = ""  # marker | reference | located | reattributed
+    quotes: list[str] = field(default_factory=list)
+    quotes_failed: list[str] = field(default_factory=list)
+    missing_facts: list[str] = field(default_factory=list)
+    score: float = 0.0
+    spans: dict[int, str] = field(default_factory=dict)
+    """Verbatim span of each attached provision that supports the sentence (its quote, or its best window)."""
+    quoted: set[int] = field(default_factory=set)
+    """Attached provisions whose span is the sentence's own verified quote."""
+
+    @property
+    def verdict(self) -> str:
+        if not self.claim:
+            return "not_a_claim"
+        if self.quotes_failed:
+            return "unverified_quote"
+        if self.cited:
+            return "supported"
+        return "unsupported" if (self.markers or self.referenced) else "uncited"
+
+
+@dataclass(slots=True)
+class GateResult:
+    sentences: list[SentenceCheck]
+    answer: str
+    """The answer rebuilt from the sentences that passed, each carrying the markers of the provisions supporting it."""
+    citations: list[Citation]
+    """The attached citations in order of first use, each quoting a verbatim span of its provision."""
+    abstained: bool = False
+
+    @property
+    def claims(self) -> list[SentenceCheck]:
+        return [s for s in self.sentences if s.claim]
+
+    @property
+    def failed(self) -> list[SentenceCheck]:
+        return [s for s in self.claims if s.verdict != "supported"]
+
+    @property
+    def passed(self) -> bool:
+        """Every sentence about the law is supported by a provision it was given, and every quote is verbatim."""
+        return not self.failed and (bool(self.claims) or self.abstained)
+
+    @property
+    def usable(self) -> bool:
+        """With the failed sentences removed, what is left still answers: a supported claim, most claims kept."""
+        claims = self.claims
+        supported = len(claims) - len(self.failed)
+        return supported > 0 and len(self.failed) <= MAX_REMOVED_SHARE * len(claims)
+
+    def summary(self) -> dict[str, int]:
+        verdicts = [s.verdict for s in self.claims]
+        quotes = [q for s in self.sentences for q in s.quotes]
+        return {
+            "claims": len(verdicts),
+            "claims_supported": verdicts.count("supported"),
+            "claims_unsupported": verdicts.count("unsupported"),
+            "claims_uncited": verdicts.count("uncited"),
+            "claims_missing_facts": sum(bool(s.missing_facts) and s.verdict != "supported" for s in self.claims),
+            "quotes_checked": len(quotes),
+            "quotes_failed": sum(len(s.quotes_failed) for s in self.sentences),
+            "citations_located": sum(s.how == "located" for s in self.claims),
+            "citations_from_references": sum(s.how == "reference" for s in self.claims),
+            "citations_reattributed": sum(s.how == "reattributed" for s in self.claims),
+        }
+
+
+def split_sentences(text: str) -> list[tuple[str, str]]:
+    """(sentence, following whitespace) pairs; "s. 3", "No. 5" and a trailing "[1]." stay with their sentence."""
+    pieces: list[tuple[str, str]] = []
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        head = text[start : match.start()]
+        if not match.group(0).startswith("\n") and _ABBREVIATION.search(head.rstrip()):
+            continue
+        boundary = match.start() + len(match.group(0).rstrip())
+        sentence = text[start:boundary]
+        if sentence.strip():
+            pieces.append((sentence.strip(), text[boundary : match.end()] or " "))
+        start = match.end()
+    if text[start:].strip():
+        pieces.append((text[start:].strip(), ""))
+    return pieces
+
+
+def _is_claim(sentence: str, markers: list[int], quotes: list[str]) -> bool:
+    if markers or quotes:
+        return True
+    body = _LIST_PREFIX.sub("", sentence)
+    if _NOT_A_CLAIM.search(body) and facts(body).empty:
+        return False
+    return len(content_terms(body)) >= MIN_CLAIM_TERMS or not facts(body).empty
+
+
+def _strip_markers(sentence: str) -> str:
+    return " ".join(MARKER.sub(" ", sentence).split()).replace(" .", ".").replace(" ,", ",")
+
+
+def _check_sentence(
+    check: SentenceCheck, offered: Mapping[int, Citation], texts: Mapping[int, str], context: str
+) -> None:
+    sentence = _strip_markers(check.text)
+    check.markers = [int(m) for m in MARKER.findall(check.text)]
+    check.quotes = [q for q in _GATE_QUOTED.findall(check.text) if len(q.split()) >= MIN_GATE_QUOTE_WORDS]
+    check.claim = _is_claim(sentence, check.markers, check.quotes)
+    if not check.claim:
+        return
+    for reference in find_references(sentence):
+        check.referenced += [i for i in resolve_reference(reference, list(offered.values()), context)
+                             if i not in check.referenced]  # fmt: skip
+    named = [i for i in (*check.markers, *check.referenced) if i in offered]
+    order = list(dict.fromkeys([*named, *offered]))
+    # Quotes first: each must be a verbatim span (elisions: every span, in order) of some offered provision.
+    quote_homes: dict[int, str] = {}
+    for quote in check.quotes:
+        home = next((i for i in order if locate_quote(quote, texts[i]) is not None), None)
+        if home is None:
+            check.quotes_failed.append(quote)
+            continue
+        spans = locate_quote(quote, texts[home]) or []
+        longest = max(spans, key=lambda s: s[1] - s[0])
+        quote_homes.setdefault(home, texts[home][longest[0] : longest[1]])
+    if check.quotes_failed:
+        return
+    # Then the claim: the named provisions if one supports it, else any offered provision that does.
+    best: tuple[float, int, Support] | None = None
+    for rank, index in enumerate(order):
+        result = support(sentence, texts[index])
+        if index in quote_homes and not result.missing:
+            result = Support(max(result.score, SUPPORT_THRESHOLD), result.span, result.missing, result.threshold)
+        if not result.supported:
+            if index in named and best is None:
+                check.missing_facts, check.score = list(result.missing), result.score
+            continue
+        key = (1.0 if index in named else 0.0) + result.score
+        if best is None or key > best[0]:
+            best = (key, rank, result)
+        if index in named:
+            break  # a named provision that supports the sentence wins; no need to look further
+    if best is None:
+        if not named:
+            scores = [support(sentence, texts[i]) for i in order]
+            if scores:
+                top = max(scores, key=lambda s: s.score)
+                check.missing_facts, check.score = list(top.missing), top.score
+        return
+    _, rank, result = best
+    index = order[rank]
+    check.cited = [index]
+    check.score = result.score
+    check.missing_facts = []
+    if index in check.referenced and index not in check.markers:
+        check.how = "reference"
+    elif index in check.markers:
+        check.how = "marker"
+    else:
+        check.how = "reattributed" if check.markers else "located"
+    check.spans[index] = quote_homes.get(index) or texts[index][result.span[0] : result.span[1]]
+    if index in quote_homes:
+        check.quoted.add(index)
+
+
+def _with_markers(sentence: str, indices: list[int]) -> str:
+    body = _strip_markers(sentence)
+    if not indices:
+        return body
+    markers = "".join(f"[{i}]" for i in indices)
+    match = re.search(r"[.!?:;]?[\"”’)]*$", body)
+    cut = match.start() if match and match.group(0) and body[match.start()] in ".!?:;" else len(body)
+    return f"{body[:cut].rstrip()} {markers}{body[cut:]}"
+
+
+def gate_model_answer(answer: str, offered: Mapping[int, Citation], provisions: Mapping[str, str]) -> GateResult:
+    """Check a model's answer sentence by sentence and rebuild it from what passes, citations attached.
+
+    ``offered``: the citations the model was shown, by marker; ``provisions``: section id -> full provision text (a
+    citation whose provision is missing is checked against its own quote).
+    """
+    texts = {i: provisions.get(c.section_id) or c.quote for i, c in offered.items()}
+    checks = [SentenceCheck(text, sep) for text, sep in split_sentences(answer)]
+    for check in checks:
+        _check_sentence(check, offered, texts, answer)
+    kept: list[str] = []
+    used: dict[int, Citation] = {}
+    quoted: set[int] = set()
+    for check in checks:
+        if check.claim and check.verdict != "supported":
+            continue
+        kept.append(_with_markers(check.text, check.cited) + check.separator)
+        for index in check.cited:
+            # The citation quotes what the answer quoted, if it quoted this provision; else the first supporting span.
+            if index not in used or (index in check.quoted and index not in quoted):
+                used[index] = offered[index].model_copy(update={"quote": check.spans[index]})
+                quoted |= check.quoted & {index}
+    rebuilt = "".join(kept).strip()
+    abstained = ABSTAIN_PHRASE in answer.lower()
+    return GateResult(checks, rebuilt, list(used.values()), abstained)
+
+
+# --- The final answer: never worse than the extractive path's -------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractiveAnswer:
+    """The extractive path's answer (verbatim quotes, verified by construction), or its abstention."""
+
+    answer: str
+    citations: list[Citation]
+    abstained: bool
+
+
+@dataclass(frozen=True, slots=True)
+class FinalAnswer:
+    source: Literal["model", "model_trimmed", "extractive", "abstention"]
+    answer: str
+    citations: list[Citation]
+    verified: bool
+    abstained: bool
+    warnings: tuple[tuple[str, str], ...] = ()
+
+
+def after_model_verification(gate: GateResult, corrected: bool, llm_calls_left: int) -> Literal["finish", "correct"]:
+    """One corrective step for a model answer that did not pass, if it has not had one and the budget allows."""
+    return "correct" if not gate.passed and not corrected and llm_calls_left >= 1 else "finish"
+
+
+def corrective_query(gate: GateResult, question: str, max_words: int = 40) -> str:
+    """What the corrective step searches for: the first failed quote, else the first failed sentence (its words, not
+    its markers), else the question; the step should search again without excluding what was already found."""
+    failed = gate.failed
+    text = (failed[0].quotes_failed or [_strip_markers(failed[0].text)])[0] if failed else question
+    return " ".join(find_references_stripped(text).split()[:max_words]) or question
+
+
+_DANGLING = re.compile(r"\b(?:under|according to|in terms of|in|of|see)\s*(?=[,.;:]|$)", re.I)
+
+
+def find_references_stripped(text: str) -> str:
+    """``text`` without its natural citations (and the preposition left hanging), which only add noise to a search."""
+    for reference in reversed(find_references(text)):
+        text = text[: reference.start] + text[reference.end :]
+    text = _DANGLING.sub("", text)
+    return re.sub(r"\s+([,.;:])", r"\1", " ".join(text.split())).lstrip(",.;: ")
+
+
+def choose_final(gate: GateResult | None, extractive: ExtractiveAnswer, abstention_text: str) -> FinalAnswer:
+    """The answer to show once the model's answer has been through the gate (and its one corrective step).
+
+    - passed: the model's answer, with the citations the gate attached;
+    - failed but usable: the model's answer without the sentences that failed, with a warning;
+    - otherwise (or no model answer): the extractive answer with a warning — never an unverified answer, never blank;
+      an extractive abstention becomes ``abstention_text`` when the extractive answer is empty.
+    """
+    fallback_text = extractive.answer.strip() or abstention_text
+    fallback_abstained = extractive.abstained or not extractive.answer.strip()
+    extractive_final = FinalAnswer(
+        "abstention" if fallback_abstained else "extractive",
+        fallback_text,
+        [] if fallback_abstained else list(extractive.citations),
+        True,
+        fallback_abstained,
+    )
+    if gate is None:
+        return extractive_final
+    if gate.abstained and not gate.claims:
+        if fallback_abstained:
+            return FinalAnswer("abstention", gate.answer or abstention_text, [], True, True)
+        note = ("model_abstained", "the model found no answer in the sources; the quoted provisions below are what "
+                "the search found")  # fmt: skip
+        return _with_warning(extractive_final, note)
+    if gate.passed and gate.answer:
+        return FinalAnswer("model", gate.answer, gate.citations, True, False)
+    if gate.usable and gate.answer:
+        note = ("statements_removed", f"{len(gate.failed)} statement(s) in the model's answer could not be matched to "
+                "the provisions cited and were removed")  # fmt: skip
+        return FinalAnswer("model_trimmed", gate.answer, gate.citations, True, False, (note,))
+    note = ("model_answer_unverified", "the model's answer could not be verified against the sources; showing the "
+            "provisions themselves instead")  # fmt: skip
+    if fallback_abstained:
+        note = ("model_answer_unverified", "the model's answer could not be verified against the sources")
+    return _with_warning(extractive_final, note)
+
+
+def _with_warning(final: FinalAnswer, warning: tuple[str, str]) -> FinalAnswer:
+    return FinalAnswer(final.source, final.answer, final.citations, final.verified, final.abstained,
+                       (*final.warnings, warning))  # fmt: skip

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, Request
 from api.auth import CallerDep
 from api.errors import NotFoundError
 from api.middleware import rate_limited
+from api.schemas.errors import error_responses
 from api.schemas.reader import DocumentList, DocumentView, ProvisionView
 from api.tools.reader import NOT_FOUND, DocumentReader, unsafe
 
@@ -33,12 +34,12 @@ def _checked(request: Request, *values: str) -> None:
         raise NotFoundError(NOT_FOUND)
 
 
-@router.get("")
+@router.get("", responses=error_responses(401, 429))
 async def list_documents(reader: Reader, caller: CallerDep) -> DocumentList:
     return reader.listing(caller)
 
 
-@router.get("/{doc_key:path}/provisions/{fragment}")
+@router.get("/{doc_key:path}/provisions/{fragment}", responses=error_responses(401, 404, 422, 429))
 async def get_provision(
     request: Request, reader: Reader, caller: CallerDep, doc_key: str, fragment: str
 ) -> ProvisionView:
@@ -47,7 +48,7 @@ async def get_provision(
     return await reader.provision(doc_key, fragment, caller)
 
 
-@router.get("/{doc_key:path}")
+@router.get("/{doc_key:path}", responses=error_responses(401, 404, 422, 429))
 async def get_document(request: Request, reader: Reader, caller: CallerDep, doc_key: str) -> DocumentView:
     _checked(request, doc_key)
     return await reader.document(doc_key, caller)

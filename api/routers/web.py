@@ -16,6 +16,7 @@ from starlette.types import ASGIApp
 
 from api.deps import SettingsDep
 from api.errors import ForbiddenError, NotFoundError
+from api.schemas.errors import error_responses
 from api.schemas.web import DevSignIn, FirebaseConfig, TokenGrant, WebConfig
 from api.settings import Settings
 
@@ -68,7 +69,7 @@ async def web_config(settings: SettingsDep) -> WebConfig:
     )  # fmt: skip
 
 
-@router.post("/api/v1/web/dev-token")
+@router.post("/api/v1/web/dev-token", responses=error_responses(400, 403, 404, 413, 422))
 async def dev_token(settings: SettingsDep, body: DevSignIn) -> TokenGrant:
     """A short-lived HS256 token for development sign-in; exists only while a dev secret is configured."""
     secret = settings.web.dev_signin_secret.get_secret_value()

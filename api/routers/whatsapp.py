@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from api.deps import SettingsDep
 from api.errors import BadRequestError, ForbiddenError, GwetaError, NotFoundError
+from api.schemas.errors import error_responses
 from api.schemas.whatsapp import Notification
 from api.tools.whatsapp import WhatsAppBot, verify_signature
 
@@ -30,7 +31,7 @@ def get_bot(request: Request) -> WhatsAppBot:
 Bot = Annotated[WhatsAppBot, Depends(get_bot)]
 
 
-@router.get("/webhook", response_class=PlainTextResponse)
+@router.get("/webhook", response_class=PlainTextResponse, responses=error_responses(403, 404, 422))
 async def handshake(
     bot: Bot,
     mode: Annotated[str, Query(alias="hub.mode")] = "",
@@ -45,7 +46,7 @@ async def handshake(
     return challenge
 
 
-@router.post("/webhook")
+@router.post("/webhook", responses=error_responses(400, 401, 403, 404, 413, 422))
 async def notify(request: Request, bot: Bot, settings: SettingsDep) -> dict[str, int | str]:
     """Verify the signature over the raw body, schedule the answers, and acknowledge at once."""
     body = await request.body()

@@ -32,7 +32,7 @@ DESCRIPTIONS = {
     400: "The request body is not valid JSON.",
     401: "No valid access token.",
     403: "A valid token without the needed role.",
-    404: "Last-Event-ID names no answer this caller can resume.",
+    404: "No such document, provision or answer to resume for this caller, or a feature not set up.",
     413: "The request body is over the size limit.",
     422: "The question or a filter is not valid.",
     429: "Over the rate limit or the concurrent-answer limit; see Retry-After.",

@@ -26,6 +26,13 @@ WarningCode = Literal[
     "bm25_unavailable",
     "rerank_unavailable",
     "retrieval_unavailable",
+    "llm_stalled",
+    "deadline_reached",
+    "model_abstained",
+    "statements_removed",
+    "model_answer_unverified",
+    "route_overruled",
+    "not_covered",
 ]
 
 
@@ -74,6 +81,26 @@ class ResearchStep(BaseModel):
     sufficient: bool = Field(description="Whether the grade judged the evidence enough to answer.")
     expansions: int = Field(0, description="Alternative queries and hypothetical passages searched too.")
     rewrites: int = 0
+    kind: Literal["research", "corrective", "refinement"] = Field(
+        "research", description="A planned step, the search after a failed verification, or re-evaluation's refinement."
+    )
+
+
+class ChoiceReason(BaseModel):
+    letter: str = Field(description="The choice's letter, as given in the request or the question.")
+    text: str
+    supported: bool = Field(description="Whether the cited evidence supports this choice.")
+    reason: str = Field(description="Why the choice was taken or rejected, in one sentence.")
+    citations: list[int] = Field(default_factory=list, description="The [n] markers of the evidence for the reason.")
+
+
+class MultipleChoice(BaseModel):
+    """The answer to a multiple-choice question: the chosen letter, how sure, and a reason per choice."""
+
+    letter: str = Field(description="The chosen letter; empty when no choice is supported by the evidence.")
+    confidence: float = Field(ge=0, le=1, description="How sure the selection is (evidence support, or the model's).")
+    method: Literal["model", "evidence"] = Field(description="Chosen by the model, or by evidence support alone.")
+    choices: list[ChoiceReason]
 
 
 class FinalEvent(BaseModel):
@@ -87,6 +114,7 @@ class FinalEvent(BaseModel):
     timings: dict[str, float] = Field(default_factory=dict, description="Milliseconds per stage.")
     cached: bool = Field(False, description="True when a verified answer to a near-identical question was reused.")
     research: list[ResearchStep] = Field(default_factory=list, description="The research steps, in order.")
+    choice: MultipleChoice | None = Field(None, description="For a multiple-choice question: the choice made.")
 
 
 class ErrorEvent(BaseModel):

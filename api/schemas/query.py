@@ -72,6 +72,11 @@ class QueryFilters(BaseModel):
     law_id: str | None = Field(None, max_length=256, description="Only this document, e.g. 'zw/act/2022/1'.")
     date_from: DateFilter = Field(None, description="Dated on or after: YYYY[-MM[-DD]], a real date.")
     date_to: DateFilter = Field(None, description="Dated on or before: YYYY[-MM[-DD]], not before date_from.")
+    choices: list[Annotated[str, Field(min_length=1, max_length=500)]] = Field(
+        default_factory=list, max_length=8,
+        description="Answer choices of a multiple-choice question (lettered A, B, … in order); the question is "
+        "researched without them, then the best-supported choice is picked.",
+    )  # fmt: skip
 
     def filters(self) -> dict[str, str]:
         return {name: value for name in FILTER_NAMES if (value := getattr(self, name))}

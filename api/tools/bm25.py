@@ -55,6 +55,10 @@ class LexicalIndex(Protocol):
         """Terms the feedback chunks share that the query lacks, best first (pseudo-relevance feedback)."""
         ...
 
+    def document_frequency(self, term: str) -> int:
+        """How many chunks contain the (tokenized) term."""
+        ...
+
     def __len__(self) -> int: ...
 
 
@@ -83,6 +87,9 @@ class _TokenIndex(abc.ABC):
     @functools.cached_property
     def _document_frequency(self) -> Counter[str]:
         return Counter(token for tokens in self.tokens for token in set(tokens))
+
+    def document_frequency(self, term: str) -> int:
+        return self._document_frequency[term]
 
     def expansion_terms(self, feedback_ids: Sequence[str], query: str, count: int = 8) -> list[str]:
         """RM3-style: weight each term by its share of each feedback chunk times its idf, summed over chunks; keep

@@ -23,6 +23,8 @@ def build_llm(cfg: LLMSettings, http: httpx.AsyncClient) -> BaseChatModel | None
                 api_key=cfg.api_key if cfg.api_key.get_secret_value() else SecretStr("not-needed"),
                 temperature=cfg.temperature,
                 timeout=cfg.timeout_s,
+                # LangChain's own default (120 s between chunks) cuts off a slow local model still reading its prompt.
+                stream_chunk_timeout=cfg.timeout_s,
                 max_retries=0,  # structured calls retry with their own backoff within their time limit
                 max_completion_tokens=cfg.max_tokens,
                 streaming=True,

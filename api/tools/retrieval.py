@@ -24,6 +24,7 @@ from api.tools.cache import SemanticCache, TTLCache
 from api.tools.corpus import Corpus
 from api.tools.embeddings import Embedder, Vectors
 from api.tools.reranker import Reranker
+from api.tools.thesaurus import Thesaurus
 from api.tools.vector_store import NO_FILTERS, Hit, SearchFilters, VectorStore
 
 log = logging.getLogger(__name__)
@@ -53,6 +54,8 @@ class RetrievalResult:
     """For a result served from the cache: 1.0 for the same text, else the cosine of the two queries."""
     expansions: int = 0
     """For ``retrieve_many``: how many alternative queries and hypothetical passages were searched and fused in."""
+    lay_terms: list[str] = field(default_factory=list)
+    """Legal terms the lay-term thesaurus added to both search sides."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +104,7 @@ class HybridRetriever:
         cfg: RetrievalSettings,
         reranker: Reranker | None = None,
         rerank_candidates: int = 20,
+        thesaurus: Thesaurus | None = None,
     ) -> None:
         self.corpus = corpus
         self.embedder = embedder
@@ -109,6 +113,7 @@ class HybridRetriever:
         self.cfg = cfg
         self.reranker = reranker
         self.rerank_candidates = rerank_candidates
+        self.thesaurus = thesaurus
         # Caller-supplied filters key this cache, so it is bounded like the others (a mask is one byte per chunk).
         self._masks: TTLCache[Mask] = TTLCache(MASK_CACHE_S, cfg.mask_cache_entries)
         # Query -> results, found by the normalised text or by a query embedding close enough to a cached one,
@@ -181,12 +186,13 @@ class HybridRetriever:
         result: RetrievalResult,
         expand: bool = False,
         vector: Vectors | None = None,
+        lexical_query: str | None = None,
     ) -> dict[str, list[Hit]]:
         sources: dict[str, Awaitable[list[Hit]]] = {}
         if mode in ("hybrid", "dense"):
             sources["dense"] = self._dense(query, filters, vector)
         if mode in ("hybrid", "bm25"):
-            sources["bm25"] = self._lexical(query, filters, expand, result)
+            sources["bm25"] = self._lexical(lexical_query or query, filters, expand, result)
         outcomes = await asyncio.gather(
             *(self._timed(name, work, result.timings) for name, work in sources.items()), return_exceptions=True
         )
@@ -244,7 +250,7 @@ class HybridRetriever:
             return RetrievalResult(
                 hits=list(cached.hits), warnings=[], timings=timings, stages=cached.stages,
                 cache_hits={"retrieval": 1}, expansion=cached.expansion,
-                cache_similarity=similarity,
+                cache_similarity=similarity, lay_terms=cached.lay_terms,
             )  # fmt: skip
 
         result = RetrievalResult(hits=[])
@@ -252,10 +258,18 @@ class HybridRetriever:
             return from_cache(cached, 1.0)
         if not len(self.corpus):
             return result
-        vector = await self._embed(query, result) if mode in ("hybrid", "dense") else None
+        # A lay word the corpus itself uses in at least 1 chunk in 200 is already the statutes' word: not expanded.
+        common = max(1, len(self.lexical) // 200)
+        in_use = lambda word: self.lexical.document_frequency(word) >= common  # noqa: E731
+        lay = self.thesaurus.expand(query, in_use) if self.thesaurus is not None else None
+        dense_query = lay.dense_query if lay else query
+        result.lay_terms = list(lay.added) if lay else []
+        vector = await self._embed(dense_query, result) if mode in ("hybrid", "dense") else None
         if caching and vector is not None and (similar := self.cache.get_similar(group, vector)) is not None:
             return from_cache(*similar)
-        rankings = await self._search(query, mode, filters, result, expand, vector)
+        rankings = await self._search(
+            dense_query, mode, filters, result, expand, vector, lay.lexical_query if lay else None
+        )
         if not rankings:
             result.warnings.append(("retrieval_unavailable", "no search backend answered"))
             return result
@@ -317,6 +331,7 @@ class HybridRetriever:
         return RetrievalResult(
             hits=hits, warnings=warnings, timings=main.timings, stages=main.stages, cache_hits=main.cache_hits,
             expansion=main.expansion, cache_similarity=main.cache_similarity, expansions=len(results) - 1,
+            lay_terms=main.lay_terms,
         )  # fmt: skip
 
 

@@ -16,6 +16,7 @@ from api.tools.corpus import Corpus
 from api.tools.memory import AnswerMemory
 from api.tools.retrieval import HybridRetriever
 
+from .evidence import EvidenceJudge
 from .state import Complexity
 
 
@@ -30,6 +31,8 @@ class QueryDeps:
     llm: BaseChatModel | None
     skills: dict[str, Skill]
     memory: AnswerMemory
+    judge: EvidenceJudge | None = None
+    """Decides from the evidence whether the corpus answers a question (a fitted model); None: not judged."""
 
     def llm_calls_left(self, complexity: Complexity, made: Sequence[LLMCall]) -> int:
         """The question's LLM budget (larger for multi-hop questions) less the calls ``made``; 0 without a model."""
@@ -40,11 +43,18 @@ class QueryDeps:
         return limit - len(made)
 
     async def ask(
-        self, skill: str, complexity: Complexity, made: Sequence[LLMCall], timeout_s: float | None = None, **values: str
+        self,
+        skill: str,
+        complexity: Complexity,
+        made: Sequence[LLMCall],
+        timeout_s: float | None = None,
+        reserve: int = 1,
+        **values: str,
     ) -> tuple[dict[str, Any] | None, list[LLMCall]]:
-        """One structured call within the budget, always leaving one call for the answer itself: its JSON object
-        (None on any failure, or when the budget is spent) and the new call record (none when no call was made)."""
-        if self.llm is None or self.llm_calls_left(complexity, made) <= 1:
+        """One structured call within the budget, leaving ``reserve`` calls (by default one, for the answer itself):
+        its JSON object (None on any failure, or when the budget is spent) and the new call record (none when no
+        call was made)."""
+        if self.llm is None or self.llm_calls_left(complexity, made) <= reserve:
             return None, []
         cfg = self.settings.llm
         result, call = await ask_json(

@@ -2,14 +2,16 @@
 
 guard ──blocked──────────────────────────────────────────────► respond
   └──► contextualize ──► classify_intent ──not a legal question──► respond
-                              └──rag_qa──► recall ──memory hit──► END
+                              └──rag_qa──► recall ──memory hit──► END (or select_choice)
                                              └──► plan ──► research ◄──rewrite──┐
                                                             │  └────────────────┘
-                                     multi-hop: replan ◄────┤──► abstain (nothing found)
+                                     multi-hop: replan ◄────┤──► abstain (nothing found, or nothing that answers)
                                         └──next step──► research
-                                                            └──► synthesize ──► verify ──► remember
-                                                                    ▲             │ failed once
-                                                                    └─ research ◄─┘ (corrective step)
+                                                            └──► synthesize ──► verify ──► reevaluate ──► remember
+                                                                    ▲             │ failed once   │ a part
+                                                                    └─ research ◄─┘ (corrective)  │ uncovered
+                                                                    └─ research ◄─────────────────┘ (refinement)
+remember / abstain ──multiple choice──► select_choice ──► END
 """
 
 from __future__ import annotations
@@ -19,10 +21,20 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from .deps import QueryDeps
-from .nodes.answer import abstain, recall, remember, synthesize, verify
+from .nodes.answer import abstain, recall, synthesize
+from .nodes.checks import reevaluate, remember, select_choice, verify
 from .nodes.research import plan, replan, research
 from .nodes.screening import classify_intent, contextualize, guard, respond
-from .routing import after_guard, after_intent, after_recall, after_replan, after_research, after_verify
+from .routing import (
+    after_answer,
+    after_guard,
+    after_intent,
+    after_recall,
+    after_reevaluate,
+    after_replan,
+    after_research,
+    after_verify,
+)
 from .state import QueryState
 
 
@@ -40,7 +52,9 @@ def build_query_graph(
     builder.add_node("replan", replan)
     builder.add_node("synthesize", synthesize)
     builder.add_node("verify", verify)
+    builder.add_node("reevaluate", reevaluate)
     builder.add_node("remember", remember)
+    builder.add_node("select_choice", select_choice)
     builder.add_node("abstain", abstain)
     builder.add_edge(START, "guard")
     builder.add_conditional_edges("guard", after_guard)
@@ -52,7 +66,9 @@ def build_query_graph(
     builder.add_conditional_edges("replan", after_replan)
     builder.add_edge("synthesize", "verify")
     builder.add_conditional_edges("verify", after_verify)
+    builder.add_conditional_edges("reevaluate", after_reevaluate)
     builder.add_edge("respond", END)
-    builder.add_edge("remember", END)
-    builder.add_edge("abstain", END)
+    builder.add_conditional_edges("remember", after_answer)
+    builder.add_conditional_edges("abstain", after_answer)
+    builder.add_edge("select_choice", END)
     return builder.compile(checkpointer=checkpointer, name="query")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import time
@@ -21,6 +22,7 @@ from api.schemas.events import (
     ErrorEvent,
     FinalEvent,
     MetaEvent,
+    MultipleChoice,
     ResearchStep,
     Route,
     StreamEvent,
@@ -53,6 +55,17 @@ def usage_summary(state: QueryState) -> dict[str, int]:
         key = f"calls_{call['skill']}"
         usage[key] = usage.get(key, 0) + 1
     return usage
+
+
+def past_deadline(state: QueryState) -> QueryState:
+    """What a question that ran out of time keeps: a verified answer (verbatim quotes, or one that passed
+    verification), else a plain statement that no verified answer was reached in time; never an unchecked one."""
+    checked = state.composer == "extractive" or (state.composer == "model" and bool(state.verification))
+    if state.answer and state.verified and checked and (state.citations or state.abstained):
+        return state
+    answer = ("I ran out of time before I could find and verify an answer, so I will not guess. "
+              "Please ask again, or ask a narrower question.")  # fmt: skip
+    return dataclasses.replace(state, answer=answer, citations=[], abstained=True, verified=True, choice=None)
 
 
 def _as_state(values: Any) -> QueryState:
@@ -99,9 +112,14 @@ class QueryOrchestrator:
             )  # fmt: skip
             return [meta, *early]
 
+        deadline = time.monotonic() + self.deps.settings.question_deadline_s
         turn: Any = fresh_turn(
-            question=request.q, filters=request.filters(), tenant=caller.tenant
-        )  # values, Overwrites
+            question=request.q,
+            filters=request.filters(),
+            tenant=caller.tenant,
+            deadline=deadline,
+            choices=list(request.choices),
+        )  # values, Overwrites; fmt: skip
         config: RunnableConfig = {
             "configurable": {"thread_id": caller.session_key(request.session_id)},
             "callbacks": self.callbacks,
@@ -109,20 +127,26 @@ class QueryOrchestrator:
             "metadata": {"trace_id": trace_id},
         }
         state: QueryState | None = None
+        late = False
         try:
-            async for mode, payload in self.graph.astream(
-                turn, config, context=self.deps, stream_mode=["custom", "values"]
-            ):
-                if isinstance(payload, RouteDecided):
-                    for event in opening(payload.route):
-                        yield event
-                elif isinstance(payload, TokenEvent | CitationEvent | WarningEvent):
-                    if meta_sent:
-                        yield payload
-                    else:
-                        early.append(payload)
-                elif mode == "values":
-                    state = _as_state(payload)
+            # The stall watchdog and the nodes keep to the deadline; this is the backstop that always ends the stream.
+            async with asyncio.timeout_at(deadline):
+                async for mode, payload in self.graph.astream(
+                    turn, config, context=self.deps, stream_mode=["custom", "values"]
+                ):
+                    if isinstance(payload, RouteDecided):
+                        for event in opening(payload.route):
+                            yield event
+                    elif isinstance(payload, TokenEvent | CitationEvent | WarningEvent):
+                        if meta_sent:
+                            yield payload
+                        else:
+                            early.append(payload)
+                    elif mode == "values":
+                        state = _as_state(payload)
+        except TimeoutError:
+            late = True
+            log.warning("question ran past its %.0f s deadline", self.deps.settings.question_deadline_s)
         except GwetaError as exc:
             log.warning("query failed: %s (%s)", exc.message, exc.code)
             for event in opening(None):
@@ -139,6 +163,15 @@ class QueryOrchestrator:
         state = state or QueryState(question=request.q)
         for event in opening(state.route or None):
             yield event
+        if late:
+            # What was streamed may be unfinished or unverified: the answer kept replaces it, streamed whole.
+            yield WarningEvent(code="deadline_reached", message="the question ran out of time; only what was "
+                               "verified before then is kept")  # fmt: skip
+            state = past_deadline(state)
+            yield WarningEvent(code="answer_revised", message="the answer that follows replaces anything above")
+            yield TokenEvent(text=state.answer)
+            for citation in state.citations:
+                yield CitationEvent(citation=Citation.model_validate(citation))
         timings = {**state.timings, "total": round((time.perf_counter() - start) * 1000, 2)}
         usage = usage_summary(state)
         log.info("answered route=%s abstained=%s usage=%s timings=%s", state.route, state.abstained, usage, timings)
@@ -152,4 +185,5 @@ class QueryOrchestrator:
             timings=timings,
             cached=state.cached,
             research=[ResearchStep.model_validate(s) for s in state.steps],
+            choice=MultipleChoice.model_validate(state.choice) if state.choice else None,
         )

@@ -15,24 +15,43 @@ def after_intent(state: QueryState) -> Literal["recall", "respond"]:
     return "recall" if state.route == "rag_qa" else "respond"
 
 
-def after_recall(state: QueryState) -> Literal["plan", "__end__"]:
-    return "__end__" if state.cached else "plan"
+def after_recall(state: QueryState) -> Literal["plan", "select_choice", "__end__"]:
+    if state.cached:
+        return after_answer(state)
+    return "plan"
+
+
+def _answer_or_abstain(state: QueryState) -> Literal["synthesize", "abstain"]:
+    """Abstain before synthesis when nothing was found, or when the evidence judge found nothing that answers."""
+    return "synthesize" if state.hits and state.answerable is not False else "abstain"
 
 
 def after_research(state: QueryState) -> Literal["research", "replan", "synthesize", "abstain"]:
-    if state.retry or (state.corrected and state.pending):
-        return "research"  # the grade asked for a rewrite, or a corrective step has more to search
-    if state.complexity == "multi_hop" and not state.corrected:
+    if state.retry or (state.step_kind != "research" and state.pending):
+        return "research"  # the grade asked for a rewrite, or a corrective or refinement step has more to search
+    if state.step_kind != "research":
+        return "synthesize"  # the corrective or refinement search: answer again from everything found
+    if state.complexity == "multi_hop":
         return "replan"
-    return "synthesize" if state.hits else "abstain"
+    return _answer_or_abstain(state)
 
 
 def after_replan(state: QueryState) -> Literal["research", "synthesize", "abstain"]:
     if state.pending:
         return "research"
-    return "synthesize" if state.hits else "abstain"
+    return _answer_or_abstain(state)
 
 
-def after_verify(state: QueryState) -> Literal["research", "remember"]:
+def after_verify(state: QueryState) -> Literal["research", "reevaluate"]:
     """A failed verification sends one corrective research step (verify set ``pending``) before the answer is kept."""
+    return "research" if state.pending else "reevaluate"
+
+
+def after_reevaluate(state: QueryState) -> Literal["research", "remember"]:
+    """A part of the question the answer left uncovered gets one refinement step (re-evaluation set ``pending``)."""
     return "research" if state.pending else "remember"
+
+
+def after_answer(state: QueryState) -> Literal["select_choice", "__end__"]:
+    """A multiple-choice question is answered from the research: the selection step comes last."""
+    return "select_choice" if state.choices else "__end__"

@@ -20,6 +20,9 @@ from api.composer.structured import LLMCall
 from api.schemas.events import Route, WarningCode
 
 Complexity = Literal["simple", "multi_hop"]
+StepKind = Literal["research", "corrective", "refinement"]
+Composer = Literal["", "model", "extractive"]
+Cut = Literal["", "stalled", "deadline"]
 SentWarning = tuple[WarningCode, str]
 """(code, message), as sent to the client in a warning event."""
 
@@ -54,6 +57,8 @@ class Step(TypedDict):
     """Alternative queries and hypothetical passages that finished in time and were searched too."""
     rewrites: int
     """How often the grade sent this step back with a rewritten query before it was done."""
+    kind: StepKind
+    """A planned step, the corrective search after a failed verification, or re-evaluation's refinement."""
 
 
 @dataclass(kw_only=True)
@@ -105,6 +110,34 @@ class QueryState:
     """True once the corrective research step after a failed verification has run."""
     cached: bool = False
     """True when the answer came from QA memory."""
+    deadline: float = 0.0
+    """``time.monotonic()`` reading by which the question must have ended (0: no deadline)."""
+    composer: Composer = ""
+    """What wrote the current answer: the model, or verbatim quotes (extractive)."""
+    offered: list[dict[str, Any]] = field(default_factory=list)
+    """The citations the model was shown as [n] (``Citation.model_dump()``), for the sentence-level gate."""
+    cut: Cut = ""
+    """Why the model's answer was cut short: no token for the stall limit, or the question's deadline."""
+    step_kind: StepKind = "research"
+    """What the next research step is: planned research, the corrective search, or re-evaluation's refinement."""
+    parts: list[str] = field(default_factory=list)
+    """The plan's sub-questions: re-evaluation checks the answer covers each."""
+    focus: list[str] = field(default_factory=list)
+    """Chunk ids the corrective or refinement step found (again): synthesis puts them first."""
+    answerable: bool | None = None
+    """The evidence verdict: None until judged (or with no judge), else whether any step's evidence answers."""
+    evidence_note: str = ""
+    """Why the evidence verdict was reached (logged, and said in an abstention)."""
+    lay_terms: list[str] = field(default_factory=list)
+    """Legal terms the lay-term thesaurus added to the search (they count as question words in quote choice)."""
+    choices: list[str] = field(default_factory=list)
+    """A multiple-choice question's choices, in order (letters A, B, …); the question itself is researched alone."""
+    choice: dict[str, Any] | None = None
+    """The multiple-choice selection (``MultipleChoice.model_dump()``), once made."""
+    refined: bool = False
+    """True once answer re-evaluation has spent its one refinement step."""
+    uncovered: list[str] = field(default_factory=list)
+    """Parts of the question (the plan's sub-questions) the answer did not cover after refinement."""
     llm: Annotated[list[LLMCall], operator.add] = field(default_factory=list)
     """One record per LLM call: skill, ms, tokens, attempts, outcome."""
     turns: Annotated[list[Turn], operator.add] = field(default_factory=list)
@@ -143,6 +176,20 @@ class QueryUpdate(TypedDict, total=False):
     relevant_sections: list[str]
     corrected: bool
     cached: bool
+    deadline: float
+    composer: Composer
+    offered: list[dict[str, Any]]
+    cut: Cut
+    step_kind: StepKind
+    parts: list[str]
+    focus: list[str]
+    answerable: bool | None
+    evidence_note: str
+    lay_terms: list[str]
+    choices: list[str]
+    choice: dict[str, Any] | None
+    refined: bool
+    uncovered: list[str]
     llm: list[LLMCall]
     turns: list[Turn]
 

@@ -1,30 +1,29 @@
-"""Answer nodes: reuse a remembered answer, write one from the evidence, check it, keep it, or abstain."""
+"""Answer nodes: reuse a remembered answer, write one from the evidence (the model under a stall watchdog and the
+question's deadline, else verbatim quotes), or abstain."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
+from collections.abc import Awaitable
 
 from langgraph.runtime import Runtime
 
 from api.composer.citations import CitationTracker, stream_words
-from api.composer.extractive import abstention, quote_answer
+from api.composer.extractive import abstention, extractive_answer
 from api.composer.llm import is_abstention, source_citations, stream_llm_answer
 from api.composer.structured import LLMCall, LLMOutcome
-from api.composer.verification import verify_answer
 from api.errors import UpstreamLLMError
-from api.schemas.events import Citation
+from api.schemas.events import Citation, WarningCode
 from api.tools.retrieval import Retrieved
 
 from ..deps import QueryDeps
-from ..state import QueryState, QueryUpdate
-from .common import depends_on_session, finish, history, ms, turn, warn
+from ..evidence import narrower_question, searched_note
+from ..state import Cut, QueryState, QueryUpdate
+from .common import depends_on_session, finish, history, memory_key, ms, warn
 
-MemoryKey = tuple[str, tuple[tuple[str, str], ...], str]
-
-
-def _memory_key(state: QueryState, deps: QueryDeps) -> MemoryKey:
-    """QA memory answers again only for the same corpus, filters and tenant."""
-    return deps.corpus.version, tuple(sorted(state.filters.items())), state.tenant
+POLL_S = 0.1
 
 
 async def recall(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
@@ -34,7 +33,7 @@ async def recall(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
     if depends_on_session(state):
         return {}
     vector = await deps.retriever.embedder.embed_query(state.asked)
-    found = await deps.memory.arecall(_memory_key(state, deps), vector)
+    found = await deps.memory.arecall(memory_key(state, deps), vector)
     if found is None:
         return {"timings": {"recall": ms(start)}}
     tracker = CitationTracker([Citation.model_validate(c) for c in found.citations], runtime.stream_writer)
@@ -46,98 +45,114 @@ async def recall(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
     return update
 
 
+def evidence_hits(state: QueryState, deps: QueryDeps) -> list[Retrieved]:
+    """The hits in the order synthesis reads them: what the corrective or refinement step found first."""
+    first = [h for cid in state.focus for h in state.hits if h["chunk_id"] == cid]
+    rest = [h for h in state.hits if h["chunk_id"] not in set(state.focus)]
+    ordered = list({h["chunk_id"]: h for h in [*first, *rest]}.values())
+    return [Retrieved(deps.corpus.chunks[h["chunk_id"]], h["score"], h["ranks"]) for h in ordered]
+
+
+async def watched(
+    work: Awaitable[dict[str, int]], tracker: CitationTracker, stall_s: float, deadline: float
+) -> tuple[Cut, dict[str, int]]:
+    """Run the model's answer; stop it when no token has come for ``stall_s`` or at ``deadline`` (a
+    ``time.monotonic()`` reading, 0 for none). Returns why it was stopped ("" when it finished) and the usage it
+    reported; its errors propagate."""
+    task = asyncio.ensure_future(work)
+    seen, last = -1, time.monotonic()
+    try:
+        while True:
+            now = time.monotonic()
+            if len(tracker.text) != seen:
+                seen, last = len(tracker.text), now
+            cut: Cut = "deadline" if deadline and now >= deadline else "stalled" if now - last >= stall_s else ""
+            if cut:
+                return cut, {}
+            done, _ = await asyncio.wait({task}, timeout=POLL_S)
+            if done:
+                return "", task.result()
+    finally:
+        if not task.done():
+            task.cancel()  # closes the model's stream: the model stops
+            with contextlib.suppress(asyncio.CancelledError, UpstreamLLMError):
+                await task
+
+
+def finish_by(state: QueryState, deps: QueryDeps) -> float:
+    """When the model must stop for the question to end on time: its deadline less a margin to verify and finish."""
+    if not state.deadline:
+        return 0.0
+    return state.deadline - min(3.0, 0.25 * deps.settings.question_deadline_s)
+
+
 async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
-    """Answer from the hits: with the LLM when one is configured, else (or when it fails) with direct quotes."""
+    """Answer from the hits: with the LLM when one is configured and time and budget allow, else (or when it fails)
+    with direct quotes."""
     start = time.perf_counter()
     deps = runtime.context
-    hits = [Retrieved(deps.corpus.chunks[h["chunk_id"]], h["score"], h["ranks"]) for h in state.hits]
+    hits = evidence_hits(state, deps)
     warnings = []
-    if state.corrected and state.answer:
-        warnings.append(warn(runtime, "answer_revised", "the answer above quoted words its sources do not contain; "
-                             "a revised answer from a further search follows and replaces it"))  # fmt: skip
+    if state.answer:
+        warnings.append(warn(runtime, "answer_revised", "the answer above could not be verified in full; a revised "
+                             "answer from a further search follows and replaces it"))  # fmt: skip
     tracker = CitationTracker([], runtime.stream_writer)
     stages: dict[str, float] = {}
     calls: list[LLMCall] = []
-    if deps.llm is not None:
+    in_time = not state.deadline or time.monotonic() < finish_by(state, deps)
+    if deps.llm is not None and in_time and deps.llm_calls_left(state.complexity, state.llm) >= 1:
         bundle = await deps.bundler.bundle(hits)
         tracker.available = {c.index: c for c in source_citations(bundle)}
+        offered = [c.model_dump() for c in tracker.available.values()]
         stages["bundle"] = bundle.ms
         call_start = time.perf_counter()
         outcome: LLMOutcome = "ok"
         usage: dict[str, int] = {}
+        cut: Cut = ""
+        work = stream_llm_answer(deps.llm, deps.skills["synthesize"], state.asked, history(state), tracker)
         try:
-            usage = await stream_llm_answer(deps.llm, deps.skills["synthesize"], state.asked, history(state), tracker)
+            cut, usage = await watched(work, tracker, deps.settings.llm.stall_timeout_s, finish_by(state, deps))
         except UpstreamLLMError as exc:
             outcome = "error"
             warnings.append(warn(runtime, "llm_unavailable", f"{exc.message}; answering with direct quotes instead"))
             if tracker.text:
                 tracker.feed("\n\n")
+        if cut:
+            outcome = "timeout"
+            why = "no word came from the language model" if cut == "stalled" else "the question's time ran out"
+            code: WarningCode = "llm_stalled" if cut == "stalled" else "deadline_reached"
+            warnings.append(warn(runtime, code, f"{why}, so it was stopped; only what could be verified is kept"))
         calls.append(LLMCall(skill="synthesize", ms=ms(call_start), input_tokens=usage.get("input_tokens", 0),
                              output_tokens=usage.get("output_tokens", 0), attempts=1, outcome=outcome))  # fmt: skip
-        if outcome == "ok":
-            if not tracker.used and not is_abstention(tracker.text):
-                warnings.append(warn(runtime, "uncited_answer", "the model's answer cites no source; check it"))
-            update = finish(state, tracker, is_abstention(tracker.text), ms(start), record_turn=False)
-            update |= QueryUpdate(warnings=warnings, llm=calls, timings={**stages, **update.get("timings", {})})
+        if outcome == "ok" and not tracker.used and not is_abstention(tracker.text):
+            warnings.append(warn(runtime, "uncited_answer", "the model's answer cites no source; check it"))
+        if outcome != "error":
+            update = finish(state, tracker, is_abstention(tracker.text) and not cut, ms(start), record_turn=False)
+            update |= QueryUpdate(warnings=warnings, llm=calls, composer="model", offered=offered, cut=cut,
+                                  timings={**stages, **update.get("timings", {})})  # fmt: skip
             return update
-    await quote_answer(deps.retriever.embedder, state.asked, hits, state.searched, tracker)
+    start_at = len(tracker.available) + 1
+    text, cited = await extractive_answer(deps.retriever.embedder, state.asked, hits, start_at, state.lay_terms)
+    tracker.available.update({c.index: c for c in cited})
+    stream_words(text or abstention_text(state, deps), tracker)
     update = finish(state, tracker, not tracker.used, ms(start), record_turn=False)
-    update |= QueryUpdate(warnings=warnings, llm=calls, timings={**stages, **update.get("timings", {})})
+    update |= QueryUpdate(warnings=warnings, llm=calls, composer="extractive", offered=[],
+                          timings={**stages, **update.get("timings", {})})  # fmt: skip
     return update
 
 
-async def verify(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
-    """Check the answer's quotes against the cited provisions and that every paragraph cites; warn on failures."""
-    start = time.perf_counter()
-    if state.abstained:
-        return {"timings": {"verify": 0.0}}  # an abstention states nothing to check
-    deps = runtime.context
-    offered = {c["index"]: Citation.model_validate(c) for c in state.citations}
-    provisions: dict[str, str] = {}
-    for citation in offered.values():
-        document = await deps.corpus.document(citation.doc_key)
-        section = document.section(citation.section_id) if document else None
-        if section is not None:
-            provisions[citation.section_id] = section.text
-    result = verify_answer(state.answer, offered, provisions, len(set(state.relevant_sections)))
-    warnings = []
-    if result.quotes_failed:
-        warnings.append(warn(runtime, "unverified_quote", f"{len(result.quotes_failed)} quoted passage(s) do not "
-                             "appear in the cited provisions; treat them as unverified"))  # fmt: skip
-    if result.uncited_paragraphs or result.unknown_markers:
-        warnings.append(warn(runtime, "unsupported_statement", "part of the answer cites no provision it was given; "
-                             "treat it as unverified"))  # fmt: skip
-    if result.too_few_sources:
-        warnings.append(warn(runtime, "single_source", "the answer rests on one provision although the search found "
-                             "several relevant ones; check the others before relying on it"))  # fmt: skip
-    update = QueryUpdate(
-        verification=result.summary(), verified=result.passed, warnings=warnings, timings={"verify": ms(start)}
-    )
-    if not result.passed and not state.corrected and deps.llm_calls_left(state.complexity, state.llm) >= 1:
-        # One corrective research step: search for the words that could not be found (the provision they come
-        # from, if any), or the question again, then answer once more.
-        suggestion = result.quotes_failed[0] if result.quotes_failed else state.asked
-        update |= QueryUpdate(corrected=True, pending=[" ".join(suggestion.split()[:40])])
-    return update
-
-
-async def remember(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
-    """Close the turn: record it in the session, and keep a verified, cited answer in QA memory."""
-    deps = runtime.context
-    if (
-        state.verified
-        and not state.abstained
-        and state.citations
-        and not state.cached
-        and not depends_on_session(state)
-    ):
-        vector = await deps.retriever.embedder.embed_query(state.asked)
-        await deps.memory.aremember(_memory_key(state, deps), vector, state.asked, state.answer, state.citations)
-    return {"turns": [turn(state, state.answer)]}
+def abstention_text(state: QueryState, deps: QueryDeps) -> str:
+    """Say that nothing found answers the question, what was searched, and a narrower question to try."""
+    titles = list(dict.fromkeys(deps.corpus.chunks[h["chunk_id"]].title for h in state.hits))
+    parts = [abstention(state.asked, state.searched), searched_note([s["query"] for s in state.steps]),
+             narrower_question(state.asked, titles)]  # fmt: skip
+    return " ".join(p for p in parts if p)
 
 
 async def abstain(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
-    """Say that the corpus holds nothing that answers the question, and what was searched."""
+    """Say that the corpus holds nothing that answers the question, what was searched, and what to ask instead."""
     tracker = CitationTracker([], runtime.stream_writer)
-    stream_words(abstention(state.asked, state.searched), tracker)
-    return finish(state, tracker, abstained=True)
+    stream_words(abstention_text(state, runtime.context), tracker)
+    update = finish(state, tracker, abstained=True)
+    update["composer"] = "extractive"
+    return update

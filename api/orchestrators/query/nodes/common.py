@@ -12,10 +12,19 @@ from api.composer.prompts import format_history
 from api.schemas.events import WarningCode, WarningEvent
 from api.tools.vector_store import SearchFilters
 
+from ..choices import split_choices
 from ..deps import QueryDeps
 from ..state import QueryState, QueryUpdate, SentWarning, Turn
 
 log = logging.getLogger(__name__)
+
+
+MemoryKey = tuple[str, tuple[tuple[str, str], ...], str]
+
+
+def memory_key(state: QueryState, deps: QueryDeps) -> MemoryKey:
+    """QA memory answers again only for the same corpus, filters and tenant."""
+    return deps.corpus.version, tuple(sorted(state.filters.items())), state.tenant
 
 
 def ms(start: float) -> float:
@@ -41,7 +50,7 @@ def history(state: QueryState) -> str:
 
 def depends_on_session(state: QueryState) -> bool:
     """A question rewritten from earlier turns means something only in its session: not for QA memory."""
-    return bool(state.turns) and state.asked != state.question
+    return bool(state.turns) and state.asked != split_choices(state.question)[0]
 
 
 def turn(state: QueryState, answer: str) -> Turn:

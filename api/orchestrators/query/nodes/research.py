@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 
 from langgraph.runtime import Runtime
@@ -10,13 +11,14 @@ from langgraph.runtime import Runtime
 from api.composer.prompts import HYDE_TOKENS, clip_tokens, format_passages
 from api.composer.structured import LLMCall
 from api.schemas.documents import Chunk
-from api.tools.retrieval import Expansions
+from api.tools.retrieval import Expansions, RetrievalResult
 
 from ..deps import QueryDeps
 from ..screening import MULTI_HOP, split_question
 from ..state import Complexity, HitRef, QueryState, QueryUpdate, Step
 from .common import ms, scope, warn
 
+log = logging.getLogger(__name__)
 MAX_EXPANSION_QUERIES = 3
 MAX_EXPANSION_PASSAGES = 5
 
@@ -26,8 +28,9 @@ async def plan(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
     start = time.perf_counter()
     query = state.asked
     if not MULTI_HOP.search(query):
-        return {"complexity": "simple", "pending": [query], "timings": {"plan": ms(start)}}
+        return {"complexity": "simple", "pending": [query], "parts": [query], "timings": {"plan": ms(start)}}
     steps = split_question(query)
+    parts = list(steps)
     complexity: Complexity = "multi_hop" if len(steps) > 1 else "simple"
     planned, calls = await runtime.context.ask("plan", state.complexity, state.llm, question=query)
     if planned is not None and isinstance(planned.get("steps"), list):
@@ -37,7 +40,7 @@ async def plan(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
             steps, complexity = [query], "simple"
         else:  # multi-hop, even if only the first step is known yet: the replanner adds the rest
             steps, complexity = proposed or steps, "multi_hop"
-    return {"llm": calls, "complexity": complexity, "pending": steps, "timings": {"plan": ms(start)}}
+    return {"llm": calls, "complexity": complexity, "pending": steps, "parts": parts, "timings": {"plan": ms(start)}}
 
 
 async def _expand(deps: QueryDeps, state: QueryState, query: str, made: list[LLMCall]) -> Expansions:
@@ -60,28 +63,35 @@ async def research(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdat
     cfg = deps.settings
     query = state.pending[0] if state.pending else state.asked
     made: list[LLMCall] = []
-    # The corrective step after a failed verification searches plainly: its one model call is the new answer.
-    guided = deps.llm is not None and not state.corrected
+    # The corrective and refinement steps search plainly: their one model call is the new answer.
+    planned = state.step_kind == "research"
+    guided = deps.llm is not None and planned
     expansion = asyncio.create_task(_expand(deps, state, query, made)) if guided and not state.rewrites else None
     found = await deps.retriever.retrieve_many(query, expansion, scope(state, deps))
     sent = {code for code, _ in state.warnings}
     warnings = [warn(runtime, code, message) for code, message in found.warnings if code not in sent]
 
     seen = {h["chunk_id"] for h in state.hits}
-    fresh = [h for h in found.hits if h.chunk.chunk_id not in seen][: cfg.retrieval.top_k]
+    # A corrective or refinement step searches for what it verifies, so what earlier steps found may come back.
+    fresh = [h for h in found.hits if h.chunk.chunk_id not in seen or not planned][: cfg.retrieval.top_k]
     chunks = [h.chunk for h in fresh]
     relevant, sufficient, rewrite, graded = list(range(len(chunks))), bool(chunks), "", False
     if chunks and guided:
         relevant, sufficient, rewrite, graded = await _grade(deps, state, query, chunks, made)
 
-    added = [HitRef(chunk_id=fresh[i].chunk.chunk_id, score=fresh[i].score, ranks=dict(fresh[i].ranks))
-             for i in relevant]  # fmt: skip
+    kept = [HitRef(chunk_id=fresh[i].chunk.chunk_id, score=fresh[i].score, ranks=dict(fresh[i].ranks))
+            for i in relevant]  # fmt: skip
+    added = [h for h in kept if h["chunk_id"] not in seen]
     timings = {f"research_{len(state.steps) + 1}": ms(start)}
     timings.update({k: v for k, v in found.timings.items() if k.startswith(("retrieve_", "fuse", "rerank", "cache"))})
     update = QueryUpdate(
         hits=added, searched=len(deps.corpus), warnings=warnings, llm=made, timings=timings,
         relevant_sections=[chunks[i].section_id for i in relevant] if graded else [],
     )  # fmt: skip
+    if planned:
+        update |= _judged(deps, state, query, found, len(relevant) / len(chunks) if graded and chunks else None)
+    elif state.step_kind == "corrective":  # what it verifies comes first; a refinement only adds evidence
+        update["focus"] = [h["chunk_id"] for h in kept]
     # A retry needs a grade of its own and still the answer's call.
     retry_left = (
         state.rewrites < cfg.llm.max_rewrites and deps.llm_calls_left(state.complexity, [*state.llm, *made]) >= 2
@@ -90,8 +100,20 @@ async def research(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdat
         update |= QueryUpdate(pending=[rewrite, *state.pending[1:]], rewrites=state.rewrites + 1, retry=True)
         return update
     step = Step(query=query, added=[h["chunk_id"] for h in added], sufficient=sufficient,
-                expansions=found.expansions, rewrites=state.rewrites)  # fmt: skip
+                expansions=found.expansions, rewrites=state.rewrites, kind=state.step_kind)  # fmt: skip
     update |= QueryUpdate(steps=[step], pending=state.pending[1:], rewrites=0, retry=False)
+    return update
+
+
+def _judged(deps: QueryDeps, state: QueryState, query: str, found: RetrievalResult, grade: float | None) -> QueryUpdate:
+    """The evidence verdict after a planned step (any step's evidence answering is enough), and the lay terms the
+    thesaurus added to the question's search."""
+    update = QueryUpdate(lay_terms=found.lay_terms) if not state.steps else QueryUpdate()
+    if deps.judge is None:
+        return update
+    verdict = deps.judge(query, found, grade)
+    log.info("evidence for %r: %s", query[:80], verdict.reason)
+    update |= QueryUpdate(answerable=bool(state.answerable) or verdict.answerable, evidence_note=verdict.reason)
     return update
 
 

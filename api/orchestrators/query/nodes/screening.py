@@ -12,11 +12,13 @@ from langgraph.runtime import Runtime
 from api.composer.citations import CitationTracker, stream_words
 from api.schemas.events import Route
 
+from ..choices import split_choices
 from ..deps import QueryDeps
+from ..evidence import strong_evidence
 from ..screening import SUSPICIOUS, Intent, follow_up_query, is_unsure, reply, screen
 from ..screening import classify_intent as classify_intent_of
 from ..state import QueryState, QueryUpdate, RouteDecided
-from .common import finish, history, ms, warn
+from .common import finish, history, ms, scope, warn
 
 log = logging.getLogger(__name__)
 INTENTS: tuple[Intent, ...] = get_args(Intent)
@@ -36,7 +38,11 @@ async def guard(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
     """Screen for prompt injection; keep any genuine question embedded in it, block the rest."""
     start = time.perf_counter()
     screened = screen(state.question)
-    update = QueryUpdate(query=screened.question or state.question, injection=screened.injection)
+    # A multiple-choice question is researched without its choices (an "Answer choices:" block, or the request's).
+    stem, found = split_choices(screened.question or state.question)
+    update = QueryUpdate(query=stem, injection=screened.injection)
+    if found and not state.choices:
+        update["choices"] = found
     if screened.injection:
         log.warning("prompt injection screened (blocked=%s)", screened.blocked)
     if screened.blocked:
@@ -93,6 +99,14 @@ async def classify_intent(state: QueryState, runtime: Runtime[QueryDeps]) -> Que
         chosen = (decided or {}).get("route")
         if decided is not None and chosen in INTENTS:
             route, reason = chosen, str(decided.get("reason") or "decided by the model")[:200]
+        if route in ("clarify", "out_of_scope"):
+            # The model is overruled when the documents plainly answer: judged on the evidence, not the wording.
+            found = await deps.retriever.retrieve(state.query, filters=scope(state, deps))
+            verdict = strong_evidence(found, deps.judge, state.query)
+            if verdict.answerable:
+                update["warnings"] = [warn(runtime, "route_overruled", f"the model routed this as {route}, but the "
+                                           "documents hold strong evidence for it; researching it")]  # fmt: skip
+                route, reason = "rag_qa", f"strong evidence: {verdict.reason}"[:200]
     runtime.stream_writer(RouteDecided(route, reason))
     update |= QueryUpdate(route=route, route_reason=reason, timings={"route": ms(start)})
     return update

@@ -1,0 +1,200 @@
+"""Decide from the retrieved evidence whether the corpus answers a question, before anything is composed.
+
+A loosely related quote is worse than "I could not find this": the extractive path used to quote whatever ranked
+first. Instead, a few features of the evidence go through a small logistic model fitted on the development questions
+(``benchmarks/answerability_fit.py``; parameters in the versioned ``api/data/answerability.toml``):
+
+- ``dense_top``: the best dense cosine between the question and a chunk;
+- ``bm25_norm``: the best BM25 score over the score a chunk holding each query term once would get (sum of idf);
+- ``coverage``: the share of the question's meaning-bearing words the best provisions contain (a lay word counts
+  as covered when one of its thesaurus terms is there);
+- ``unknown``: the share of meaning-bearing words the corpus never uses at all ("bitcoin", "euthanasia");
+- ``agreement``: how many sections the dense and BM25 top tens share;
+- ``best_rank``: how high the fused best chunk stands in each backend's own list (mean of 1/rank).
+
+With a model configured, the ``grade`` skill's verdict (share of passages judged relevant) can be added; its
+weight is a stated prior, not fitted (no graded development run exists yet).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, Field, ValidationError, model_validator
+
+from api.errors import ConfigError
+from api.tools.bm25 import LexicalIndex, tokenize
+from api.tools.retrieval import RetrievalResult
+from api.tools.thesaurus import Thesaurus
+
+from .extractive import stem
+
+DEFAULT_PATH = Path(__file__).resolve().parent.parent / "data" / "answerability.toml"
+FEATURES = ("dense_top", "bm25_norm", "coverage", "unknown", "agreement", "best_rank")
+TOP = 10
+COVERAGE_HITS = 3
+# Words that say how a question is asked rather than what it is about.
+QUESTION_WORDS = frozenset(
+    "able about according act acts allowed also am any anyone anything ask asked be been being but could did get "
+    "gets getting give go going got he her here him his if is it law laws legal legally let like long many may me "
+    "might more much must need needs not now our out over own person people required section sections shall she "
+    "should someone something still such tell than them they under us very want wants was way were will would "
+    "zimbabwe zimbabwean zimbabweans i'm it's can't don't doesn't".split()
+)
+
+
+def meaning_words(question: str) -> list[str]:
+    """The question's meaning-bearing words, in order, once each (function and question words out)."""
+    seen: list[str] = []
+    for token in tokenize(question.replace("’", "'")):
+        if token not in QUESTION_WORDS and not token.isdigit() and len(token) > 2 and token not in seen:
+            seen.append(token)
+    return seen
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    answerable: bool
+    probability: float
+    """The model's probability that the evidence answers the question."""
+    threshold: float
+    features: Mapping[str, float]
+    reason: str
+    """One plain sentence for logs and the abstention's "what I searched" note."""
+
+
+def evidence_features(
+    question: str, result: RetrievalResult, lexical: LexicalIndex, thesaurus: Thesaurus | None = None
+) -> dict[str, float]:
+    """The features of one question's retrieved evidence (all in [0, 1] except bm25_norm, which is rarely above 1)."""
+    dense = result.stages.get("dense", [])
+    bm25 = result.stages.get("bm25", [])
+    dense_top = max((score for _, score in dense), default=0.0)
+    terms = set(tokenize(f"{question} {' '.join(result.lay_terms)}"))
+    total = max(1, len(lexical))
+    idf = sum(math.log(1 + (total - df + 0.5) / (df + 0.5)) for t in terms if (df := lexical.document_frequency(t)) > 0)
+    bm25_norm = (bm25[0][1] / idf) if bm25 and idf > 0 else 0.0
+
+    words = meaning_words(question)
+    related = thesaurus.related(words) if thesaurus is not None else {}
+    # A lay phrase ("laid off") is a thesaurus entry although its words are not; its legal words count for it.
+    if thesaurus is not None:
+        expansion = thesaurus.expand(question)
+        for phrase in expansion.matched:
+            for word in phrase.split():
+                if word in related:
+                    related[word] |= {p for t in thesaurus.legal_terms(phrase) for p in re.findall(r"[a-z0-9]+", t)}
+    coverage = 0.0
+    if words:
+        for hit in result.hits[:COVERAGE_HITS]:
+            chunk = hit.chunk
+            have = {stem(t) for t in tokenize(f"{chunk.title} {chunk.section_heading} {chunk.text}")}
+            covered = sum(
+                stem(w) in have or any(stem(r) in have for r in related.get(w, ())) for w in words
+            )  # fmt: skip
+            coverage = max(coverage, covered / len(words))
+    plain = [w for w in words if not related.get(w)]
+    unknown = sum(lexical.document_frequency(w) == 0 for w in plain) / len(words) if words else 0.0
+
+    def sections(stage: Sequence[tuple[str, float]]) -> set[str]:
+        return {cid.split("/c", 1)[0] for cid, _ in stage[:TOP]}
+
+    agreement = len(sections(dense) & sections(bm25)) / TOP if dense and bm25 else 0.0
+    best_rank = 0.0
+    if result.hits:
+        ranks = result.hits[0].ranks
+        best_rank = sum(1 / ranks[s] for s in ("dense", "bm25") if s in ranks) / 2
+    return {
+        "dense_top": float(dense_top), "bm25_norm": float(bm25_norm), "coverage": coverage, "unknown": unknown,
+        "agreement": agreement, "best_rank": best_rank,
+    }  # fmt: skip
+
+
+class _ModelFile(BaseModel):
+    version: str = Field(min_length=1)
+    features: list[str]
+    mean: list[float]
+    scale: list[float]
+    weights: list[float]
+    bias: float
+    threshold: float = Field(gt=0, lt=1)
+    grade_weight: float = 0.0
+
+    @model_validator(mode="after")
+    def _consistent(self) -> _ModelFile:
+        if tuple(self.features) != FEATURES:
+            raise ValueError(f"features must be {list(FEATURES)}, in that order")
+        if not len(self.mean) == len(self.scale) == len(self.weights) == len(FEATURES):
+            raise ValueError("mean, scale and weights need one value per feature")
+        if any(s <= 0 for s in self.scale):
+            raise ValueError("every scale must be positive")
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerabilityModel:
+    """Logistic regression over standardised evidence features; answerable when the probability reaches threshold."""
+
+    version: str
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    weights: tuple[float, ...]
+    bias: float
+    threshold: float
+    grade_weight: float = 0.0
+
+    def logit(self, features: Mapping[str, float], grade: float | None = None) -> float:
+        z = self.bias + sum(
+            w * (features[name] - m) / s
+            for name, m, s, w in zip(FEATURES, self.mean, self.scale, self.weights, strict=True)
+        )
+        if grade is not None:
+            z += self.grade_weight * (min(1.0, max(0.0, grade)) - 0.5)
+        return z
+
+    def probability(self, features: Mapping[str, float], grade: float | None = None) -> float:
+        z = self.logit(features, grade)
+        return 1 / (1 + math.exp(-z)) if z >= 0 else math.exp(z) / (1 + math.exp(z))
+
+    def decide(self, features: Mapping[str, float], grade: float | None = None) -> Verdict:
+        p = self.probability(features, grade)
+        answerable = p >= self.threshold
+        if answerable:
+            reason = f"the evidence answers the question (p={p:.2f} ≥ {self.threshold:.2f})"
+        else:
+            weakest = min(FEATURES, key=lambda n: self.weights[FEATURES.index(n)] * (features[n] - self.mean[
+                FEATURES.index(n)]) / self.scale[FEATURES.index(n)])  # fmt: skip
+            reason = f"the evidence does not answer the question (p={p:.2f} < {self.threshold:.2f}; weakest: {weakest})"
+        return Verdict(answerable, p, self.threshold, dict(features), reason)
+
+
+def load_answerability_model(path: Path | None = None) -> AnswerabilityModel:
+    """Read and validate the fitted parameters (the packaged file by default); ConfigError names the problem."""
+    source = path or DEFAULT_PATH
+    try:
+        parsed = _ModelFile.model_validate(tomllib.loads(source.read_text(encoding="utf-8")))
+    except FileNotFoundError:
+        raise ConfigError(f"answerability model {source} does not exist") from None
+    except (tomllib.TOMLDecodeError, ValidationError) as exc:
+        raise ConfigError(f"answerability model {source} is invalid: {exc}") from None
+    return AnswerabilityModel(
+        parsed.version, tuple(parsed.mean), tuple(parsed.scale), tuple(parsed.weights), parsed.bias,
+        parsed.threshold, parsed.grade_weight,
+    )  # fmt: skip
+
+
+def decide_answerable(
+    question: str,
+    result: RetrievalResult,
+    lexical: LexicalIndex,
+    model: AnswerabilityModel,
+    thesaurus: Thesaurus | None = None,
+    grade: float | None = None,
+) -> Verdict:
+    """The graph's one call: features of this question's evidence, then the model's verdict."""
+    return model.decide(evidence_features(question, result, lexical, thesaurus), grade)

@@ -1,0 +1,311 @@
+"""Does a provision support a sentence about the law? Hard facts first, then closeness of meaning.
+
+- Facts: every number, amount, age, period, percentage, date and named public body in the sentence must occur in the
+  provision. Numbers compare by value, so "18" matches "eighteen", "5%" matches "five per cent", "$1 000" matches
+  "1,000 dollars"; references ("section 3(1)", "Chapter 5:11", "[2]", "Act 5 of 2001") are not facts.
+- Meaning: the share of the sentence's content words (light stems, a few legal synonyms folded) found in the best
+  window of one to three consecutive sentences of the provision. ``SUPPORT_THRESHOLD`` was chosen on the labelled
+  examples in ``tests/data/claim_support.jsonl`` (``python benchmarks/claim_support.py`` prints the sweep).
+
+Pure functions over text: the verifier and the benchmark call the same code.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+SUPPORT_THRESHOLD = 0.5
+WINDOW_UNITS = 3
+
+_UNITS = {
+    "zero": 0, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
+    "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17,
+    "eighteen": 18, "nineteen": 19,
+}  # fmt: skip
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
+_ORDINALS = {"second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9,
+             "tenth": 10, "twelfth": 12, "fourteenth": 14, "fifteenth": 15, "eighteenth": 18, "twentieth": 20,
+             "thirtieth": 30}  # fmt: skip
+_NUMBER_WORD = "|".join(sorted([*_UNITS, *_TENS, *_SCALES, "one"], key=len, reverse=True))
+_WORD_NUMBER = re.compile(rf"\b(?:(?:{_NUMBER_WORD})(?:[\s-]+(?:and[\s-]+)?(?=(?:{_NUMBER_WORD})\b))?)+\b", re.I)
+# 1,000 / 1 000 / 1000 / 2.5 / 12.50; a space-grouped thousand only with exactly three digits after the space.
+_DIGITS = re.compile(r"(?<![\w.])\d{1,3}(?:(?:,|\u00a0|\u2009| )\d{3})+(?:\.\d+)?(?!\d)|(?<![\w.])\d+(?:\.\d+)?(?!\d)")
+_MONTHS = ("january february march april may june july august september october november december").split()
+_MONTH = re.compile(r"\b(" + "|".join(m.capitalize() for m in _MONTHS if m != "may") + r"|May(?=\s+\d))\b")
+# References to provisions or instruments are not facts about the law: drop them before reading facts.
+_REFERENCE = re.compile(
+    r"\[\d{1,3}\]"
+    r"|\b(?:sections?|subsections?|ss?\.?|secs?\.?|paragraphs?|paras?\.?|subparagraphs?|regulations?|regs?\.?|"
+    r"rules?|articles?|arts?\.?|schedules?|parts?|chapters?|chap\.?|cap\.?|clauses?|items?)"
+    r"\s*\(?\d+[A-Za-z]?\)?(?:\s*[:.]\s*\d+)?(?:\s*\(\w{1,4}\))*"
+    r"(?:\s*(?:,|and|or|to|-|–)\s*\(?\d+[A-Za-z]?\)?(?:\s*\(\w{1,4}\))*)*"
+    r"|\((?:\d{1,3}[A-Za-z]?|[a-z]{1,4})\)"
+    r"|\b(?:No\.?|Number)\s*\d+\s*of\s*\d{4}"
+    r"|\b(?:Act|Acts|Ordinance|Statutory Instrument|S\.I\.)\s+\d+\s+of\s+\d{4}"
+    r"|\[Chapter\s*\d+:\d+\]|\bChapter\s*\d+:\d+",
+    re.I,
+)
+_ACT_YEAR = re.compile(r"\b(Act|Amendment|Ordinance|Regulations|Code)(,)?\s+(\d{4})\b")
+_BODY_HEADS = (
+    "Court|Minister|Ministry|Registrar|Registrar-General|Commission|Commissioner|Board|Authority|Council|Tribunal|"
+    "Ombudsman|Parliament|President|Police|Bank|Agency|Office|Officer|Director|Director-General|Secretary|"
+    "Magistrate|Judge|Attorney-General|Prosecutor-General|Auditor-General|Service|Committee|Inspector|Corporation"
+)
+_BODY_HEAD = "|".join(sorted(_BODY_HEADS.split("|"), key=len, reverse=True))  # "Registrar-General" before "Registrar"
+_BODY = re.compile(rf"\b((?:[A-Z][\w'-]*\s+(?:of\s+|for\s+|and\s+)?)*(?:{_BODY_HEAD}))(?![\w-])")
+_BODY_FILLER = {"The", "A", "An", "Under", "According", "If", "In", "Only", "Every", "No", "Any", "This", "That"}
+
+_STOP = frozenset(
+    "a an and are as at be been being by for from has have had how i in into is it its of on or so that the their "
+    "then there these this those to was were what when where which who whom why with do does did can my me we you "
+    "your our they them he she his her also such any all other under per than only".split()
+)
+# Words that say where a claim comes from rather than what it claims.
+_META = frozenset(
+    "section sections subsection paragraph act acts chapter law laws legislation provision provisions provide "
+    "provides provided state states stated say says according set out sets accordance note noted specifically "
+    "explicitly clearly clear stipulate stipulates indicate indicates mention mentions document documents source "
+    "sources zimbabwe zimbabwean".split()
+)
+# Legal synonyms folded to one form so a faithful paraphrase is not scored as unsupported.
+_FOLD = {
+    "must": "shall", "required": "shall", "require": "shall", "obliged": "shall", "mandatory": "shall",
+    "cannot": "not", "can't": "not", "prohibited": "not", "forbidden": "not", "never": "not", "no": "not",
+    "allowed": "may", "permitted": "may", "entitled": "may", "able": "may",
+    "marry": "marri", "married": "marri", "marriage": "marri", "marriages": "marri", "marrying": "marri",
+    "minimum": "least", "younger": "under", "below": "under", "older": "over", "above": "over", "exceed": "over",
+    "exceeds": "over", "exceeding": "over", "more": "over", "less": "under", "fewer": "under",
+    "employee": "employ", "employees": "employ", "employer": "employ", "employers": "employ", "employment": "employ",
+    "employed": "employ", "worker": "employ", "workers": "employ",
+    "dismiss": "dismiss", "dismissed": "dismiss", "dismissal": "dismiss", "fired": "dismiss", "sacked": "dismiss",
+    "years": "year", "yrs": "year", "months": "month", "days": "day", "weeks": "week", "aged": "age",
+    "fine": "fine", "fined": "fine", "penalty": "fine", "imprisonment": "imprison", "imprisoned": "imprison",
+    "prison": "imprison", "jail": "imprison", "offence": "offence", "offense": "offence", "guilty": "offence",
+    "crime": "offence", "licence": "licence", "license": "licence", "licensed": "licence", "licences": "licence",
+    "person": "person", "persons": "person", "people": "person", "individual": "person", "anyone": "person",
+    "someone": "person", "nobody": "person",
+    "sold": "transfer", "sell": "transfer", "sells": "transfer", "selling": "transfer", "sale": "transfer",
+    "alienated": "transfer", "alienate": "transfer", "transferred": "transfer", "transfers": "transfer",
+    "business": "undertaking", "company": "undertaking", "firm": "undertaking", "undertakings": "undertaking",
+    "owner": "owner", "owners": "owner", "transferee": "owner", "buyer": "owner", "purchaser": "owner",
+}  # fmt: skip
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+
+@lru_cache(maxsize=8192)
+def _stem(word: str) -> str:
+    if word in _FOLD:
+        return _FOLD[word]
+    for suffix, repl in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", "e"), ("s", "")):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix) and not word.endswith("ss"):
+            return word[: -len(suffix)] + repl
+    return word
+
+
+def content_terms(text: str) -> set[str]:
+    """Meaning-bearing word stems: no function words, no words about sources, no numbers (facts check those)."""
+    words = _WORD.findall(_REFERENCE.sub(" ", text).lower().replace("’", "'"))
+    return {_stem(w) for w in words if w not in _STOP and w not in _META and not w[0].isdigit()}
+
+
+def _words_value(phrase: str) -> int | None:
+    total, current = 0, 0
+    for word in re.split(r"[\s-]+", phrase.lower()):
+        if word in ("", "and"):
+            continue
+        if word == "one":
+            current += 1
+        elif word in _UNITS:
+            current += _UNITS[word]
+        elif word in _TENS:
+            current += _TENS[word]
+        elif word in _SCALES:
+            scale = _SCALES[word]
+            if scale == 100:
+                current = max(current, 1) * 100
+            else:
+                total += max(current, 1) * scale
+                current = 0
+    value = total + current
+    return value or None
+
+
+def _clean(text: str) -> str:
+    text = text.replace("’", "'").replace("\u2011", "-").replace("\u2013", "-")
+    text = _ACT_YEAR.sub(r"\1\2", text)  # "the Labour Act, 2004": the year names the Act
+    return _REFERENCE.sub(" ", text)
+
+
+_UNIT_WORDS = {
+    "year": "year", "years": "year", "yr": "year", "yrs": "year", "month": "month", "months": "month",
+    "week": "week", "weeks": "week", "day": "day", "days": "day", "hour": "hour", "hours": "hour", "hrs": "hour",
+    "minute": "minute", "minutes": "minute", "level": "level", "%": "percent", "per": "percent",
+    "percent": "percent", "kilometres": "km", "kilometre": "km", "kilometers": "km", "km": "km", "metres": "m",
+    "metre": "m", "meters": "m", "dollars": "currency", "dollar": "currency", "times": "times",
+}  # fmt: skip
+_NEXT_WORD = re.compile(r"\s*(?:[-\u2011]\s*)?(%|[a-z]+)", re.I)
+_LEVEL = re.compile(r"\blevel\s*$", re.I)
+_CURRENCY_BEFORE = re.compile(r"(?:[$£€]|\b(?:US|ZWL|ZiG|RTGS)\$?)\s*$", re.I)
+
+
+def _unit(text: str, start: int, end: int) -> str:
+    """The unit a number at [start, end) counts: the word after it ("18 years", "five per cent"), "level 10",
+    "$500"; "" when none."""
+    if _LEVEL.search(text[max(0, start - 8) : start]):
+        return "level"
+    if _CURRENCY_BEFORE.search(text[max(0, start - 6) : start]):
+        return "currency"
+    follower = _NEXT_WORD.match(text, end)
+    if follower:
+        word = follower.group(1).lower()
+        if word in ("of", "and") or word in _UNITS or word in _TENS:
+            return ""
+        return _UNIT_WORDS.get(word, "")
+    return ""
+
+
+def quantities(text: str) -> set[tuple[float, str]]:
+    """(value, unit) for every number stated in ``text``, as digits or words ("eighteen years" -> (18, "year")),
+    references aside; the unit is "" when none follows."""
+    cleaned = _clean(text)
+    found: set[tuple[float, str]] = set()
+    for match in _DIGITS.finditer(cleaned):
+        raw = re.sub(r"[,\u00a0\u2009 ]", "", match.group(0))
+        found.add((float(raw), _unit(cleaned, match.start(), match.end())))
+    for match in _WORD_NUMBER.finditer(cleaned):
+        phrase = match.group(0)
+        if phrase.strip().lower() == "one":
+            continue  # "one of the parties": too common to be a stated quantity
+        value = _words_value(phrase)
+        if value is not None:
+            found.add((float(value), _unit(cleaned, match.start(), match.end())))
+    for match in re.finditer(r"[a-z]+", cleaned.lower()):
+        if match.group(0) in _ORDINALS:
+            found.add((float(_ORDINALS[match.group(0)]), ""))
+    return found
+
+
+def numbers(text: str) -> set[float]:
+    """Numeric values stated in ``text``, written as digits or words ("eighteen", "twenty-one"), references aside."""
+    return {value for value, _ in quantities(text)}
+
+
+def _percent(text: str) -> bool:
+    return bool(re.search(r"%|\bper\s*cent\b|\bpercent(?:age)?\b", text, re.I))
+
+
+def _currency(text: str) -> bool:
+    return bool(re.search(r"[$£€]|\b(?:dollars?|US\$|ZWL|ZiG|RTGS|cents?)\b", text, re.I))
+
+
+def months(text: str) -> set[str]:
+    return {m.lower() for m in _MONTH.findall(text)}
+
+
+def bodies(text: str) -> set[str]:
+    """Named public bodies and office-holders ("the Registrar-General", "the High Court"), lower-cased."""
+    found = set()
+    for match in _BODY.finditer(_clean(text)):
+        words = match.group(1).split()
+        while words and words[0] in _BODY_FILLER:
+            words = words[1:]
+        if words:
+            found.add(" ".join(words).lower())
+    return found
+
+
+@dataclass(slots=True)
+class Facts:
+    numbers: set[tuple[float, str]] = field(default_factory=set)
+    months: set[str] = field(default_factory=set)
+    bodies: set[str] = field(default_factory=set)
+    percent: bool = False
+    currency: bool = False
+
+    @property
+    def empty(self) -> bool:
+        return not (self.numbers or self.months or self.bodies)
+
+
+def facts(text: str) -> Facts:
+    return Facts(quantities(text), months(text), bodies(text), _percent(_clean(text)), _currency(_clean(text)))
+
+
+def missing_facts(sentence: str, provision: str) -> list[str]:
+    """The facts in ``sentence`` that ``provision`` does not state (empty: every fact is there)."""
+    claim, source = facts(sentence), facts(provision)
+    # A number with a unit must occur with that unit ("ten years" is not "level 10"); a bare number by value.
+    source_values = {value for value, _ in source.numbers}
+    missing = [
+        _fmt(value) + (f" {unit}" if unit else "")
+        for value, unit in sorted(claim.numbers)
+        if ((value, unit) not in source.numbers if unit else value not in source_values)
+    ]
+    missing += sorted(claim.months - source.months)
+    source_lower = " ".join(provision.lower().split())
+    missing += sorted(b for b in claim.bodies if b not in source_lower)
+    if claim.percent and claim.numbers and not source.percent and not any(u == "percent" for _, u in claim.numbers):
+        missing.append("per cent")
+    if claim.currency and claim.numbers and not source.currency and not any(u == "currency" for _, u in claim.numbers):
+        missing.append("currency")
+    return missing
+
+
+def _fmt(value: float) -> str:
+    return str(int(value)) if value.is_integer() else str(value)
+
+
+# A provision's sentences end at a line break, after . ; : or before a subsection marker "(2) ".
+_UNIT_SPLIT = re.compile(r"\n+|(?<=[.;:])\s+(?=[(\"“A-Z0-9])|\s+(?=\(\d{1,3}[A-Z]?\)\s)")
+
+
+def provision_units(text: str) -> list[tuple[int, int]]:
+    """[start, end) offsets of the provision's sentences and numbered items, in order."""
+    units, start = [], 0
+    for match in _UNIT_SPLIT.finditer(text):
+        if text[start : match.start()].strip():
+            units.append((start, match.start()))
+        start = match.end()
+    if text[start:].strip():
+        units.append((start, len(text)))
+    return [(a + len(text[a:b]) - len(text[a:b].lstrip()), b - (len(text[a:b]) - len(text[a:b].rstrip())))
+            for a, b in units]  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Support:
+    score: float
+    """Share of the sentence's content words found in ``span`` (1.0 when the sentence has none)."""
+    span: tuple[int, int]
+    """[start, end) of the best window in the provision: a verbatim span to quote."""
+    missing: tuple[str, ...]
+    """Facts of the sentence the provision does not state."""
+    threshold: float = SUPPORT_THRESHOLD
+
+    @property
+    def supported(self) -> bool:
+        return not self.missing and self.score >= self.threshold
+
+
+def support(sentence: str, provision: str, threshold: float = SUPPORT_THRESHOLD) -> Support:
+    """How well ``provision`` supports ``sentence``: facts checked over the whole provision, meaning over its best
+    window of up to ``WINDOW_UNITS`` consecutive sentences."""
+    missing = tuple(missing_facts(sentence, provision))
+    wanted = content_terms(sentence)
+    units = provision_units(provision) or [(0, len(provision))]
+    best, best_span = -1.0, units[0]
+    unit_terms = [content_terms(provision[a:b]) for a, b in units]
+    for i in range(len(units)):
+        window: set[str] = set()
+        for j in range(i, min(i + WINDOW_UNITS, len(units))):
+            window |= unit_terms[j]
+            score = len(wanted & window) / len(wanted) if wanted else 1.0
+            span = (units[i][0], units[j][1])
+            # Prefer the shorter window on ties: the quote should be as tight as the claim.
+            tie = abs(score - best) <= 1e-9 and span[1] - span[0] < best_span[1] - best_span[0]
+            if score > best + 1e-9 or tie:
+                best, best_span = score, span
+    return Support(round(best, 4), best_span, missing, threshold)

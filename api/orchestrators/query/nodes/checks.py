@@ -1,0 +1,201 @@
+"""Check nodes: verify the answer (sentence by sentence for a model's), re-evaluate that it covers every part of the
+question, keep it, and answer a multiple-choice question from the researched evidence."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable
+
+from langgraph.runtime import Runtime
+
+from api.composer.citations import CitationTracker, stream_words
+from api.composer.extractive import extractive_answer
+from api.composer.llm import render_sources
+from api.composer.structured import LLMCall
+from api.composer.verification import (
+    ExtractiveAnswer,
+    GateResult,
+    choose_final,
+    corrective_query,
+    gate_model_answer,
+    verify_answer,
+)
+from api.schemas.events import Citation, MultipleChoice, WarningCode
+
+from ..choices import by_evidence, choice_text, from_model, render_choices
+from ..deps import QueryDeps
+from ..evidence import complete_sentences, uncovered_parts
+from ..state import QueryState, QueryUpdate, SentWarning
+from .answer import abstention_text, evidence_hits, finish_by
+from .common import depends_on_session, memory_key, ms, turn, warn
+
+log = logging.getLogger(__name__)
+WARNING_CODES: dict[str, WarningCode] = {
+    "model_abstained": "model_abstained",
+    "statements_removed": "statements_removed",
+    "model_answer_unverified": "model_answer_unverified",
+}
+
+
+async def _provisions(deps: QueryDeps, citations: Iterable[Citation]) -> dict[str, str]:
+    provisions: dict[str, str] = {}
+    for citation in citations:
+        document = await deps.corpus.document(citation.doc_key)
+        section = document.section(citation.section_id) if document else None
+        if section is not None:
+            provisions[citation.section_id] = section.text
+    return provisions
+
+
+def _time_left(state: QueryState, deps: QueryDeps) -> bool:
+    return not state.deadline or time.monotonic() < finish_by(state, deps)
+
+
+async def verify(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
+    """Check the answer against the provisions it cites; a failure earns one corrective step when the budget and the
+    deadline allow; a model's answer that still fails gives way to the verified extractive answer."""
+    start = time.perf_counter()
+    if state.abstained and state.composer != "model":
+        return {"timings": {"verify": 0.0}}  # an abstention states nothing to check
+    if state.composer == "model":
+        return await _verify_model(state, runtime, start)
+    deps = runtime.context
+    offered = {c["index"]: Citation.model_validate(c) for c in state.citations}
+    result = verify_answer(state.answer, offered, await _provisions(deps, offered.values()),
+                           len(set(state.relevant_sections)))  # fmt: skip
+    warnings = []
+    if result.quotes_failed:
+        warnings.append(warn(runtime, "unverified_quote", f"{len(result.quotes_failed)} quoted passage(s) do not "
+                             "appear in the cited provisions; treat them as unverified"))  # fmt: skip
+    if result.uncited_paragraphs or result.unknown_markers:
+        warnings.append(warn(runtime, "unsupported_statement", "part of the answer cites no provision it was given; "
+                             "treat it as unverified"))  # fmt: skip
+    update = QueryUpdate(
+        verification=result.summary(), verified=result.passed, warnings=warnings, timings={"verify": ms(start)}
+    )
+    if not result.passed and _may_correct(state, deps):
+        suggestion = result.quotes_failed[0] if result.quotes_failed else state.asked
+        update |= QueryUpdate(corrected=True, step_kind="corrective", pending=[" ".join(suggestion.split()[:40])])
+    return update
+
+
+def _may_correct(state: QueryState, deps: QueryDeps) -> bool:
+    calls_left = deps.llm_calls_left(state.complexity, state.llm)
+    return not state.corrected and not state.cut and calls_left >= 1 and _time_left(state, deps)
+
+
+def _failure_warning(runtime: Runtime[QueryDeps], gate: GateResult, single_source: bool) -> SentWarning:
+    if any(s.quotes_failed for s in gate.failed):
+        failed = sum(len(s.quotes_failed) for s in gate.failed)
+        return warn(runtime, "unverified_quote", f"{failed} quoted passage(s) do not appear in the provisions "
+                    "given; treat them as unverified")  # fmt: skip
+    if gate.failed or not gate.passed:
+        return warn(runtime, "unsupported_statement", f"{len(gate.failed)} statement(s) are not supported by the "
+                    "provisions they cite; treat them as unverified")  # fmt: skip
+    return warn(runtime, "single_source", "the answer rests on one provision although the search found several "
+                "relevant ones; check the others before relying on it")  # fmt: skip
+
+
+async def _verify_model(state: QueryState, runtime: Runtime[QueryDeps], start: float) -> QueryUpdate:
+    deps = runtime.context
+    offered = {c["index"]: Citation.model_validate(c) for c in state.offered}
+    text = complete_sentences(state.answer)  # a fragment the model had not finished is never kept
+    gate = gate_model_answer(text, offered, await _provisions(deps, offered.values()))
+    relevant = len(set(state.relevant_sections))
+    log.info("gate offered: %s", {i: (c.section_id, c.quote[:80]) for i, c in offered.items()})
+    for failed in gate.failed:
+        log.info("gate: %s (%s): %r", failed.verdict, ", ".join(failed.missing_facts) or "-", failed.text[:200])
+    single_source = gate.passed and relevant >= 2 and len({c.section_id for c in gate.citations}) < 2
+    summary = {**gate.summary(), "too_few_sources": int(single_source)}
+    if (not gate.passed or single_source) and _may_correct(state, deps):
+        warning = _failure_warning(runtime, gate, single_source)
+        return QueryUpdate(
+            verification=summary, verified=False, warnings=[warning], corrected=True, step_kind="corrective",
+            pending=[corrective_query(gate, state.asked)], timings={"verify": ms(start)},
+        )  # fmt: skip
+    extractive = ExtractiveAnswer("", [], True)
+    if not (gate.passed and gate.answer) or gate.abstained:  # the quotes are needed only when the model's fall short
+        hits = evidence_hits(state, deps)
+        extracted, cited = await extractive_answer(deps.retriever.embedder, state.asked, hits, 1, state.lay_terms)
+        extractive = ExtractiveAnswer(extracted, cited, not extracted)
+    final = choose_final(gate, extractive, abstention_text(state, deps))
+    warnings = [warn(runtime, WARNING_CODES.get(code, "unsupported_statement"), message)
+                for code, message in final.warnings]  # fmt: skip
+    # The model's answer as streamed when every marker it wrote is the citation the gate attached and nothing was
+    # trimmed; anything else the reader is shown replaces it, streamed again after an answer_revised warning.
+    as_written = final.source == "model" and all(s.markers == s.cited for s in gate.claims)
+    if as_written and text == state.answer.strip():
+        answer, citations = state.answer, [Citation.model_validate(c) for c in state.citations]
+    else:
+        warnings.append(warn(runtime, "answer_revised", "the answer above could not be verified as written; the "
+                             "answer that follows replaces it"))  # fmt: skip
+        tracker = CitationTracker(final.citations, runtime.stream_writer)
+        stream_words(final.answer, tracker)
+        answer, citations = tracker.text, tracker.used
+    return QueryUpdate(
+        answer=answer, citations=[c.model_dump() for c in citations], abstained=final.abstained,
+        verified=final.verified, verification=summary, warnings=warnings, composer="extractive"
+        if final.source in ("extractive", "abstention") else "model", timings={"verify": ms(start)},
+    )  # fmt: skip
+
+
+async def reevaluate(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
+    """Check the answer covers every part of the question (the plan's sub-questions): one bounded refinement step
+    researches a part left uncovered; a part still uncovered after it is said plainly to be not found."""
+    deps = runtime.context
+    if state.abstained or state.cached or len(state.parts) < 2:
+        return {}
+    missing = uncovered_parts(state.parts, state.answer, [c["quote"] for c in state.citations])
+    if not missing:
+        return {"uncovered": []}
+    steps_left = len(state.steps) < deps.settings.llm.max_steps + 1
+    calls_ok = deps.llm is None or deps.llm_calls_left(state.complexity, state.llm) >= 1
+    if not state.refined and steps_left and calls_ok and _time_left(state, deps):
+        return {"refined": True, "step_kind": "refinement", "pending": missing[:1]}
+    note = "\n\nI could not find in the documents an answer to: " + "; ".join(f"“{m}”" for m in missing) + "."
+    tracker = CitationTracker([], runtime.stream_writer)
+    tracker.feed("\n\n")
+    stream_words(note.lstrip(), tracker)
+    warning = warn(runtime, "not_covered", f"{len(missing)} part(s) of the question were not found in the documents")
+    return {"answer": state.answer + note, "uncovered": missing, "warnings": [warning]}
+
+
+async def remember(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
+    """Close the turn: record it in the session, and keep a verified, cited answer in QA memory (the research, never
+    a multiple-choice letter: selection comes after)."""
+    deps = runtime.context
+    if (
+        state.verified
+        and not state.abstained
+        and state.citations
+        and not state.cached
+        and not depends_on_session(state)
+    ):
+        vector = await deps.retriever.embedder.embed_query(state.asked)
+        await deps.memory.aremember(memory_key(state, deps), vector, state.asked, state.answer, state.citations)
+    return {"turns": [turn(state, state.answer)]}
+
+
+async def select_choice(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
+    """Weigh each choice against the cited evidence: the model picks with a reason per choice when configured (and
+    its pick must cite), else the best-supported choice wins with a stated confidence."""
+    start = time.perf_counter()
+    deps = runtime.context
+    cited = [Citation.model_validate(c) for c in state.citations]
+    provisions = await _provisions(deps, cited)
+    evidence = {c.index: provisions.get(c.section_id, c.quote) for c in cited}
+    chosen: MultipleChoice | None = None
+    calls: list[LLMCall] = []
+    if cited and deps.llm is not None:
+        shown = render_sources([c.model_copy(update={"quote": evidence[c.index]}) for c in cited])
+        reply, calls = await deps.ask("choose", state.complexity, state.llm, reserve=0, question=state.asked,
+                                      choices=render_choices(state.choices), evidence=shown)  # fmt: skip
+        chosen = from_model(reply, state.choices, [c.index for c in cited])
+    chosen = chosen or by_evidence(state.asked, state.choices, evidence)
+    tracker = CitationTracker([], runtime.stream_writer)
+    block = "\n\n" + choice_text(chosen)
+    tracker.feed("\n\n")
+    stream_words(block.lstrip(), tracker)
+    return {"answer": state.answer + block, "choice": chosen.model_dump(), "llm": calls,
+            "timings": {"select_choice": ms(start)}}  # fmt: skip

@@ -1,0 +1,256 @@
+"""Fit the answerability model on the development questions and report its trade-off honestly.
+
+Runs retrieval (the service's own retriever and settings, cache off) for every development question with a label:
+our evaluation/dev_questions.jsonl and the zim_qa development set (answerable = has gold; unanswerable = kind
+unanswerable; injections left out). Computes the evidence features (api/composer/answerability.py), then:
+
+1. repeated stratified 5-fold cross-validation: each fold's model and threshold are fitted on the other folds only
+   (threshold = the most abstaining one that keeps training answerable abstentions within the budget), and the
+   held-out questions are scored with them; the report gives those held-out rates;
+2. a trade-off table across thresholds of the out-of-fold probabilities;
+3. single-feature rules for comparison;
+4. the model fitted on all questions, with the threshold chosen on the out-of-fold probabilities, written to
+   api/data/answerability.toml with --write.
+
+    .venv/bin/python benchmarks/answerability_fit.py --data-dir .bench-data --write \
+        --out benchmarks/results/answerability.md
+
+Nothing here is tuned on any question outside the two development sets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from api.composer.answerability import DEFAULT_PATH, FEATURES, evidence_features
+from api.services import open_services
+from api.settings import RetrievalSettings, Settings
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared" / "data"
+Matrix = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Item:
+    qid: str
+    source: str
+    kind: str
+    answerable: bool
+    features: dict[str, float]
+
+
+def load(path: Path, source: str) -> list[dict[str, object]]:
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [{**r, "source": source} for r in rows if r.get("kind") != "injection"]
+
+
+async def collect(data_dir: Path, questions: list[dict[str, object]], lay_terms: bool) -> tuple[list[Item], str]:
+    retrieval = RetrievalSettings(cache_ttl_s=0, lay_terms=lay_terms)
+    async with open_services(Settings(data_dir=data_dir, retrieval=retrieval)) as services:
+        retriever = services.orchestrator.deps.retriever
+        laws = set(services.corpus.manifest.documents)
+        note = f"{len(laws)} documents, {len(services.corpus)} chunks, corpus version {services.corpus.version}"
+        items = []
+        for q in questions:
+            gold = q["gold"]
+            assert isinstance(gold, list)
+            if any(g["law_id"] not in laws for g in gold):
+                # A data dir holding part of the corpus: a question whose law is absent is not answerable here.
+                sys.stderr.write(f"left out {q['id']}: its gold law is not ingested in {data_dir}\n")
+                continue
+            result = await retriever.retrieve(str(q["question"]))
+            features = evidence_features(str(q["question"]), result, retriever.lexical, retriever.thesaurus)
+            items.append(Item(str(q["id"]), str(q["source"]), str(q["kind"]), bool(q["gold"]), features))
+        return items, note
+
+
+def fit(x: Matrix, y: Matrix, l2: float = 1.0, steps: int = 3000) -> tuple[Matrix, Matrix, Matrix, float]:
+    """Class-balanced, L2-regularised logistic regression by gradient descent on standardised features."""
+    mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-6
+    z = (x - mean) / scale
+    weight = np.where(y == 1, 0.5 / max(1, int(y.sum())), 0.5 / max(1, int((1 - y).sum())))
+    w, b = np.zeros(z.shape[1]), 0.0
+    for _ in range(steps):
+        p = 1 / (1 + np.exp(-(z @ w + b)))
+        g = weight * (p - y)
+        w -= 0.5 * (z.T @ g + l2 * w / len(y))
+        b -= 0.5 * float(g.sum())
+    return mean, scale, w, b
+
+
+def predict(model: tuple[Matrix, Matrix, Matrix, float], x: Matrix) -> Matrix:
+    mean, scale, w, b = model
+    result: Matrix = 1 / (1 + np.exp(-(((x - mean) / scale) @ w + b)))
+    return result
+
+
+def pick_threshold(p: Matrix, y: Matrix, budget: float) -> float:
+    """The highest threshold (most abstentions) that abstains on at most ``budget`` of the answerable questions."""
+    answerable = np.sort(p[y == 1])
+    allowed = int(np.floor(budget * len(answerable)))
+    return float(answerable[allowed]) if allowed < len(answerable) else 1.0
+
+
+def folds(y: Matrix, k: int, rng: random.Random) -> list[list[int]]:
+    out: list[list[int]] = [[] for _ in range(k)]
+    for label in (0, 1):
+        idx = [i for i in range(len(y)) if y[i] == label]
+        rng.shuffle(idx)
+        for n, i in enumerate(idx):
+            out[n % k].append(i)
+    return out
+
+
+def rates(p: Matrix, y: Matrix, t: float) -> tuple[float, float]:
+    abstain = p < t
+    return float(abstain[y == 0].mean()), float(abstain[y == 1].mean())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--data-dir", type=Path, default=ROOT / ".bench-data")
+    parser.add_argument("--budget", type=float, default=0.10, help="Answerable questions we may abstain on.")
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--no-lay-terms", action="store_true", help="Features without the thesaurus.")
+    parser.add_argument("--write", action="store_true", help="Write api/data/answerability.toml.")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    questions = load(ROOT / "evaluation/dev_questions.jsonl", "ours") + load(
+        SHARED / "zim_qa/questions.jsonl", "zim_qa"
+    )
+    items, corpus_note = asyncio.run(collect(args.data_dir, questions, not args.no_lay_terms))
+    x = np.array([[it.features[f] for f in FEATURES] for it in items])
+    y = np.array([1.0 if it.answerable else 0.0 for it in items])
+    rng = random.Random(20261122)
+    oof_sum, oof_n = np.zeros(len(y)), np.zeros(len(y))
+    held_unans, held_ans, held_n_unans, held_n_ans = 0, 0, 0, 0
+    per_kind: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for _ in range(args.repeats):
+        for test in folds(y, 5, rng):
+            train = [i for i in range(len(y)) if i not in set(test)]
+            model = fit(x[train], y[train])
+            # The threshold comes from the training folds' own out-of-sample view: an inner 5-fold split.
+            inner_p = np.zeros(len(train))
+            for inner in folds(y[train], 5, rng):
+                inner_train = [j for j in range(len(train)) if j not in set(inner)]
+                inner_model = fit(x[train][inner_train], y[train][inner_train])
+                inner_p[inner] = predict(inner_model, x[train][inner])
+            t = pick_threshold(inner_p, y[train], args.budget)
+            p = predict(model, x[test])
+            oof_sum[test] += p
+            oof_n[test] += 1
+            for i, pi in zip(test, p, strict=True):
+                abstained = pi < t
+                if y[i] == 0:
+                    held_unans += abstained
+                    held_n_unans += 1
+                else:
+                    held_ans += abstained
+                    held_n_ans += 1
+                per_kind[f"{items[i].source}/{items[i].kind}"][0] += abstained
+                per_kind[f"{items[i].source}/{items[i].kind}"][1] += 1
+    oof = oof_sum / oof_n
+    threshold = pick_threshold(oof, y, args.budget)
+    final = fit(x, y)
+    n_unans, n_ans = int((y == 0).sum()), int((y == 1).sum())
+    lines = [
+        "# Answerability from evidence: fit and trade-off",
+        "",
+        f"- questions: {len(y)} development questions ({n_unans} unanswerable, {n_ans} answerable): "
+        f"evaluation/dev_questions.jsonl ({sum(it.source == 'ours' for it in items)}) and zim_qa dev "
+        f"({sum(it.source == 'zim_qa' for it in items)}, injections left out)",
+        f"- evidence: the service's hybrid retrieval over `{args.data_dir.name}` ({corpus_note}), top_k 6, cache off, "
+        f"lay-term thesaurus {'off' if args.no_lay_terms else 'on'}",
+        f"- features: {', '.join(FEATURES)}; class-balanced L2 logistic regression (numpy)",
+        f"- honest figures: {args.repeats} × stratified 5-fold cross-validation; every fold's model *and* threshold "
+        f"are chosen on the other folds only (threshold: most abstaining that keeps training answerable "
+        f"abstentions ≤ {args.budget:.0%}, from an inner 5-fold split)",
+        "",
+        "## Held-out result (cross-validated, threshold chosen inside each training split)",
+        "",
+        "| abstained when unanswerable | abstained when answerable |",
+        "| ---: | ---: |",
+        f"| {held_unans / held_n_unans:.2f} ({held_unans}/{held_n_unans}) | "
+        f"{held_ans / held_n_ans:.2f} ({held_ans}/{held_n_ans}) |",
+        "",
+        "By question source and kind (held-out abstention rate, all repeats):",
+        "",
+        "| source/kind | abstained |",
+        "| --- | ---: |",
+        *[f"| {k} | {a / n:.2f} ({a}/{n}) |" for k, (a, n) in sorted(per_kind.items())],
+        "",
+        "## Trade-off across thresholds (out-of-fold probabilities, averaged over repeats)",
+        "",
+        "| threshold | abstained when unanswerable | abstained when answerable |",
+        "| ---: | ---: | ---: |",
+    ]
+    for t in [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, threshold]:
+        u, a = rates(oof, y, t)
+        mark = " (chosen)" if t == threshold else ""
+        lines.append(f"| {t:.3f}{mark} | {u:.2f} | {a:.2f} |")
+    lines += [
+        "",
+        "## Single features as rules (in-sample, best threshold within the budget)",
+        "",
+        "| feature | abstained when unanswerable | abstained when answerable |",
+        "| --- | ---: | ---: |",
+    ]
+    for j, name in enumerate(FEATURES):
+        col = x[:, j]
+        sign = 1.0 if col[y == 1].mean() >= col[y == 0].mean() else -1.0
+        t = pick_threshold(sign * col, y, args.budget)
+        u, a = rates(sign * col, y, t)
+        lines.append(f"| {name} | {u:.2f} | {a:.2f} |")
+    mean, scale, w, b = final
+    lines += [
+        "",
+        "## Shipped model (fitted on all questions; threshold from the out-of-fold probabilities)",
+        "",
+        "| feature | answerable mean | unanswerable mean | weight (standardised) |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for j, name in enumerate(FEATURES):
+        lines.append(f"| {name} | {x[y == 1, j].mean():.3f} | {x[y == 0, j].mean():.3f} | {w[j]:+.3f} |")
+    lines.append(f"\nbias {b:+.3f}; threshold {threshold:.3f}")
+    worst = sorted(((oof[i], items[i].qid, items[i].kind) for i in range(len(y)) if y[i] == 0), reverse=True)[:5]
+    lines += ["", "Unanswerable questions the model is least sure of (out-of-fold p):", ""]
+    lines += [f"- {qid} ({kind}): {p:.2f}" for p, qid, kind in worst]
+    missed = sorted((oof[i], items[i].qid, items[i].kind) for i in range(len(y)) if y[i] == 1)[:5]
+    lines += ["", "Answerable questions with the lowest out-of-fold p:", ""]
+    lines += [f"- {qid} ({kind}): {p:.2f}" for p, qid, kind in missed]
+    report = "\n".join(lines) + "\n"
+    if args.write:
+        toml = [
+            "# Answerability model: logistic regression over evidence features (api/composer/answerability.py).",
+            "# Written by benchmarks/answerability_fit.py from the development questions only; see",
+            "# benchmarks/results/answerability.md for the cross-validated trade-off. grade_weight is a prior",
+            "# (not fitted): the grade skill's share of relevant passages moves the logit by grade_weight*(g-0.5).",
+            f'version = "{len(y)}q-{threshold:.3f}"',
+            f"features = {json.dumps(list(FEATURES))}",
+            f"mean = {json.dumps([round(float(v), 6) for v in mean])}",
+            f"scale = {json.dumps([round(float(v), 6) for v in scale])}",
+            f"weights = {json.dumps([round(float(v), 6) for v in w])}",
+            f"bias = {b:.6f}",
+            f"threshold = {threshold:.6f}",
+            "grade_weight = 2.0",
+        ]
+        DEFAULT_PATH.write_text("\n".join(toml) + "\n")
+    if args.out:
+        args.out.write_text(report)
+    sys.stdout.write(report)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,90 @@
+"""Answerability from evidence: features computed from a real retrieval, the packaged fitted model, and the file's
+validation at load."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from api.composer.answerability import (
+    FEATURES,
+    AnswerabilityModel,
+    decide_answerable,
+    evidence_features,
+    load_answerability_model,
+    meaning_words,
+)
+from api.errors import ConfigError
+from api.services import open_services
+from api.settings import Settings
+
+ANSWERABLE = "How much deposit can a landlord ask for?"
+UNANSWERABLE = "Is bitcoin mining with cryptocurrency rigs legal?"
+
+
+def test_meaning_words_leave_out_how_the_question_is_asked() -> None:
+    assert meaning_words("Is it legal in Zimbabwe for my boss to sack me?") == ["boss", "sack"]
+    assert meaning_words("What is the minimum age of marriage?") == ["minimum", "age", "marriage"]
+
+
+def test_the_packaged_model_loads_and_is_consistent() -> None:
+    model = load_answerability_model()
+    assert model.version and 0 < model.threshold < 1 and len(model.weights) == len(FEATURES)
+    # The fitted directions make sense: better evidence never lowers the probability.
+    for name in ("dense_top", "coverage"):
+        assert model.weights[FEATURES.index(name)] > 0, name
+    assert model.weights[FEATURES.index("unknown")] < 0
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"features": '["dense_top"]'}, "features must be"),
+        ({"scale": "[1, 1, 1, 1, 1, 0]"}, "positive"),
+        ({"threshold": "1.5"}, "threshold"),
+        ({"weights": "[1, 2]"}, "one value per feature"),
+    ],
+)
+def test_a_broken_model_file_is_refused(tmp_path: Path, change: dict[str, str], problem: str) -> None:
+    values = {
+        "version": '"t"', "features": str(list(FEATURES)).replace("'", '"'), "mean": "[0, 0, 0, 0, 0, 0]",
+        "scale": "[1, 1, 1, 1, 1, 1]", "weights": "[1, 1, 1, -1, 1, 1]", "bias": "0", "threshold": "0.5",
+    }  # fmt: skip
+    path = tmp_path / "answerability.toml"
+    path.write_text("\n".join(f"{k} = {v}" for k, v in {**values, **change}.items()))
+    with pytest.raises(ConfigError, match=problem):
+        load_answerability_model(path)
+    path.write_text("\n".join(f"{k} = {v}" for k, v in values.items()))
+    assert load_answerability_model(path).threshold == 0.5
+
+
+def test_probability_and_grade_move_the_right_way() -> None:
+    model = AnswerabilityModel("t", (0.0,) * 6, (1.0,) * 6, (1.0, 1.0, 1.0, -1.0, 1.0, 1.0), 0.0, 0.5, 2.0)
+    base = dict.fromkeys(FEATURES, 0.0)
+    assert model.probability(base) == pytest.approx(0.5)
+    assert model.probability({**base, "coverage": 1.0}) == pytest.approx(1 / (1 + math.exp(-1)))
+    assert model.probability({**base, "unknown": 1.0}) < 0.5
+    assert model.probability(base, grade=1.0) > 0.5 > model.probability(base, grade=0.0)
+    refused = model.decide({**base, "unknown": 1.0})
+    assert not refused.answerable and "unknown" in refused.reason
+    assert model.decide({**base, "coverage": 1.0}).answerable
+
+
+async def test_features_and_verdicts_from_a_real_retrieval(private_data_dir: Path) -> None:
+    async with open_services(Settings(data_dir=private_data_dir)) as services:
+        retriever = services.orchestrator.deps.retriever
+        good = await retriever.retrieve(ANSWERABLE)
+        bad = await retriever.retrieve(UNANSWERABLE)
+        model = load_answerability_model()
+        yes = decide_answerable(ANSWERABLE, good, retriever.lexical, model, retriever.thesaurus)
+        no = decide_answerable(UNANSWERABLE, bad, retriever.lexical, model, retriever.thesaurus)
+        lay = evidence_features("My landlord wants a deposit", good, retriever.lexical, retriever.thesaurus)
+    assert set(yes.features) == set(FEATURES)
+    assert yes.features["coverage"] == 1.0 and yes.features["unknown"] == 0.0
+    assert yes.features["dense_top"] > no.features["dense_top"] > 0
+    # "bitcoin", "mining", "cryptocurrency", "rigs": words the sample statutes never use.
+    assert no.features["unknown"] >= 0.75 and no.features["coverage"] <= 0.25
+    assert yes.probability > no.probability and yes.answerable and not no.answerable
+    assert lay["coverage"] == 1.0  # "landlord" is covered by the thesaurus's "lessor" or by itself

@@ -1,0 +1,90 @@
+"""Claim support: the facts check and the calibrated closeness measure, on labelled examples kept as test data."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from api.composer.support import (
+    SUPPORT_THRESHOLD,
+    bodies,
+    missing_facts,
+    numbers,
+    provision_units,
+    quantities,
+    support,
+)
+
+DATA = Path(__file__).parent / "data"
+PROVISIONS: dict[str, str] = json.loads((DATA / "provisions.json").read_text())
+EXAMPLES = [json.loads(line) for line in (DATA / "claim_support.jsonl").read_text().splitlines() if line.strip()]
+
+
+def test_the_labelled_examples_cover_both_outcomes_and_real_provisions() -> None:
+    assert len(EXAMPLES) >= 40
+    labels = [e["supported"] for e in EXAMPLES]
+    assert labels.count(True) >= 15 and labels.count(False) >= 15
+    assert {e["provision"] for e in EXAMPLES} <= set(PROVISIONS)
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[e["sentence"][:48] for e in EXAMPLES])
+def test_each_labelled_example_is_classified_as_labelled(example: dict[str, object]) -> None:
+    result = support(str(example["sentence"]), PROVISIONS[str(example["provision"])])
+    assert result.supported is example["supported"], (result.score, result.missing)
+
+
+def test_the_threshold_separates_the_examples_whose_facts_all_occur() -> None:
+    # Among sentences whose facts all occur in the provision, meaning alone decides: the threshold must sit above
+    # every unsupported one and at or below every supported one (a margin either side, so it is not overfitted).
+    scored = [(support(e["sentence"], PROVISIONS[e["provision"]]), e["supported"]) for e in EXAMPLES]
+    facts_ok = [(s.score, label) for s, label in scored if not s.missing]
+    lowest_supported = min(score for score, label in facts_ok if label)
+    highest_unsupported = max(score for score, label in facts_ok if not label)
+    assert highest_unsupported < SUPPORT_THRESHOLD <= lowest_supported
+    assert lowest_supported - highest_unsupported >= 0.05
+
+
+def test_numbers_compare_by_value_whether_digits_or_words() -> None:
+    assert numbers("at least 18 years") == numbers("eighteen years") == {18.0}
+    assert numbers("twenty-one days") == {21.0}
+    assert numbers("a fine of $1 000") == numbers("1,000 dollars") == {1000.0}
+    assert numbers("five per cent") == numbers("5%") == {5.0}
+    assert quantities("five per cent") == quantities("5 %") == {(5.0, "percent")}
+    assert not missing_facts("The fee is 5% of the price.", "a fee of five per cent of the price")
+    assert not missing_facts("No person under 18 may marry.", "No person under the age of eighteen years may marry")
+    assert not missing_facts("The deposit is refunded within 14 days.", "refunded within fourteen days")
+
+
+def test_references_and_labels_are_not_facts() -> None:
+    text = ("Section 3(1) of the Marriages Act [Chapter 5:11], read with s 12A and sections 7 to 11 of Act 5 of 2001 "
+            "and the Labour Act, 2004, says so [2]; see paragraph (b).")  # fmt: skip
+    assert numbers(text) == set()
+
+
+def test_a_number_must_keep_its_unit() -> None:
+    provision = PROVISIONS["marriages_s3"]  # "level 10" and "five years"
+    assert missing_facts("The penalty is imprisonment for up to ten years.", provision) == ["10 year"]
+    assert missing_facts("The fine may reach level 10.", provision) == []
+    assert missing_facts("Imprisonment may be for up to 5 years.", provision) == []
+
+
+def test_invented_amounts_percentages_dates_and_bodies_are_missing() -> None:
+    provision = PROVISIONS["tenancy_s3"]
+    assert missing_facts("The deposit may not exceed $500.", provision) == ["500 currency"]
+    assert missing_facts("Rent may rise by 10% a year.", provision) == ["10 percent"]
+    assert missing_facts("This applies from 1 January 2020.", provision) == ["1", "2020", "january"]
+    assert missing_facts("The Rent Board hears deposit disputes.", provision) == ["rent board"]
+    assert bodies("the Registrar-General and the High Court") == {"registrar-general", "high court"}
+
+
+def test_the_liquor_licence_provision_does_not_support_a_speed_limit() -> None:
+    result = support("The speed limit in urban areas is 60 km/h.", PROVISIONS["liquor_s34"])
+    assert not result.supported and result.missing == ("60 km",)
+
+
+def test_the_best_window_is_a_verbatim_span_of_the_provision() -> None:
+    provision = PROVISIONS["marriages_s3"]
+    result = support("The penalty is a fine not exceeding level 10 or imprisonment up to five years.", provision)
+    start, end = result.span
+    assert "level 10" in provision[start:end] and provision[start:end].startswith("(3)")
+    assert all(provision[a:b].strip() == provision[a:b] for a, b in provision_units(provision))

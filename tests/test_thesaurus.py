@@ -1,0 +1,156 @@
+"""The lay-term thesaurus: the packaged file loads, is grounded in the corpus's own words, maps lay wording to legal
+terms, rejects broken files at start-up, and reaches both search sides of the real retriever."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from api.errors import ConfigError
+from api.services import open_services
+from api.settings import RetrievalSettings, Settings
+from api.tools.thesaurus import DEFAULT_PATH, load_thesaurus
+from tests.conftest import ingest_into
+
+EMPLOYMENT_ACT = """<!-- id: test/act/2024/1; jurisdiction: SAMPLE -->
+# Workplace Act, 2024
+
+1. Dismissal
+No employer shall effect the dismissal of an employee except in terms of a registered employment code of conduct.
+"""
+LICENSING_ACT = """<!-- id: test/act/2024/2; jurisdiction: SAMPLE -->
+# Trading Licences Act, 2024
+
+1. Cancellation of licences
+A trading licence shall not be cancelled without a hearing, and the holder may be heard in person at the hearing.
+"""
+# A third Act so every word above is rare (Robertson's idf is zero for a word in half of the documents).
+BEES_ACT = """<!-- id: test/act/2024/3; jurisdiction: SAMPLE -->
+# Beekeeping Act, 2024
+
+1. Registration of apiaries
+Every apiary of more than ten hives shall be registered with the district office within thirty days.
+"""
+
+
+def test_the_packaged_file_loads_with_a_version() -> None:
+    thesaurus = load_thesaurus()
+    assert thesaurus.version and len(thesaurus) >= 40
+    assert load_thesaurus(DEFAULT_PATH).entries == thesaurus.entries
+
+
+def test_every_legal_term_occurs_in_the_zimbabwe_legislation(shared_data: Path) -> None:
+    """An entry may only point at words the statutes use; otherwise it adds noise to every query it touches."""
+    acts = shared_data / "corpus/zimbabwe_legislation/acts.jsonl"
+    text = " ".join(
+        " ".join(section["text"].split()).lower()
+        for line in acts.read_text().splitlines()
+        for section in json.loads(line)["sections"]
+    )
+    missing = [
+        term
+        for _, legal in load_thesaurus().entries
+        for term in legal
+        if not re.search(r"(?<![\w-])" + re.escape(term) + r"(?![\w-])", text)
+    ]
+    assert missing == []
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("My boss fired me on the spot", {"employer", "dismissal"}),
+        ("I got SACKED and my wages are unpaid", {"dismissal", "remuneration"}),
+        ("Can my kid work in a shop?", {"child", "minor"}),
+        ("My landlord wants the farm back", {"lessor"}),
+        ("We paid lobola last year", {"marriage consideration"}),
+        ("The roora is not finished", {"marriage consideration"}),
+        ("Someone stole my goats", {"livestock", "theft"}),
+    ],
+)
+def test_lay_words_call_for_legal_terms(question: str, expected: set[str]) -> None:
+    expansion = load_thesaurus().expand(question)
+    assert expected <= set(expansion.added)
+    for term in expected:
+        assert term in expansion.lexical_query and term in expansion.dense_query
+    assert expansion.lexical_query.startswith(question) and expansion.dense_query.startswith(question)
+
+
+def test_words_are_matched_whole_and_the_longest_phrase_wins() -> None:
+    thesaurus = load_thesaurus()
+    assert thesaurus.expand("Is ill-treatment of a child an offence?").matched == ()
+    assert thesaurus.expand("Can a fireman enter my house?").matched == ()
+    church = thesaurus.expand("We had a church wedding")
+    assert church.matched == ("church wedding",) and "civil marriage" in church.added
+    curly = thesaurus.expand("Is a doctor’s note enough?")
+    assert curly.matched == ("doctor's note",)
+
+
+def test_terms_the_question_already_has_are_not_added_again() -> None:
+    direct = load_thesaurus().expand("What is the term of a patent under the Patents Act?")
+    assert direct.added == () and direct.lexical_query == direct.dense_query == direct.query
+    mixed = load_thesaurus().expand("Can my boss, the employer, sack me?")
+    assert "employer" not in mixed.added and "dismissal" in mixed.added
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        ('entry = [{lay = ["boss"], legal = ["employer"]}]', "version"),
+        ('version = "1"\nentry = [{lay = ["boss"], legal = []}]', "legal"),
+        ('version = "1"\nentry = [{lay = ["boss"], legal = ["employer"]}, {lay = ["Boss"], legal = ["x"]}]', "boss"),
+        ('version = "1"\nentry = [{lay = ["kid", "kid "], legal = ["child"]}]', "repeated"),
+        ('version = "1"\nentry = [{lay = ["boss"], legal = ["employer"]', "invalid"),
+    ],
+)
+def test_a_broken_file_is_refused_with_a_clear_message(tmp_path: Path, content: str, problem: str) -> None:
+    path = tmp_path / "lay_terms.toml"
+    path.write_text(content)
+    with pytest.raises(ConfigError) as error:
+        load_thesaurus(path)
+    assert str(path) in error.value.message and problem in error.value.message
+
+
+async def test_a_missing_file_stops_the_boot(private_data_dir: Path, tmp_path: Path) -> None:
+    settings = Settings(data_dir=private_data_dir, retrieval=RetrievalSettings(lay_terms_path=tmp_path / "none.toml"))
+    with pytest.raises(ConfigError, match="does not exist"):
+        async with open_services(settings):
+            pass
+
+
+async def test_lay_wording_reaches_the_provision_on_both_search_sides(tmp_path: Path) -> None:
+    source = tmp_path / "acts"
+    source.mkdir()
+    (source / "workplace.md").write_text(EMPLOYMENT_ACT)
+    (source / "licences.md").write_text(LICENSING_ACT)
+    (source / "bees.md").write_text(BEES_ACT)
+    data_dir = tmp_path / "data"
+    await ingest_into(Settings(data_dir=data_dir), source)
+    question = "My boss sacked me without a hearing. Can he do that?"
+    for lay_terms in (False, True):
+        settings = Settings(data_dir=data_dir, retrieval=RetrievalSettings(lay_terms=lay_terms, cache_ttl_s=0))
+        async with open_services(settings) as services:
+            retriever = services.orchestrator.deps.retriever
+            lexical = await retriever.retrieve(question, mode="bm25")
+            dense = await retriever.retrieve(question, mode="dense")
+        best_lexical = lexical.hits[0].chunk.doc_key if lexical.hits else ""
+        if not lay_terms:
+            # Without the thesaurus the only shared words are "without a hearing": the licensing Act wins.
+            assert lexical.lay_terms == [] and best_lexical == "test/act/2024/2"
+            plain_cosine = dict(dense.stages["dense"])
+            continue
+        assert {"employer", "dismissal"} <= set(lexical.lay_terms) and best_lexical == "test/act/2024/1"
+        # The dense side embeds the expanded text: the dismissal provision comes closer than it was.
+        workplace = next(cid for cid, _ in dense.stages["dense"] if cid.startswith("test/act/2024/1"))
+        assert dict(dense.stages["dense"])[workplace] > plain_cosine[workplace]
+        assert dense.hits[0].chunk.doc_key == "test/act/2024/1"
+
+
+def test_a_lay_word_the_corpus_itself_uses_is_left_alone() -> None:
+    """A statute that says "landlord" throughout needs no "lessor" added to every landlord question."""
+    expansion = load_thesaurus().expand("Can my landlord sack my boss?", in_use=lambda word: word == "landlord")
+    assert "landlord" in expansion.matched and "lessor" not in expansion.added
+    assert {"employer", "dismissal"} <= set(expansion.added)
