@@ -158,8 +158,9 @@ def ingest(
 def reembed(data_dir: DataDir = None) -> None:
     """Embed the stored corpus again with the configured embeddings model (into that model's own collection)."""
     from api.tools.reembed import reembed as run_reembed
+    from api.tuning import apply_tuning
 
-    settings = _settings(data_dir)
+    settings = apply_tuning(_settings(data_dir))  # a tuned data dir re-embeds with its tuned model
     configure_logging("WARNING")
 
     async def go() -> Any:
@@ -197,6 +198,64 @@ def serve(
     except GwetaError as exc:
         err.print(f"[red]Error:[/red] {exc.message}")
         raise typer.Exit(1) from None
+
+
+@app.command()
+def tune(
+    data_dir: DataDir = None,
+    revert: Annotated[
+        bool, typer.Option("--revert", help="Go back to the packaged model, BM25 defaults and equal fusion weights.")
+    ] = False,
+    max_minutes: Annotated[float, typer.Option(help="Training time limit (the step that crosses it finishes).")] = 10.0,
+    max_pairs: Annotated[int, typer.Option(help="Most query/passage pairs mined from the corpus.")] = 2000,
+    epochs: Annotated[int, typer.Option(help="Passes over the mined training pairs.")] = 1,
+    batch_size: Annotated[int, typer.Option(help="Pairs per step (each is the others' in-batch negative).")] = 16,
+) -> None:
+    """Adapt retrieval to the ingested corpus, with no labels: fine-tune the packaged MiniLM on pairs mined from the
+    corpus, fit BM25's k1/b and the fusion weights, re-embed into a new collection and switch to it."""
+    _quiet_vector_store_logs()
+    from ingestion.tuning import TuneOptions, TuneReport
+    from ingestion.tuning import revert as revert_tuning
+    from ingestion.tuning import tune as run_tune
+
+    settings = _settings(data_dir)
+    configure_logging("WARNING", json_logs=False)
+    _quiet_vector_store_logs()
+    if min(max_minutes, max_pairs, epochs, batch_size - 1) <= 0:
+        err.print("[red]Error:[/red] --max-minutes, --max-pairs and --epochs must be positive, --batch-size over 1")
+        raise typer.Exit(2)
+    options = TuneOptions(max_pairs, max_minutes, epochs, batch_size)
+
+    async def run() -> TuneReport:
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=err) as progress:
+            tasks: dict[str, TaskID] = {}
+
+            def hook(stage: str, advance: int, total: int | None) -> None:
+                if stage not in tasks:
+                    tasks[stage] = progress.add_task(stage.capitalize(), total=total or 0)
+                progress.advance(tasks[stage], advance)
+
+            if revert:
+                return await revert_tuning(settings, hook)
+            return await run_tune(settings, options, hook)
+
+    report: TuneReport = _run(run())
+    lines = [f"{report.action}: corpus version {report.corpus_version_before} -> {report.corpus_version_after}, "
+             f"collection {report.collection}"]  # fmt: skip
+    if report.train is not None and report.bm25 is not None:
+        pairs = ", ".join(f"{k} {v}" for k, v in report.pairs.items())
+        lines += [
+            f"model v{report.version} in {settings.data_dir / report.model_dir}",
+            f"pairs mined from the corpus: {pairs}",
+            f"training: {report.train.steps} steps over {report.train.pairs} pairs in {report.train.seconds}s "
+            f"(stopped by {report.train.stopped_by})",
+            f"bm25: k1={report.bm25.k1} b={report.bm25.b}; fusion: dense weight {report.dense_weight}, bm25 1.0",
+            "held-out mined pairs, MRR@10: " + ", ".join(f"{k} {v:.3f}" for k, v in report.held_out_mrr.items()),
+        ]
+    lines.append("seconds: " + ", ".join(f"{k} {v}" for k, v in report.seconds.items()))
+    for line in lines:
+        out.print(line, markup=False)
 
 
 def _print_event(event: StreamEvent, as_json: bool) -> None:

@@ -38,6 +38,7 @@ from api.tools.reranker import build_reranker
 from api.tools.retrieval import HybridRetriever
 from api.tools.thesaurus import load_thesaurus
 from api.tools.vector_store import build_vector_store
+from api.tuning import apply_tuning
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +78,7 @@ def _uses_firestore(settings: Settings) -> bool:
 
 @asynccontextmanager
 async def open_services(settings: Settings) -> AsyncIterator[Services]:
+    settings = apply_tuning(settings)  # what `gweta tune` chose for this data dir
     skills = load_skills()  # a broken prompt fails the boot, not the first request
     pool = ThreadPoolExecutor(max_workers=settings.model_threads, thread_name_prefix="model")
     http = httpx.AsyncClient(timeout=httpx.Timeout(settings.llm.timeout_s, connect=5.0))

@@ -56,6 +56,7 @@ class EmbeddingSettings(BaseModel):
         3.0, ge=0, le=100, description="Query path: how long a text waits for others to share one model call."
     )
     max_batch: int = Field(64, ge=1, le=4096, description="Query path: texts in one shared model call, at most.")
+    name: str = Field("", description="The local model's name in the manifest (empty: minilm); set by gweta tune.")
 
 
 class RerankerSettings(BaseModel):

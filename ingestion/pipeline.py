@@ -27,6 +27,7 @@ from api.tools.corpus import Manifest
 from api.tools.embeddings import Embedder, build_embedder
 from api.tools.object_store import ObjectStore, build_object_store, put_json
 from api.tools.vector_store import VectorStore, build_vector_store
+from api.tuning import apply_tuning
 from ingestion import indexes
 from ingestion.discovery import discover, fetch_store_sources, scan, vanished
 from ingestion.ocr import build_ocr
@@ -122,6 +123,7 @@ class Ingestor:
 
 
 def build_ingestion_tools(settings: Settings, pool: ThreadPoolExecutor) -> IngestionTools:
+    settings = apply_tuning(settings)  # documents added after `gweta tune` go into the tuned collection
     store = build_object_store(settings.object_store, settings.data_dir)
     embedder = build_embedder(settings.embeddings, pool)
     vectors = build_vector_store(settings, embedder.dimensions, f"{embedder.name}:{embedder.dimensions}")

@@ -143,7 +143,8 @@ def build_embedder(cfg: EmbeddingSettings, pool: Executor, http: httpx.AsyncClie
     match cfg.backend:
         case "minilm":
             log.info("loading local embedding model %s", cfg.model or "all-MiniLM-L6-v2 (packaged)")
-            return SentenceTransformerEmbedder(load_sentence_transformer(cfg.model), pool, cfg.batch_size)
+            model = load_sentence_transformer(cfg.model)
+            return SentenceTransformerEmbedder(model, pool, cfg.batch_size, cfg.name or "minilm")
         case "openai":
             return OpenAIEmbedder(cfg, http)
 

@@ -1,0 +1,432 @@
+"""Adapt retrieval to the ingested corpus with no labels: mine pairs from it, fine-tune the packaged MiniLM on them
+(in-batch negatives plus BM25-mined hard negatives), fit BM25's k1/b and the fusion weights on held-out pairs, re-embed
+into a new collection and switch to it; or go back to the packaged model.
+
+Nothing here reads a question set: every query is made from the corpus's own text (a provision's title path and
+heading, a defined term, one of its sentences), and the BM25 and fusion choices are measured on pairs held out from
+training (by provision), so the evaluation questions of ``benchmarks/`` stay unseen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import random
+import re
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+
+from api.errors import NotReadyError
+from api.schemas.documents import Chunk
+from api.settings import BM25Settings, Settings
+from api.tools.bm25 import Bm25sIndex, lexical_text, tokenize
+from api.tools.corpus import MANIFEST_KEY, Corpus, Manifest
+from api.tools.embeddings import SentenceTransformerEmbedder, Vectors, load_sentence_transformer
+from api.tools.object_store import build_object_store, put_json
+from api.tools.vector_store import MilvusVectorStore, collection_for
+from api.tuning import PACKAGED_NAME, TuningState, load_state, save_state
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str, int, int | None], None]
+PairKind = Literal["heading", "definition", "sentence"]
+K1_GRID = (0.6, 0.9, 1.2, 1.5, 2.0)
+B_GRID = (0.3, 0.5, 0.75, 0.9)
+# Mined queries copy the corpus's words, so BM25 is nearly perfect on them and a free choice drops dense entirely,
+# which lost recall on real questions (benchmarks/results/tune_retrieval.md): dense keeps at least half BM25's weight.
+DENSE_WEIGHTS = (0.5, 1.0, 2.0)
+FUSION_POOL = 30  # candidates each side contributes to fusion, as the retriever's default
+_SENTENCE = re.compile(r"(?<=[.;:])\s+(?=[A-Z(])")
+_DEFINITION = re.compile(r"[\"“']([^\"”']{3,60})[\"”']\s+(?:means|includes|has the meaning)\b")
+_WORDS = re.compile(r"[A-Za-z]{3,}")
+
+
+def _no_progress(stage: str, advance: int, total: int | None) -> None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """A query mined from the corpus, the chunk text it should find, and a BM25-mined text it should not."""
+
+    query: str
+    positive: str
+    negative: str
+    chunk_id: str
+    section_id: str
+    kind: PairKind
+
+
+def _section_key(chunk: Chunk) -> str:
+    return chunk.section_id or chunk.chunk_id
+
+
+def _queries(chunk: Chunk, rng: random.Random) -> list[tuple[PairKind, str, str]]:
+    """(kind, query, positive) candidates for one chunk; the positive drops what the query copied from it."""
+    found: list[tuple[PairKind, str, str]] = []
+    heading = chunk.section_heading.strip()
+    if len(_WORDS.findall(heading)) >= 2:  # a real heading, not a bare reference such as "AML 1.1.1.(1)"
+        found.append(("heading", f"{chunk.title}: {heading}", chunk.text))
+    for term in _DEFINITION.findall(chunk.text)[:1]:
+        found.append(("definition", f"What does {term} mean in the {chunk.title}?", chunk.text))
+    sentences = [s for s in _SENTENCE.split(chunk.text) if len(_WORDS.findall(s)) >= 6]
+    if len(sentences) >= 2:  # inverse cloze: one sentence asks for the rest of its provision
+        picked = rng.choice(sentences)
+        rest = chunk.text.replace(picked, " ").strip()
+        found.append(("sentence", picked, f"{chunk.title} {heading}\n{rest}"))
+    elif len(_WORDS.findall(chunk.text)) >= 12 and not found:
+        words = chunk.text.split()
+        cut = max(6, len(words) // 3)
+        found.append(("sentence", " ".join(words[:cut]), f"{chunk.title} {heading}\n{' '.join(words[cut:])}"))
+    return found
+
+
+def mine_pairs(chunks: Sequence[Chunk], max_pairs: int, seed: int = 0) -> list[Pair]:
+    """Queries with their positive and a hard negative: the best BM25 hit from another provision (a neighbour in
+    the same Act or a provision of another Act that shares the words), so the model learns what BM25 confuses."""
+    rng = random.Random(seed)
+    order = list(chunks)
+    rng.shuffle(order)
+    candidates: list[tuple[Chunk, PairKind, str, str]] = []
+    for chunk in order:
+        candidates += [(chunk, kind, q, pos) for kind, q, pos in _queries(chunk, rng)]
+        if len(candidates) >= max_pairs:
+            break
+    candidates = candidates[:max_pairs]
+    if not candidates:
+        return []
+    index = Bm25sIndex([c.chunk_id for c in chunks], [tokenize(lexical_text(c)) for c in chunks], BM25Settings())
+    by_id = {c.chunk_id: c for c in chunks}
+    pairs = []
+    for chunk, kind, query, positive in candidates:
+        negative = ""
+        for hit in index._search(query, 10):
+            other = by_id[hit.chunk_id]
+            if _section_key(other) != _section_key(chunk):
+                negative = other.embed_text
+                break
+        if not negative:  # nothing lexically close: any other provision still teaches the contrast
+            other = rng.choice(order)
+            negative = other.embed_text if _section_key(other) != _section_key(chunk) else ""
+        if negative:
+            pairs.append(Pair(query, positive, negative, chunk.chunk_id, _section_key(chunk), kind))
+    return pairs
+
+
+def split_pairs(pairs: Sequence[Pair], held_out: float = 0.2) -> tuple[list[Pair], list[Pair]]:
+    """Train and held-out pairs, split by provision (a hash of its id), so no held-out provision is trained on."""
+    train: list[Pair] = []
+    held: list[Pair] = []
+    for pair in pairs:
+        bucket = int(hashlib.sha256(pair.section_id.encode()).hexdigest()[:8], 16) % 1000
+        (held if bucket < held_out * 1000 else train).append(pair)
+    return train, held
+
+
+def _mrr(rankings: Sequence[Sequence[str]], gold: Sequence[str], k: int = 10) -> float:
+    total = 0.0
+    for ranked, want in zip(rankings, gold, strict=True):
+        for rank, section in enumerate(ranked[:k], 1):
+            if section == want:
+                total += 1 / rank
+                break
+    return total / max(1, len(gold))
+
+
+def _sections(chunks: Sequence[Chunk], ids: Sequence[str]) -> list[str]:
+    """Chunk ids in rank order as section keys, first occurrence kept (several chunks of one provision count once)."""
+    by_id = {c.chunk_id: c for c in chunks}
+    seen: dict[str, None] = {}
+    for cid in ids:
+        seen.setdefault(_section_key(by_id[cid]), None)
+    return list(seen)
+
+
+@dataclass(slots=True)
+class Bm25Fit:
+    k1: float
+    b: float
+    mrr_default: float
+    mrr_tuned: float
+
+
+def fit_bm25(chunks: Sequence[Chunk], fit_on: Sequence[Pair], report_on: Sequence[Pair]) -> Bm25Fit:
+    """Grid k1 x b by MRR@10 of the pair's provision on ``fit_on``; report default and chosen on ``report_on``."""
+    ids = [c.chunk_id for c in chunks]
+    tokens = [tokenize(lexical_text(c)) for c in chunks]
+
+    def mrr(k1: float, b: float, pairs: Sequence[Pair]) -> float:
+        index = Bm25sIndex(ids, tokens, BM25Settings(k1=k1, b=b))
+        ranked = [_sections(chunks, [h.chunk_id for h in index._search(p.query, FUSION_POOL)]) for p in pairs]
+        return _mrr(ranked, [p.section_id for p in pairs])
+
+    default = BM25Settings()
+    scores = {(k1, b): mrr(k1, b, fit_on) for k1 in K1_GRID for b in B_GRID}
+    best = max(scores, key=lambda kb: (scores[kb], kb == (default.k1, default.b)))
+    return Bm25Fit(best[0], best[1], mrr(default.k1, default.b, report_on), mrr(*best, report_on))
+
+
+def fuse(dense: Sequence[str], lexical: Sequence[str], dense_weight: float, rrf_k: int = 60) -> list[str]:
+    """Weighted reciprocal rank fusion of two section rankings (BM25's weight is 1)."""
+    scores: dict[str, float] = {}
+    for weight, ranking in ((dense_weight, dense), (1.0, lexical)):
+        for rank, key in enumerate(ranking, 1):
+            scores[key] = scores.get(key, 0.0) + weight / (rrf_k + rank)
+    return sorted(scores, key=lambda key: -scores[key])
+
+
+def choose_fusion(dense: Sequence[Sequence[str]], lexical: Sequence[Sequence[str]], gold: Sequence[str]) -> float:
+    """The dense weight (BM25's is 1, dense's within ``DENSE_WEIGHTS``) whose fused ranking has the best MRR@10 on
+    the held-out mined pairs; ties go to equal weights."""
+    scores = {w: _mrr([fuse(d, s, w) for d, s in zip(dense, lexical, strict=True)], gold) for w in DENSE_WEIGHTS}
+    return max(scores, key=lambda w: (scores[w], w == 1.0))
+
+
+@dataclass(slots=True)
+class TrainStats:
+    pairs: int
+    steps: int
+    seconds: float
+    stopped_by: str
+    losses: list[float] = field(default_factory=list)
+
+
+def train(
+    model: SentenceTransformer,
+    pairs: Sequence[Pair],
+    epochs: int = 1,
+    batch_size: int = 16,
+    max_seconds: float = 600.0,
+    learning_rate: float = 2e-5,
+    seed: int = 0,
+    progress: Progress = _no_progress,
+) -> TrainStats:
+    """Fine-tune with MultipleNegativesRankingLoss (in-batch negatives plus each pair's hard negative), on CPU,
+    stopping at ``max_seconds`` after the step that crosses it."""
+    import torch
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+
+    torch.manual_seed(seed)
+    loss_fn = MultipleNegativesRankingLoss(model)
+    encode = getattr(model, "preprocess", None) or model.tokenize  # sentence-transformers 6 renamed it
+    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
+    rng = random.Random(seed)
+    batches_per_epoch = max(1, (len(pairs) + batch_size - 1) // batch_size)
+    total = batches_per_epoch * epochs
+    progress("training steps", 0, total)
+    start, steps, losses, stopped_by = time.perf_counter(), 0, [], "epochs"
+    model.train()
+    for _ in range(epochs):
+        order = list(pairs)
+        rng.shuffle(order)
+        for at in range(0, len(order), batch_size):
+            batch = order[at : at + batch_size]
+            if len(batch) < 2:  # one pair has no in-batch negatives to learn from
+                continue
+            features = [encode([getattr(p, part) for p in batch]) for part in ("query", "positive", "negative")]
+            loss = loss_fn(features, torch.empty(0))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            steps += 1
+            losses.append(round(float(loss.item()), 4))
+            progress("training steps", 1, None)
+            if time.perf_counter() - start >= max_seconds:
+                stopped_by = "time"
+                break
+        if stopped_by == "time":
+            break
+    model.eval()
+    return TrainStats(len(pairs), steps, round(time.perf_counter() - start, 1), stopped_by, losses)
+
+
+@dataclass(slots=True)
+class TuneReport:
+    action: Literal["tuned", "reverted"]
+    version: int
+    corpus_version_before: str
+    corpus_version_after: str
+    collection: str
+    model_dir: str = ""
+    pairs: dict[str, int] = field(default_factory=dict)
+    train: TrainStats | None = None
+    bm25: Bm25Fit | None = None
+    dense_weight: float = 1.0
+    held_out_mrr: dict[str, float] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class TuneOptions:
+    max_pairs: int = 2000
+    max_minutes: float = 10.0
+    epochs: int = 1
+    batch_size: int = 16
+    seed: int = 0
+
+
+async def _embed_into(
+    settings: Settings, collection: str, embedder: SentenceTransformerEmbedder, chunks: Sequence[Chunk],
+    progress: Progress, batch: int = 256,
+) -> Vectors:  # fmt: skip
+    """Embed every chunk with ``embedder`` into a fresh ``collection``; returns the vectors (chunk order)."""
+    cfg = settings.vector_store
+    store = MilvusVectorStore(
+        settings.milvus_uri, collection, embedder.dimensions, cfg.token.get_secret_value(), cfg.index_type,
+        cfg.index_params, cfg.search_params, f"{embedder.name}:{embedder.dimensions}",
+    )  # fmt: skip
+    try:
+        await asyncio.to_thread(store.client.drop_collection, collection)  # leftovers of a killed run
+        store._ensure_collection()
+        progress("re-embedding chunks", 0, len(chunks))
+        parts = []
+        for at in range(0, len(chunks), batch):
+            part = list(chunks[at : at + batch])
+            vectors = await embedder.embed_documents([c.embed_text for c in part])
+            await store.upsert(part, vectors)
+            parts.append(vectors)
+            progress("re-embedding chunks", len(part), None)
+        await store.flush()
+        found = await store.count()
+        if found != len(chunks):
+            raise NotReadyError(f"collection {collection} holds {found} vectors, expected {len(chunks)}")
+    finally:
+        await store.close()
+    return np.concatenate(parts) if parts else np.zeros((0, embedder.dimensions), dtype=np.float32)
+
+
+def _drop_collection(settings: Settings, collection: str) -> None:
+    from pymilvus import MilvusClient
+
+    client = MilvusClient(settings.milvus_uri)
+    try:
+        if client.has_collection(collection):
+            client.drop_collection(collection)
+    finally:
+        client.close()
+
+
+async def _write_manifest(settings: Settings, manifest: Manifest, name: str, dimensions: int) -> str:
+    manifest.embedder, manifest.dimensions = f"{name}:{dimensions}", dimensions
+    await put_json(build_object_store(settings.object_store, settings.data_dir), MANIFEST_KEY, manifest.model_dump())
+    return manifest.version
+
+
+def _check_packaged(settings: Settings) -> None:
+    if settings.embeddings.backend != "minilm" or settings.embeddings.model:
+        raise NotReadyError("gweta tune adapts the packaged MiniLM; this deploy names its own embedder")
+
+
+async def tune(settings: Settings, options: TuneOptions, progress: Progress = _no_progress) -> TuneReport:
+    """Mine, fit BM25, fine-tune, re-embed into a new collection, choose fusion weights, then switch (the manifest
+    with the new embedder name, so the corpus version and every cache keyed on it change, then the state file)."""
+    _check_packaged(settings)
+    clock: dict[str, float] = {}
+    state = load_state(settings.data_dir)
+    store = build_object_store(settings.object_store, settings.data_dir)
+    corpus = await Corpus.load(store)
+    chunks = sorted(corpus.chunks.values(), key=lambda c: c.chunk_id)
+    if not chunks:
+        raise NotReadyError("no documents are ingested in this data dir: run 'gweta ingest' first")
+    before = corpus.version
+
+    start = time.perf_counter()
+    pairs = await asyncio.to_thread(mine_pairs, chunks, options.max_pairs, options.seed)
+    train_pairs, held = split_pairs(pairs)
+    if len(train_pairs) < 2:
+        raise NotReadyError(f"the corpus gave {len(pairs)} training pairs; at least 2 are needed")
+    held = held or train_pairs[: max(1, len(train_pairs) // 5)]
+    clock["mine"] = time.perf_counter() - start
+    kinds = {kind: sum(p.kind == kind for p in pairs) for kind in ("heading", "definition", "sentence")}
+
+    start = time.perf_counter()
+    bm25 = await asyncio.to_thread(fit_bm25, chunks, train_pairs[:500], held)
+    clock["bm25_fit"] = time.perf_counter() - start
+
+    start = time.perf_counter()
+    model = await asyncio.to_thread(load_sentence_transformer)
+    stats = await asyncio.to_thread(
+        train, model, train_pairs, options.epochs, options.batch_size, options.max_minutes * 60, 2e-5,
+        options.seed, progress,
+    )  # fmt: skip
+    version = state.last_version + 1
+    model_dir = f"models/tuned-v{version}"
+    target = settings.data_dir / model_dir
+    tmp = target.with_name(target.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    await asyncio.to_thread(model.save, str(tmp))
+    shutil.rmtree(target, ignore_errors=True)
+    tmp.rename(target)
+    clock["train"] = time.perf_counter() - start
+
+    start = time.perf_counter()
+    name = TuningState(version=version).embedder_name
+    with ThreadPoolExecutor(settings.model_threads, thread_name_prefix="model") as pool:
+        tuned_model = await asyncio.to_thread(load_sentence_transformer, str(target))  # as serving will, offline
+        embedder = SentenceTransformerEmbedder(tuned_model, pool, settings.embeddings.batch_size, name)
+        collection = collection_for(settings.vector_store.collection, f"{name}:{embedder.dimensions}")
+        vectors = await _embed_into(settings, collection, embedder, chunks, progress)
+        clock["re_embed"] = time.perf_counter() - start
+        queries = await embedder.embed_documents([p.query for p in held])
+    dense = [_sections(chunks, [chunks[i].chunk_id for i in np.argsort(-(vectors @ q))[:FUSION_POOL]]) for q in queries]
+    index = Bm25sIndex([c.chunk_id for c in chunks], [tokenize(lexical_text(c)) for c in chunks],
+                       BM25Settings(k1=bm25.k1, b=bm25.b))  # fmt: skip
+    lexical = [_sections(chunks, [h.chunk_id for h in index._search(p.query, FUSION_POOL)]) for p in held]
+    gold = [p.section_id for p in held]
+    dense_weight = choose_fusion(dense, lexical, gold)
+    held_out = {
+        "dense (tuned)": _mrr(dense, gold), "bm25 (default)": bm25.mrr_default, "bm25 (tuned)": bm25.mrr_tuned,
+        "fused": _mrr([fuse(d, s, dense_weight) for d, s in zip(dense, lexical, strict=True)], gold),
+    }  # fmt: skip
+
+    new_state = TuningState(
+        version=version, last_version=version, model_dir=model_dir, collection=collection,
+        base_collection=settings.vector_store.collection,
+        base_version=state.base_version or before, k1=bm25.k1, b=bm25.b, dense_weight=dense_weight, bm25_weight=1.0,
+    )  # fmt: skip
+    after = await _write_manifest(settings, corpus.manifest, name, embedder.dimensions)
+    save_state(settings.data_dir, new_state)  # the switch
+    if state.version and state.collection != collection:  # the previous tuned collection is no longer read
+        await asyncio.to_thread(_drop_collection, settings, state.collection)
+    return TuneReport(
+        "tuned", version, before, after, collection, model_dir, {"train": len(train_pairs), "held_out": len(held),
+        **kinds}, stats, bm25, dense_weight, held_out, {k: round(v, 1) for k, v in clock.items()},
+    )  # fmt: skip
+
+
+async def revert(settings: Settings, progress: Progress = _no_progress) -> TuneReport:
+    """Back to the packaged model, BM25 defaults and equal fusion weights. The base collection is reused when the
+    corpus has not changed since tuning; otherwise every chunk is embedded again with the packaged model."""
+    _check_packaged(settings)
+    state = load_state(settings.data_dir)
+    store = build_object_store(settings.object_store, settings.data_dir)
+    corpus = await Corpus.load(store)
+    before = corpus.version
+    base = settings.vector_store.collection  # the packaged model's vectors live in the configured collection
+    manifest = corpus.manifest
+    packaged_version = Manifest(embedder=f"{PACKAGED_NAME}:{manifest.dimensions or 384}",
+                                documents=manifest.documents).version  # fmt: skip
+    start = time.perf_counter()
+    dims = manifest.dimensions or 384
+    if state.version and packaged_version != state.base_version:
+        chunks = sorted(corpus.chunks.values(), key=lambda c: c.chunk_id)
+        with ThreadPoolExecutor(settings.model_threads, thread_name_prefix="model") as pool:
+            model = await asyncio.to_thread(load_sentence_transformer)
+            embedder = SentenceTransformerEmbedder(model, pool, settings.embeddings.batch_size)
+            dims = embedder.dimensions
+            await _embed_into(settings, base, embedder, chunks, progress)
+    after = await _write_manifest(settings, manifest, PACKAGED_NAME, dims)
+    save_state(settings.data_dir, TuningState(last_version=state.last_version))
+    if state.version:
+        await asyncio.to_thread(_drop_collection, settings, state.collection)
+    return TuneReport("reverted", 0, before, after, base, seconds={"re_embed": round(time.perf_counter() - start, 1)})

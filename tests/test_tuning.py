@@ -1,0 +1,108 @@
+"""`gweta tune`: pairs mined from the corpus, BM25 and fusion fit on them, a tuned model saved and loaded offline,
+its collection switched to, the corpus version changed, and `gweta tune --revert` back to the packaged model."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from api.services import open_services
+from api.settings import Settings
+from api.tools.corpus import Corpus
+from api.tools.embeddings import load_sentence_transformer
+from api.tools.object_store import build_object_store
+from api.tools.vector_store import MilvusVectorStore
+from api.tuning import apply_tuning, load_state
+from ingestion.tuning import TuneOptions, choose_fusion, fuse, mine_pairs, revert, split_pairs, tune
+
+
+async def _chunks(data_dir: Path) -> Corpus:
+    settings = Settings(data_dir=data_dir)
+    return await Corpus.load(build_object_store(settings.object_store, settings.data_dir))
+
+
+async def test_pairs_come_from_the_corpus_with_negatives_from_other_provisions(sample_data_dir: Path) -> None:
+    corpus = await _chunks(sample_data_dir)
+    chunks = list(corpus.chunks.values())
+    pairs = mine_pairs(chunks, 40)
+    assert len(pairs) >= 10
+    assert {p.kind for p in pairs} >= {"heading", "sentence"}
+    by_section: dict[str, str] = {}
+    for c in chunks:
+        by_section[c.section_id] = by_section.get(c.section_id, "") + c.text
+    for p in pairs:
+        assert p.negative and p.negative not in by_section[p.section_id]
+        if p.kind == "sentence":  # inverse cloze: the query is a sentence of the provision, removed from the positive
+            assert p.query in by_section[p.section_id] and p.query not in p.positive
+    train, held = split_pairs(pairs)
+    assert train and held and not {p.section_id for p in train} & {p.section_id for p in held}
+    assert mine_pairs(chunks, 40) == pairs  # seeded: the same corpus gives the same pairs
+
+
+def test_fusion_weight_follows_the_better_ranking() -> None:
+    gold = ["a", "b", "c"]
+    good = [["q", "a"], ["q", "b"], ["q", "c"]]  # gold second
+    bad = [["x"], ["x"], ["x"]]  # gold absent
+    assert choose_fusion(good, bad, gold) == 2.0  # dense right, BM25 wrong: dense weighs most
+    assert choose_fusion(bad, good, gold) == 0.5  # the other way: dense weighs least, but is never left out
+    assert fuse(["a", "b"], ["b", "c"], 1.0)[0] == "b"  # found by both beats found by one
+
+
+async def test_tune_switches_to_a_tuned_model_and_revert_restores_the_packaged_one(private_data_dir: Path) -> None:
+    settings = Settings(data_dir=private_data_dir)
+    before = (await _chunks(private_data_dir)).version
+    report = await tune(settings, TuneOptions(max_pairs=12, max_minutes=0.01, batch_size=4))
+
+    state = load_state(private_data_dir)
+    assert state.version == report.version == 1 and report.train is not None and report.train.steps >= 1
+    model_dir = private_data_dir / state.model_dir
+    assert (model_dir / "config.json").is_file() and (model_dir / "model.safetensors").is_file()
+    tuned_vector = load_sentence_transformer(str(model_dir)).encode(["deposit"])[0]  # offline, from the data dir
+    packaged_vector = load_sentence_transformer().encode(["deposit"])[0]
+    assert abs(tuned_vector - packaged_vector).max() > 1e-5  # the weights did change
+    assert report.corpus_version_before == before != report.corpus_version_after
+    tuned_collection = state.collection
+    assert tuned_collection == "gweta_chunks__minilm_tuned_v1_384" and state.base_collection == "gweta_chunks"
+    assert state.k1 is not None and state.dense_weight is not None
+
+    tuned = apply_tuning(settings)
+    assert tuned.embeddings.model == str(model_dir) and tuned.embeddings.name == "minilm-tuned-v1"
+    assert (tuned.bm25.k1, tuned.retrieval.dense_weight) == (state.k1, state.dense_weight)
+    async with open_services(settings) as services:
+        assert services.corpus.version == report.corpus_version_after  # caches keyed on it drop
+        retriever = services.orchestrator.deps.retriever
+        assert retriever.embedder.name == "minilm-tuned-v1"
+        assert getattr(retriever.vectors, "collection", "") == state.collection
+        assert await retriever.vectors.count() == len(services.corpus)
+        result = await retriever.retrieve("How much deposit can a landlord ask for?", mode="dense", rerank=False)
+        assert result.hits and result.hits[0].chunk.doc_key.startswith("sample/")
+
+    reverted = await revert(settings)  # in this process: Milvus Lite lets one process open a data dir
+    assert (reverted.corpus_version_before, reverted.corpus_version_after) == (report.corpus_version_after, before)
+    state = load_state(private_data_dir)
+    assert state.version == 0 and state.last_version == 1 and apply_tuning(settings) == settings
+    assert (await _chunks(private_data_dir)).version == before
+    store = MilvusVectorStore(settings.milvus_uri, "gweta_chunks", 384)
+    try:
+        assert not store.client.has_collection(tuned_collection)  # the tuned vectors are dropped
+        assert await store.count() == len((await _chunks(private_data_dir)).chunks)
+    finally:
+        await store.close()
+
+
+def test_the_command_checks_its_options_and_reverts_an_untuned_data_dir(tmp_path: Path) -> None:
+    env = {**os.environ, "GWETA_DATA_DIR": str(tmp_path / "data")}
+
+    def gweta(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "api.cli", "tune", *args]
+        return subprocess.run(command, capture_output=True, text=True, env=env, timeout=300, check=False)
+
+    bad = gweta("--batch-size", "1")
+    assert bad.returncode == 2 and "--batch-size over 1" in bad.stderr
+    empty = gweta("--max-pairs", "10")
+    assert empty.returncode == 1 and "run 'gweta ingest' first" in empty.stderr
+    reverted = gweta("--revert")
+    assert reverted.returncode == 0, reverted.stderr
+    assert "reverted: corpus version empty -> empty, collection gweta_chunks" in reverted.stdout
