@@ -72,6 +72,8 @@ async def test_a_question_of_only_spaces_or_control_characters_is_a_422_by_get_a
         ({"date_from": "2024-06-01", "date_to": "2024-05-31"}, "date_to"),
         ({"date_from": "2025", "date_to": "2024-12"}, "date_to"),
         ({"session_id": "a/b"}, "session_id"),
+        ({"law_id": 'zw/act"]\n or doc_key in ["x'}, "law_id"),  # a line break cannot reach the filter expression
+        ({"doc_type": "act\x00"}, "doc_type"),
     ],
 )
 async def test_impossible_filters_are_a_422_by_get_and_post(

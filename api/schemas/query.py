@@ -21,6 +21,8 @@ MAX_QUESTION_CHARS = 2000
 DATE_PATTERN = r"^[0-9]{4}(-[0-9]{2}(-[0-9]{2})?)?$"
 SESSION_ID_PATTERN = r"^[A-Za-z0-9._:-]+$"
 FILTER_NAMES = ("jurisdiction", "doc_type", "law_id", "date_from", "date_to")
+PRINTABLE = r"^[^\x00-\x1f\x7f]*$"
+"""A filter value names a document or a kind of one: no control characters (they have no place in an id)."""
 _DATE = re.compile(DATE_PATTERN)
 
 
@@ -67,9 +69,15 @@ DateFilter = Annotated[str | None, Field(pattern=DATE_PATTERN), AfterValidator(_
 class QueryFilters(BaseModel):
     """Metadata filters, pushed into both search backends."""
 
-    jurisdiction: str | None = Field(None, max_length=16, description="Only this jurisdiction, e.g. 'ZW'.")
-    doc_type: str | None = Field(None, max_length=32, description="Only this kind of document, e.g. 'act'.")
-    law_id: str | None = Field(None, max_length=256, description="Only this document, e.g. 'zw/act/2022/1'.")
+    jurisdiction: str | None = Field(
+        None, max_length=16, pattern=PRINTABLE, description="Only this jurisdiction, e.g. 'ZW'."
+    )
+    doc_type: str | None = Field(
+        None, max_length=32, pattern=PRINTABLE, description="Only this kind of document, e.g. 'act'."
+    )
+    law_id: str | None = Field(
+        None, max_length=256, pattern=PRINTABLE, description="Only this document, e.g. 'zw/act/2022/1'."
+    )
     date_from: DateFilter = Field(None, description="Dated on or after: YYYY[-MM[-DD]], a real date.")
     date_to: DateFilter = Field(None, description="Dated on or before: YYYY[-MM[-DD]], not before date_from.")
     choices: list[Annotated[str, Field(min_length=1, max_length=500)]] = Field(

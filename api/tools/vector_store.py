@@ -107,7 +107,9 @@ class VectorStore(Protocol):
 
 
 def _quote(value: str) -> str:
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """A string literal for a Milvus filter expression: backslashes, quotes and line breaks escaped."""
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + escaped.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t") + '"'
 
 
 class MilvusVectorStore:
