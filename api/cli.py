@@ -6,7 +6,9 @@ import asyncio
 import logging
 import os
 import sys
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -64,6 +66,28 @@ def _quiet_vector_store_logs() -> None:
     os.environ.setdefault("GRPC_VERBOSITY", "NONE")
     for name in ("pymilvus", "milvus_lite"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
+ProgressHook = Callable[[str, int, int | None], None]
+
+
+@contextmanager
+def _progress_bars(growing: frozenset[str] | set[str] = frozenset()) -> Iterator[ProgressHook]:
+    """One bar per stage a long job reports through its hook ``(stage, advance, total)``; a stage in ``growing``
+    adds each total it reports to its bar's (its work is discovered as it goes)."""
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err) as progress:
+        tasks: dict[str, TaskID] = {}
+
+        def hook(stage: str, advance: int, total: int | None) -> None:
+            if stage not in tasks:
+                tasks[stage] = progress.add_task(stage.capitalize(), total=total or 0)
+            elif total is not None and stage in growing:
+                task = progress.tasks[tasks[stage]]
+                progress.update(tasks[stage], total=(task.total or 0) + total)
+            progress.advance(tasks[stage], advance)
+
+        yield hook
 
 
 def _print_ingest_report(report: IngestReport, source: str) -> None:
@@ -131,18 +155,7 @@ def ingest(
             with err.status("Loading the embedding model…"):
                 tools = build_ingestion_tools(settings, pool)
             try:
-                columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-                with Progress(*columns, console=err) as progress:
-                    tasks: dict[str, TaskID] = {}
-
-                    def hook(stage: str, advance: int, total: int | None) -> None:
-                        if stage not in tasks:
-                            tasks[stage] = progress.add_task(stage.capitalize(), total=total or 0)
-                        elif total is not None and stage == "chunks":
-                            task = progress.tasks[tasks[stage]]
-                            progress.update(tasks[stage], total=(task.total or 0) + total)
-                        progress.advance(tasks[stage], advance)
-
+                with _progress_bars(growing={"chunks"}) as hook:
                     source = path or await fetch_store_sources(tools.store, settings.data_dir / "store-sources")
                     return await Ingestor(tools).ingest(source, hook)
             finally:
@@ -227,15 +240,7 @@ def tune(
     options = TuneOptions(max_pairs, max_minutes, epochs, batch_size)
 
     async def run() -> TuneReport:
-        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-        with Progress(*columns, console=err) as progress:
-            tasks: dict[str, TaskID] = {}
-
-            def hook(stage: str, advance: int, total: int | None) -> None:
-                if stage not in tasks:
-                    tasks[stage] = progress.add_task(stage.capitalize(), total=total or 0)
-                progress.advance(tasks[stage], advance)
-
+        with _progress_bars() as hook:
             if revert:
                 return await revert_tuning(settings, hook)
             return await run_tune(settings, options, hook)
