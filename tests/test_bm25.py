@@ -3,7 +3,7 @@
 import pytest
 
 from api.settings import BM25Settings
-from api.tools.bm25 import BACKENDS, tokenize
+from api.tools.bm25 import BACKENDS, stem, tokenize
 
 DOCS = {
     "tenancy#s3": "A landlord shall not require a deposit that exceeds the rent payable for two months.",
@@ -43,3 +43,25 @@ async def test_backends_rank_alike() -> None:
     for query in ("landlord rent months", "employee hours week", "notify breach hours"):
         ranked = [[h.chunk_id for h in await build(b).search(query, 4)] for b in sorted(BACKENDS)]
         assert ranked[0] == ranked[1]
+
+
+@pytest.mark.parametrize(
+    "family",
+    [("increase", "increased", "increases", "increasing"), ("report", "reported", "reports"), ("shop", "shops"),
+     ("notice", "notices"), ("party", "parties"), ("wage", "wages"), ("sale", "sales")],
+)  # fmt: skip
+def test_a_words_family_shares_one_stem(family: tuple[str, ...]) -> None:
+    assert len({stem(word) for word in family}) == 1, {word: stem(word) for word in family}
+
+
+def test_different_words_keep_different_stems() -> None:
+    stems = [stem(w) for w in ("lease", "least", "leave", "lessor", "business", "fee", "free", "use")]
+    assert len(set(stems)) == len(stems), stems
+
+
+@pytest.mark.parametrize("backend", sorted(BACKENDS))
+def test_family_frequency_counts_every_inflection(backend: str) -> None:
+    index = build(backend)
+    assert index.document_frequency("increased") == 0 and index.family_frequency("increased") == 1
+    assert index.family_frequency("notify") == index.document_frequency("notify") == 1
+    assert index.family_frequency("bitcoin") == 0

@@ -28,11 +28,9 @@ from pathlib import Path
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from api.errors import ConfigError
-from api.tools.bm25 import LexicalIndex, tokenize
+from api.tools.bm25 import LexicalIndex, stem, tokenize
 from api.tools.retrieval import RetrievalResult
 from api.tools.thesaurus import Thesaurus
-
-from .extractive import stem
 
 DEFAULT_PATH = Path(__file__).resolve().parent.parent / "data" / "answerability.toml"
 FEATURES = ("dense_top", "bm25_norm", "coverage", "unknown", "agreement", "best_rank")
@@ -99,7 +97,7 @@ def evidence_features(
             )  # fmt: skip
             coverage = max(coverage, covered / len(words))
     plain = [w for w in words if not related.get(w)]
-    unknown = sum(lexical.document_frequency(w) == 0 for w in plain) / len(words) if words else 0.0
+    unknown = sum(lexical.family_frequency(w) == 0 for w in plain) / len(words) if words else 0.0
 
     def sections(stage: Sequence[tuple[str, float]]) -> set[str]:
         return {cid.split("/c", 1)[0] for cid, _ in stage[:TOP]}

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from api.errors import GwetaError
 from api.schemas.events import Citation
-from api.tools.bm25 import tokenize
+from api.tools.bm25 import stem, tokenize
 from api.tools.embeddings import Embedder
 from api.tools.retrieval import Retrieved
 
@@ -41,14 +41,6 @@ LAY_TERM_WEIGHT = 0.5  # a thesaurus term counts half as much as one of the ques
 _UNIT = re.compile(r"\n+|(?<=[.;:])\s+(?=[(\"“A-Z])")
 _LEADING_MARKER = re.compile(r"^(?:\(\w{1,4}\)\s+)+")
 _CLAUSE_END = re.compile(r"[,;]\s")
-
-
-def stem(word: str) -> str:
-    """A deliberately small stemmer: enough for 'deposits'~'deposit', 'increases'~'increase', 'dismissal'."""
-    for suffix, repl in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", "e"), ("s", "")):
-        if len(word) > len(suffix) + 3 and word.endswith(suffix) and not word.endswith("ss"):
-            return word[: -len(suffix)] + repl
-    return word
 
 
 def terms(text: str) -> set[str]:

@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from api.tools.bm25 import stem
+
 SUPPORT_THRESHOLD = 0.5
 WINDOW_UNITS = 3
 
@@ -97,12 +99,7 @@ _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 @lru_cache(maxsize=8192)
 def _stem(word: str) -> str:
-    if word in _FOLD:
-        return _FOLD[word]
-    for suffix, repl in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", "e"), ("s", "")):
-        if len(word) > len(suffix) + 3 and word.endswith(suffix) and not word.endswith("ss"):
-            return word[: -len(suffix)] + repl
-    return word
+    return _FOLD.get(word) or stem(word)
 
 
 def content_terms(text: str) -> set[str]:

@@ -36,6 +36,17 @@ def tokenize(text: str) -> list[str]:
     return [t for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS]
 
 
+@functools.lru_cache(maxsize=65_536)
+def stem(word: str) -> str:
+    """A deliberately small stemmer that puts a word's family under one key: 'deposits'~'deposit',
+    'increase'~'increased'~'increases', 'reported'~'report' (a final "e" is folded, as the suffixes remove it)."""
+    for suffix, repl in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix) and not word.endswith("ss"):
+            word = word[: -len(suffix)] + repl
+            break
+    return word[:-1] if len(word) > 3 and word.endswith("e") and not word.endswith("ee") else word
+
+
 def lexical_text(chunk: Chunk) -> str:
     """What BM25 indexes for a chunk: its words plus where it sits, so "Marriages Act section 3" finds it."""
     return f"{chunk.title} {chunk.section_number} {chunk.section_heading} {chunk.text}"
@@ -57,6 +68,10 @@ class LexicalIndex(Protocol):
 
     def document_frequency(self, term: str) -> int:
         """How many chunks contain the (tokenized) term."""
+        ...
+
+    def family_frequency(self, term: str) -> int:
+        """How many chunks contain a word of the term's family (same ``stem``): 'increased' counts 'increase'."""
         ...
 
     def __len__(self) -> int: ...
@@ -90,6 +105,13 @@ class _TokenIndex(abc.ABC):
 
     def document_frequency(self, term: str) -> int:
         return self._document_frequency[term]
+
+    @functools.cached_property
+    def _family_frequency(self) -> Counter[str]:
+        return Counter(family for tokens in self.tokens for family in {stem(token) for token in tokens})
+
+    def family_frequency(self, term: str) -> int:
+        return self._family_frequency[stem(term)]
 
     def expansion_terms(self, feedback_ids: Sequence[str], query: str, count: int = 8) -> list[str]:
         """RM3-style: weight each term by its share of each feedback chunk times its idf, summed over chunks; keep
