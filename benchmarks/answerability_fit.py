@@ -25,7 +25,6 @@ import asyncio
 import json
 import random
 import sys
-from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,12 +32,21 @@ import numpy as np
 import numpy.typing as npt
 
 from api.composer.answerability import DEFAULT_PATH, FEATURES, evidence_features
+from api.evaluation import section_unit
 from api.services import open_services
 from api.settings import RetrievalSettings, Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"
 Matrix = npt.NDArray[np.float64]
+# Feature sets compared in the report (each cross-validated the same way); --features picks the shipped one.
+FEATURE_SETS = {
+    "first six": FEATURES[:6],
+    "all": FEATURES,
+    "all but pairs": tuple(f for f in FEATURES if f != "pairs"),
+    "idf coverage instead of coverage": tuple(f for f in FEATURES if f != "coverage"),
+    "coverage, rarity and pairs only": ("coverage", "coverage_idf", "key_covered", "unknown", "pairs"),
+}
 
 
 @dataclass(frozen=True)
@@ -48,6 +56,8 @@ class Item:
     kind: str
     answerable: bool
     features: dict[str, float]
+    gold_found: bool
+    """A gold provision is among the evidence the answer would be composed from (top_k hits)."""
 
 
 def load(path: Path, source: str) -> list[dict[str, object]]:
@@ -71,7 +81,9 @@ async def collect(data_dir: Path, questions: list[dict[str, object]], lay_terms:
                 continue
             result = await retriever.retrieve(str(q["question"]))
             features = evidence_features(str(q["question"]), result, retriever.lexical, retriever.thesaurus)
-            items.append(Item(str(q["id"]), str(q["source"]), str(q["kind"]), bool(q["gold"]), features))
+            wanted = {f"{g['law_id']}#{g['section']}" for g in gold}
+            found = any(section_unit(h.chunk.section_id) in wanted for h in result.hits)
+            items.append(Item(str(q["id"]), str(q["source"]), str(q["kind"]), bool(gold), features, found))
         return items, note
 
 
@@ -117,26 +129,24 @@ def rates(p: Matrix, y: Matrix, t: float) -> tuple[float, float]:
     return float(abstain[y == 0].mean()), float(abstain[y == 1].mean())
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--data-dir", type=Path, default=ROOT / ".bench-data")
-    parser.add_argument("--budget", type=float, default=0.10, help="Answerable questions we may abstain on.")
-    parser.add_argument("--repeats", type=int, default=20)
-    parser.add_argument("--no-lay-terms", action="store_true", help="Features without the thesaurus.")
-    parser.add_argument("--write", action="store_true", help="Write api/data/answerability.toml.")
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
-    questions = load(ROOT / "evaluation/dev_questions.jsonl", "ours") + load(
-        SHARED / "zim_qa/questions.jsonl", "zim_qa"
-    )
-    items, corpus_note = asyncio.run(collect(args.data_dir, questions, not args.no_lay_terms))
-    x = np.array([[it.features[f] for f in FEATURES] for it in items])
-    y = np.array([1.0 if it.answerable else 0.0 for it in items])
+@dataclass(frozen=True)
+class HeldOut:
+    """Per question: how often it was abstained on when held out, of how many times, and its mean held-out p."""
+
+    abstained: Matrix
+    seen: Matrix
+    oof: Matrix
+
+    def rate(self, mask: npt.NDArray[np.bool_]) -> tuple[float, int, int]:
+        a, n = int(self.abstained[mask].sum()), int(self.seen[mask].sum())
+        return (a / n if n else 0.0), a, n
+
+
+def cross_validate(x: Matrix, y: Matrix, repeats: int, budget: float) -> HeldOut:
+    """Repeated stratified 5-fold CV; each fold's model and threshold come from the other folds only."""
     rng = random.Random(20261122)
-    oof_sum, oof_n = np.zeros(len(y)), np.zeros(len(y))
-    held_unans, held_ans, held_n_unans, held_n_ans = 0, 0, 0, 0
-    per_kind: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for _ in range(args.repeats):
+    oof_sum, seen, abstained = np.zeros(len(y)), np.zeros(len(y)), np.zeros(len(y))
+    for _ in range(repeats):
         for test in folds(y, 5, rng):
             train = [i for i in range(len(y)) if i not in set(test)]
             model = fit(x[train], y[train])
@@ -146,24 +156,68 @@ def main() -> int:
                 inner_train = [j for j in range(len(train)) if j not in set(inner)]
                 inner_model = fit(x[train][inner_train], y[train][inner_train])
                 inner_p[inner] = predict(inner_model, x[train][inner])
-            t = pick_threshold(inner_p, y[train], args.budget)
+            t = pick_threshold(inner_p, y[train], budget)
             p = predict(model, x[test])
             oof_sum[test] += p
-            oof_n[test] += 1
-            for i, pi in zip(test, p, strict=True):
-                abstained = pi < t
-                if y[i] == 0:
-                    held_unans += abstained
-                    held_n_unans += 1
-                else:
-                    held_ans += abstained
-                    held_n_ans += 1
-                per_kind[f"{items[i].source}/{items[i].kind}"][0] += abstained
-                per_kind[f"{items[i].source}/{items[i].kind}"][1] += 1
-    oof = oof_sum / oof_n
+            seen[test] += 1
+            abstained[test] += p < t
+    return HeldOut(abstained, seen, oof_sum / seen)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--data-dir", type=Path, default=ROOT / ".bench-data")
+    parser.add_argument("--budget", type=float, default=0.10, help="Answerable questions we may abstain on.")
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--no-lay-terms", action="store_true", help="Features without the thesaurus.")
+    parser.add_argument(
+        "--features", type=lambda v: v.split(","), default=list(FEATURE_SETS["all"]), help="Comma-separated."
+    )
+    parser.add_argument(
+        "--label", choices=["evidence", "corpus"], default="evidence", help="What 'answerable' means to the fit."
+    )
+    parser.add_argument("--write", action="store_true", help="Write api/data/answerability.toml.")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    questions = load(ROOT / "evaluation/dev_questions.jsonl", "ours") + load(
+        SHARED / "zim_qa/questions.jsonl", "zim_qa"
+    )
+    items, corpus_note = asyncio.run(collect(args.data_dir, questions, not args.no_lay_terms))
+    x_all = np.array([[it.features[f] for f in FEATURES] for it in items])
+    answerable = np.array([it.answerable for it in items])
+    found = np.array([it.gold_found for it in items])
+    # What the judge is fitted to say: "the evidence answers" (a gold provision is in it) or "the corpus answers".
+    y = np.array([1.0 if a and (f or args.label == "corpus") else 0.0 for a, f in zip(answerable, found, strict=True)])
+    groups = {
+        "unanswerable": ~answerable,
+        "answerable, gold in the evidence": answerable & found,
+        "answerable, gold not in the evidence": answerable & ~found,
+        "answerable, all": answerable,
+    }
+
+    def cells(held: HeldOut) -> str:
+        return " | ".join(f"{r:.2f} ({a}/{n})" for r, a, n in (held.rate(m) for m in groups.values()))
+
+    comparison = []
+    for name, subset in FEATURE_SETS.items():
+        one = cross_validate(x_all[:, [FEATURES.index(f) for f in subset]], y, args.repeats, args.budget)
+        comparison.append(f"| {name} | {', '.join(subset)} | {cells(one)} |")
+    x = x_all[:, [FEATURES.index(f) for f in args.features]]
+    held = cross_validate(x, y, args.repeats, args.budget)
+    oof = held.oof
     threshold = pick_threshold(oof, y, args.budget)
     final = fit(x, y)
-    n_unans, n_ans = int((y == 0).sum()), int((y == 1).sum())
+    kinds = sorted({f"{it.source}/{it.kind}" for it in items})
+    per_kind = [(k, held.rate(np.array([f"{it.source}/{it.kind}" == k for it in items]))) for k in kinds]
+    header = "| " + " | ".join(f"abstained: {g}" for g in groups) + " |"
+    rule = "| " + " | ".join("---:" for _ in groups) + " |"
+    n_unans, n_ans = int((~answerable).sum()), int(answerable.sum())
+    label = {
+        "evidence": "answerable = a gold provision is among the retrieved evidence (top_k hits); a question whose "
+        "evidence lacks every gold provision counts as one to abstain on, since any answer would quote a provision "
+        "that is not the answer",
+        "corpus": "answerable = the corpus holds a gold provision, whatever retrieval found",
+    }[args.label]
     lines = [
         "# Answerability from evidence: fit and trade-off",
         "",
@@ -172,33 +226,38 @@ def main() -> int:
         f"({sum(it.source == 'zim_qa' for it in items)}, injections left out)",
         f"- evidence: the service's hybrid retrieval over `{args.data_dir.name}` ({corpus_note}), top_k 6, cache off, "
         f"lay-term thesaurus {'off' if args.no_lay_terms else 'on'}",
-        f"- features: {', '.join(FEATURES)}; class-balanced L2 logistic regression (numpy)",
+        f"- features: {', '.join(args.features)}; class-balanced L2 logistic regression (numpy)",
+        f"- label the judge is fitted to (`--label {args.label}`): {label}",
         f"- honest figures: {args.repeats} × stratified 5-fold cross-validation; every fold's model *and* threshold "
-        f"are chosen on the other folds only (threshold: most abstaining that keeps training answerable "
-        f"abstentions ≤ {args.budget:.0%}, from an inner 5-fold split)",
+        f"are chosen on the other folds only (threshold: most abstaining that keeps training abstentions on "
+        f"label-answerable questions ≤ {args.budget:.0%}, from an inner 5-fold split)",
         "",
         "## Held-out result (cross-validated, threshold chosen inside each training split)",
         "",
-        "| abstained when unanswerable | abstained when answerable |",
-        "| ---: | ---: |",
-        f"| {held_unans / held_n_unans:.2f} ({held_unans}/{held_n_unans}) | "
-        f"{held_ans / held_n_ans:.2f} ({held_ans}/{held_n_ans}) |",
+        header,
+        rule,
+        f"| {cells(held)} |",
         "",
         "By question source and kind (held-out abstention rate, all repeats):",
         "",
         "| source/kind | abstained |",
         "| --- | ---: |",
-        *[f"| {k} | {a / n:.2f} ({a}/{n}) |" for k, (a, n) in sorted(per_kind.items())],
+        *[f"| {k} | {r:.2f} ({a}/{n}) |" for k, (r, a, n) in per_kind],
+        "",
+        "## Feature sets compared (held-out, same protocol)",
+        "",
+        "| set | features | " + header.removeprefix("| "),
+        "| --- | --- | " + rule.removeprefix("| "),
+        *comparison,
         "",
         "## Trade-off across thresholds (out-of-fold probabilities, averaged over repeats)",
         "",
-        "| threshold | abstained when unanswerable | abstained when answerable |",
-        "| ---: | ---: | ---: |",
+        "| threshold | " + " | ".join(f"abstained: {g}" for g in groups) + " |",
+        "| ---: | " + rule.removeprefix("| "),
     ]
     for t in [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, threshold]:
-        u, a = rates(oof, y, t)
         mark = " (chosen)" if t == threshold else ""
-        lines.append(f"| {t:.3f}{mark} | {u:.2f} | {a:.2f} |")
+        lines.append(f"| {t:.3f}{mark} | " + " | ".join(f"{(oof[m] < t).mean():.2f}" for m in groups.values()) + " |")
     lines += [
         "",
         "## Single features as rules (in-sample, best threshold within the budget)",
@@ -206,7 +265,7 @@ def main() -> int:
         "| feature | abstained when unanswerable | abstained when answerable |",
         "| --- | ---: | ---: |",
     ]
-    for j, name in enumerate(FEATURES):
+    for j, name in enumerate(args.features):
         col = x[:, j]
         sign = 1.0 if col[y == 1].mean() >= col[y == 0].mean() else -1.0
         t = pick_threshold(sign * col, y, args.budget)
@@ -220,7 +279,7 @@ def main() -> int:
         "| feature | answerable mean | unanswerable mean | weight (standardised) |",
         "| --- | ---: | ---: | ---: |",
     ]
-    for j, name in enumerate(FEATURES):
+    for j, name in enumerate(args.features):
         lines.append(f"| {name} | {x[y == 1, j].mean():.3f} | {x[y == 0, j].mean():.3f} | {w[j]:+.3f} |")
     lines.append(f"\nbias {b:+.3f}; threshold {threshold:.3f}")
     worst = sorted(((oof[i], items[i].qid, items[i].kind) for i in range(len(y)) if y[i] == 0), reverse=True)[:5]
@@ -237,7 +296,7 @@ def main() -> int:
             "# benchmarks/results/answerability.md for the cross-validated trade-off. grade_weight is a prior",
             "# (not fitted): the grade skill's share of relevant passages moves the logit by grade_weight*(g-0.5).",
             f'version = "{len(y)}q-{threshold:.3f}"',
-            f"features = {json.dumps(list(FEATURES))}",
+            f"features = {json.dumps(list(args.features))}",
             f"mean = {json.dumps([round(float(v), 6) for v in mean])}",
             f"scale = {json.dumps([round(float(v), 6) for v in scale])}",
             f"weights = {json.dumps([round(float(v), 6) for v in w])}",

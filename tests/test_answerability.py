@@ -15,10 +15,12 @@ from api.composer.answerability import (
     evidence_features,
     load_answerability_model,
     meaning_words,
+    pairs_near,
 )
 from api.errors import ConfigError
 from api.services import open_services
 from api.settings import Settings
+from api.tools.bm25 import stem, tokenize
 
 ANSWERABLE = "How much deposit can a landlord ask for?"
 UNANSWERABLE = "Is bitcoin mining with cryptocurrency rigs legal?"
@@ -31,17 +33,26 @@ def test_meaning_words_leave_out_how_the_question_is_asked() -> None:
 
 def test_the_packaged_model_loads_and_is_consistent() -> None:
     model = load_answerability_model()
-    assert model.version and 0 < model.threshold < 1 and len(model.weights) == len(FEATURES)
+    assert model.version and 0 < model.threshold < 1 and len(model.weights) == len(model.features)
+    assert set(model.features) <= set(FEATURES)
     # The fitted directions make sense: better evidence never lowers the probability.
-    for name in ("dense_top", "coverage"):
-        assert model.weights[FEATURES.index(name)] > 0, name
-    assert model.weights[FEATURES.index("unknown")] < 0
+    weight = dict(zip(model.features, model.weights, strict=True))
+    for name in ("dense_top", "coverage", "coverage_idf", "key_covered"):
+        assert weight.get(name, 1.0) > 0, name
+    assert weight.get("unknown", -1.0) < 0
 
 
 @pytest.mark.parametrize(
     ("change", "problem"),
     [
-        ({"features": '["dense_top"]'}, "features must be"),
+        (
+            {"features": '["dense_top", "stars"]', "mean": "[0, 0]", "scale": "[1, 1]", "weights": "[1, 1]"},
+            "features must be",
+        ),
+        (
+            {"features": '["dense_top", "dense_top"]', "mean": "[0, 0]", "scale": "[1, 1]", "weights": "[1, 1]"},
+            "features must be",
+        ),
         ({"scale": "[1, 1, 1, 1, 1, 0]"}, "positive"),
         ({"threshold": "1.5"}, "threshold"),
         ({"weights": "[1, 2]"}, "one value per feature"),
@@ -49,7 +60,7 @@ def test_the_packaged_model_loads_and_is_consistent() -> None:
 )
 def test_a_broken_model_file_is_refused(tmp_path: Path, change: dict[str, str], problem: str) -> None:
     values = {
-        "version": '"t"', "features": str(list(FEATURES)).replace("'", '"'), "mean": "[0, 0, 0, 0, 0, 0]",
+        "version": '"t"', "features": str(list(FEATURES[:6])).replace("'", '"'), "mean": "[0, 0, 0, 0, 0, 0]",
         "scale": "[1, 1, 1, 1, 1, 1]", "weights": "[1, 1, 1, -1, 1, 1]", "bias": "0", "threshold": "0.5",
     }  # fmt: skip
     path = tmp_path / "answerability.toml"
@@ -61,7 +72,9 @@ def test_a_broken_model_file_is_refused(tmp_path: Path, change: dict[str, str], 
 
 
 def test_probability_and_grade_move_the_right_way() -> None:
-    model = AnswerabilityModel("t", (0.0,) * 6, (1.0,) * 6, (1.0, 1.0, 1.0, -1.0, 1.0, 1.0), 0.0, 0.5, 2.0)
+    model = AnswerabilityModel(
+        "t", FEATURES[:6], (0.0,) * 6, (1.0,) * 6, (1.0, 1.0, 1.0, -1.0, 1.0, 1.0), 0.0, 0.5, 2.0
+    )
     base = dict.fromkeys(FEATURES, 0.0)
     assert model.probability(base) == pytest.approx(0.5)
     assert model.probability({**base, "coverage": 1.0}) == pytest.approx(1 / (1 + math.exp(-1)))
@@ -86,5 +99,22 @@ async def test_features_and_verdicts_from_a_real_retrieval(private_data_dir: Pat
     assert yes.features["dense_top"] > no.features["dense_top"] > 0
     # "bitcoin", "mining", "cryptocurrency", "rigs": words the sample statutes never use.
     assert no.features["unknown"] >= 0.75 and no.features["coverage"] <= 0.25
+    # "A landlord shall not require a deposit…": the question's neighbouring words stand together in the provision.
+    assert yes.features["pairs"] >= 0.5 and no.features["pairs"] == 0.0
+    assert yes.features["key_covered"] == 1.0 and yes.features["coverage_idf"] > no.features["coverage_idf"]
     assert yes.probability > no.probability and yes.answerable and not no.answerable
     assert lay["coverage"] == 1.0  # "landlord" is covered by the thesaurus's "lessor" or by itself
+
+
+def test_neighbouring_question_words_count_only_when_they_stand_together() -> None:
+    text = "an employee adopting a child may apply for unpaid leave of absence under the general leave provisions"
+    stems = [stem(t) for t in tokenize(text)]
+    families = {w: {stem(w)} for w in ("adoption", "adopting", "leave", "child", "unpaid", "provisions")}
+    # "adopting … leave" are five words apart here; "unpaid leave" stand together.
+    assert pairs_near(["adopting", "leave"], families, stems) == 0.0
+    assert pairs_near(["unpaid", "leave"], families, stems) == 1.0
+    assert pairs_near(["child", "adopting", "provisions"], families, stems) == 0.5
+    assert pairs_near(["adoption", "leave"], families, stems) == 0.0  # no word of its family at all
+    assert pairs_near(["leave"], families, stems) == 1.0 and pairs_near([], families, stems) == 0.0
+    # A thesaurus term of the word counts as the word.
+    assert pairs_near(["adoption", "child"], {**families, "adoption": {"adopt"}}, stems) == 1.0

@@ -10,7 +10,16 @@ first. Instead, a few features of the evidence go through a small logistic model
   as covered when one of its thesaurus terms is there);
 - ``unknown``: the share of meaning-bearing words the corpus never uses at all ("bitcoin", "euthanasia");
 - ``agreement``: how many sections the dense and BM25 top tens share;
-- ``best_rank``: how high the fused best chunk stands in each backend's own list (mean of 1/rank).
+- ``best_rank``: how high the fused best chunk stands in each backend's own list (mean of 1/rank);
+- ``coverage_idf``: ``coverage`` with each word weighted by its idf, so the rare word that names the topic
+  ("paternity" in "paternity leave") counts for more than the common ones around it;
+- ``key_covered``: 1 when the question's rarest meaning-bearing word (or a thesaurus term for it) is in one of the
+  best provisions, else 0;
+- ``pairs``: the share of the question's neighbouring meaning-bearing words ("adoption leave", "minimum age") that
+  one of the best provisions has within a few words of each other: a provision that says "adoption" in one place and
+  "leave" in another is about something else.
+
+The model file names the features it uses (any of these, in its own order), so a refit may drop or add one.
 
 With a model configured, the ``grade`` skill's verdict (share of passages judged relevant) can be added; its
 weight is a stated prior, not fitted (no graded development run exists yet).
@@ -33,7 +42,10 @@ from api.tools.retrieval import RetrievalResult
 from api.tools.thesaurus import Thesaurus
 
 DEFAULT_PATH = Path(__file__).resolve().parent.parent / "data" / "answerability.toml"
-FEATURES = ("dense_top", "bm25_norm", "coverage", "unknown", "agreement", "best_rank")
+FEATURES = (
+    "dense_top", "bm25_norm", "coverage", "unknown", "agreement", "best_rank", "coverage_idf", "key_covered", "pairs",
+)  # fmt: skip
+PAIR_WINDOW = 4
 TOP = 10
 COVERAGE_HITS = 3
 # Words that say how a question is asked rather than what it is about.
@@ -87,15 +99,21 @@ def evidence_features(
             for word in phrase.split():
                 if word in related:
                     related[word] |= {p for t in thesaurus.legal_terms(phrase) for p in re.findall(r"[a-z0-9]+", t)}
-    coverage = 0.0
-    if words:
-        for hit in result.hits[:COVERAGE_HITS]:
-            chunk = hit.chunk
-            have = {stem(t) for t in tokenize(f"{chunk.title} {chunk.section_heading} {chunk.text}")}
-            covered = sum(
-                stem(w) in have or any(stem(r) in have for r in related.get(w, ())) for w in words
-            )  # fmt: skip
-            coverage = max(coverage, covered / len(words))
+    total_chunks = max(1, len(lexical))
+
+    weight = {w: math.log(1 + (total_chunks + 0.5) / (lexical.family_frequency(w) + 0.5)) for w in words}
+    families = {w: {stem(w)} | {stem(r) for r in related.get(w, ())} for w in words}
+    coverage = coverage_idf = key_covered = pairs = 0.0
+    rarest = max(words, key=lambda w: weight[w]) if words else ""
+    for hit in result.hits[:COVERAGE_HITS]:
+        chunk = hit.chunk
+        stems = [stem(t) for t in tokenize(f"{chunk.title} {chunk.section_heading} {chunk.text}")]
+        have = set(stems)
+        covered = {w for w in words if families[w] & have}
+        coverage = max(coverage, len(covered) / len(words))
+        coverage_idf = max(coverage_idf, sum(weight[w] for w in covered) / sum(weight.values()))
+        key_covered = max(key_covered, float(rarest in covered))
+        pairs = max(pairs, pairs_near(words, families, stems))
     plain = [w for w in words if not related.get(w)]
     unknown = sum(lexical.family_frequency(w) == 0 for w in plain) / len(words) if words else 0.0
 
@@ -109,8 +127,28 @@ def evidence_features(
         best_rank = sum(1 / ranks[s] for s in ("dense", "bm25") if s in ranks) / 2
     return {
         "dense_top": float(dense_top), "bm25_norm": float(bm25_norm), "coverage": coverage, "unknown": unknown,
-        "agreement": agreement, "best_rank": best_rank,
+        "agreement": agreement, "best_rank": best_rank, "coverage_idf": coverage_idf, "key_covered": key_covered,
+        "pairs": pairs,
     }  # fmt: skip
+
+
+def pairs_near(words: Sequence[str], families: Mapping[str, set[str]], stems: Sequence[str]) -> float:
+    """Share of neighbouring question words (w1, w2) that occur within PAIR_WINDOW words of each other in ``stems``
+    (a one-word question counts as covered when its word is there)."""
+    where: dict[str, list[int]] = {}
+    for i, s in enumerate(stems):
+        where.setdefault(s, []).append(i)
+
+    def positions(word: str) -> list[int]:
+        return sorted(i for family in families[word] for i in where.get(family, ()))
+
+    if len(words) < 2:
+        return float(bool(words) and bool(positions(words[0])))
+    near = 0
+    for first, second in zip(words, words[1:], strict=False):
+        a, b = positions(first), positions(second)
+        near += any(abs(i - j) <= PAIR_WINDOW for i in a for j in b)
+    return near / (len(words) - 1)
 
 
 class _ModelFile(BaseModel):
@@ -125,9 +163,10 @@ class _ModelFile(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> _ModelFile:
-        if tuple(self.features) != FEATURES:
-            raise ValueError(f"features must be {list(FEATURES)}, in that order")
-        if not len(self.mean) == len(self.scale) == len(self.weights) == len(FEATURES):
+        unknown = [f for f in self.features if f not in FEATURES]
+        if not self.features or unknown or len(set(self.features)) != len(self.features):
+            raise ValueError(f"features must be distinct names from {list(FEATURES)}; got {self.features}")
+        if not len(self.mean) == len(self.scale) == len(self.weights) == len(self.features):
             raise ValueError("mean, scale and weights need one value per feature")
         if any(s <= 0 for s in self.scale):
             raise ValueError("every scale must be positive")
@@ -139,6 +178,7 @@ class AnswerabilityModel:
     """Logistic regression over standardised evidence features; answerable when the probability reaches threshold."""
 
     version: str
+    features: tuple[str, ...]
     mean: tuple[float, ...]
     scale: tuple[float, ...]
     weights: tuple[float, ...]
@@ -149,7 +189,7 @@ class AnswerabilityModel:
     def logit(self, features: Mapping[str, float], grade: float | None = None) -> float:
         z = self.bias + sum(
             w * (features[name] - m) / s
-            for name, m, s, w in zip(FEATURES, self.mean, self.scale, self.weights, strict=True)
+            for name, m, s, w in zip(self.features, self.mean, self.scale, self.weights, strict=True)
         )
         if grade is not None:
             z += self.grade_weight * (min(1.0, max(0.0, grade)) - 0.5)
@@ -165,8 +205,8 @@ class AnswerabilityModel:
         if answerable:
             reason = f"the evidence answers the question (p={p:.2f} ≥ {self.threshold:.2f})"
         else:
-            weakest = min(FEATURES, key=lambda n: self.weights[FEATURES.index(n)] * (features[n] - self.mean[
-                FEATURES.index(n)]) / self.scale[FEATURES.index(n)])  # fmt: skip
+            pulls = zip(self.features, self.mean, self.scale, self.weights, strict=True)
+            weakest = min(pulls, key=lambda f: f[3] * (features[f[0]] - f[1]) / f[2])[0]
             reason = f"the evidence does not answer the question (p={p:.2f} < {self.threshold:.2f}; weakest: {weakest})"
         return Verdict(answerable, p, self.threshold, dict(features), reason)
 
@@ -181,8 +221,8 @@ def load_answerability_model(path: Path | None = None) -> AnswerabilityModel:
     except (tomllib.TOMLDecodeError, ValidationError) as exc:
         raise ConfigError(f"answerability model {source} is invalid: {exc}") from None
     return AnswerabilityModel(
-        parsed.version, tuple(parsed.mean), tuple(parsed.scale), tuple(parsed.weights), parsed.bias,
-        parsed.threshold, parsed.grade_weight,
+        parsed.version, tuple(parsed.features), tuple(parsed.mean), tuple(parsed.scale), tuple(parsed.weights),
+        parsed.bias, parsed.threshold, parsed.grade_weight,
     )  # fmt: skip
 
 
