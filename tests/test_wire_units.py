@@ -27,24 +27,6 @@ def test_without_a_model_the_choice_the_provision_states_wins() -> None:
     assert nothing.letter == "" and nothing.confidence == 0.0 and "none of the choices" in choice_text(nothing)
 
 
-PERIODS = (
-    "9. Periods of limitation The period shall be— (a) thirty years, in the case of— (i) a judgment debt; (ii) a debt "
-    "secured by a mortgage bond; (b) fifteen years, in the case of a loan made by the State; (c) three years, in the "
-    "case of any other debt."
-)
-
-
-def test_a_choice_is_read_with_the_question_not_against_the_whole_provision() -> None:
-    # Every period is stated somewhere in the provision; only one is stated where it deals with judgment debts.
-    choices = ["Fifteen years.", "Thirty years.", "Three years."]
-    picked = by_evidence("What is the period of limitation of a judgment debt?", choices, {1: PERIODS})
-    assert picked.letter == "B" and picked.confidence > 0.5
-    loan = by_evidence("How long is the period for a loan made by the State?", choices, {1: PERIODS})
-    assert loan.letter == "A"
-    # A figure in the right place is still not a figure the provision does not state.
-    assert by_evidence("What is the period for a judgment debt?", ["Twenty years."], {1: PERIODS}).letter == ""
-
-
 def test_a_models_pick_must_be_well_formed_and_cite() -> None:
     reasons = [{"letter": "A", "supported": False, "reason": "no", "citations": []},
                {"letter": "B", "supported": True, "reason": "s 3(1)", "citations": [1, 9]}]  # fmt: skip

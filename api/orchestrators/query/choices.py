@@ -8,13 +8,12 @@ import string
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from api.composer.support import SUPPORT_THRESHOLD, WINDOW_UNITS, content_terms, missing_facts, provision_units
+from api.composer.support import support
 from api.schemas.events import ChoiceReason, MultipleChoice
 
 LETTERS = string.ascii_uppercase
 MAX_CHOICES = 8
 _BLOCK = re.compile(r"\n?\s*(?:answer\s+)?(?:choices|options)\s*:\s*", re.I)
-_PARAGRAPH = re.compile(r"\s+(?=\((?:[a-z]|[ivx]{1,4})\)\s)")
 _ITEM = re.compile(r"(?:^|\n|\s)\(?([A-Ha-h])[).:]\s+(.+?)(?=(?:\n|\s)\(?[A-Ha-h][).:]\s+|\Z)", re.S)
 
 
@@ -35,67 +34,29 @@ def render_choices(choices: Sequence[str]) -> str:
     return "\n".join(f"{LETTERS[i]}. {c}" for i, c in enumerate(choices))
 
 
-def _units(text: str) -> list[tuple[int, int]]:
-    """The provision's sentences and numbered items, each cut again before its lettered or roman paragraphs, so a
-    window can hold one paragraph's rule without its neighbour's."""
-    units = []
-    for start, end in provision_units(text) or [(0, len(text))]:
-        for match in _PARAGRAPH.finditer(text, start, end):
-            if text[start : match.start()].strip():
-                units.append((start, match.start()))
-            start = match.end()
-        if text[start:end].strip():
-            units.append((start, end))
-    return units
-
-
-def _judge(topic: set[str], choice: str, text: str) -> tuple[bool, float]:
-    """Whether one window of ``text`` (up to ``WINDOW_UNITS`` consecutive units) states the choice, and how well
-    the best window matches it: the mean of the share of the choice's content words and of the question's found
-    there. A choice is read with the question: its facts must occur where the provision deals with what was
-    asked, not anywhere in it (a period of prescription for judgment debts is not the one for other debts)."""
-    wanted = content_terms(choice)
-    units = _units(text)
-    unit_terms = [content_terms(text[a:b]) for a, b in units]
-    best = (False, 0.0)
-    for i in range(len(units)):
-        window: set[str] = set()
-        for j in range(i, min(i + WINDOW_UNITS, len(units))):
-            window |= unit_terms[j]
-            covered = len(wanted & window) / len(wanted) if wanted else 1.0
-            on_topic = len(topic & window) / len(topic) if topic else covered
-            key = (covered >= SUPPORT_THRESHOLD, (covered + on_topic) / 2)
-            if key > best and (not key[0] or not missing_facts(choice, text[units[i][0] : units[j][1]])):
-                best = key
-            elif key[0] and (False, key[1]) > best:
-                best = (False, key[1])  # the words are there but not its facts: a near miss, never support
-    return best
-
-
 def by_evidence(question: str, choices: Sequence[str], evidence: Mapping[int, str]) -> MultipleChoice:
-    """Pick without a model: each choice, read with the question, against each cited provision (see ``_judge``).
-    The best-supported choice wins, and the confidence is its margin over the runner-up (low when two are
-    supported, or none)."""
-    topic = content_terms(question)
+    """Pick without a model: each choice (read with the question) against each cited provision; a choice is
+    supported when a provision states its facts and enough of its meaning. The best-supported choice wins, and the
+    confidence is its margin over the runner-up (low when two are supported, or none)."""
     reasons: list[ChoiceReason] = []
     scores: list[float] = []
     for i, choice in enumerate(choices):
-        best_index, best = 0, (False, 0.0)
+        best_index, best_score, best_supported, missing = 0, 0.0, False, ""
         for index, text in evidence.items():
-            judged = _judge(topic, choice, text)
-            if judged > best:
-                best_index, best = index, judged
-        supported, score = best
-        missing = ", ".join(missing_facts(choice, evidence[best_index])) if evidence and not supported else ""
-        if supported:
+            found = support(choice, text)
+            key = (found.supported, found.score)
+            if key > (best_supported, best_score):
+                best_index, best_score, best_supported = index, found.score, found.supported
+                missing = ", ".join(found.missing)
+        if best_supported:
             reason = f"[{best_index}] states it"
         elif missing:
             reason = f"the cited provisions do not state {missing}"
         else:
             reason = "the cited provisions do not say this"
-        reasons.append(ChoiceReason(letter=LETTERS[i], text=choice, supported=supported, reason=reason,
-                                    citations=[best_index] if supported else []))  # fmt: skip
-        scores.append(score + (1.0 if supported else 0.0))
+        reasons.append(ChoiceReason(letter=LETTERS[i], text=choice, supported=best_supported, reason=reason,
+                                    citations=[best_index] if best_supported else []))  # fmt: skip
+        scores.append(best_score + (1.0 if best_supported else 0.0))
     ranked = sorted(range(len(choices)), key=lambda k: -scores[k])
     if not ranked or not reasons[ranked[0]].supported:
         return MultipleChoice(letter="", confidence=0.0, method="evidence", choices=reasons)
