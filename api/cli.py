@@ -430,5 +430,45 @@ def eval_answers(
     _publish(_run(run()), out)
 
 
+@eval_app.command("choices")
+def eval_choices(
+    questions: Annotated[Path, typer.Option(help="Multiple-choice questions JSONL (evaluation/mc_questions.jsonl).")],
+    data_dir: DataDir = None,
+    out: Annotated[Path | None, typer.Option(help="Write the Markdown report here too.")] = None,
+) -> None:
+    """Answer every multiple-choice question with the configured pipeline (no LLM by default) over an ingested data
+    dir, and report accuracy, accuracy by confidence band, "cannot tell", gold cited and time, by kind and form."""
+    from api.evaluation_choices import choices_report, evaluate_choices, load_choice_questions
+    from api.services import open_services
+
+    if not questions.exists():
+        err.print(f"[red]Error:[/red] {questions} does not exist")
+        raise typer.Exit(2)
+    try:
+        qs = load_choice_questions(questions)
+    except ValueError as exc:
+        err.print(f"[red]Error:[/red] {questions}: {exc}")
+        raise typer.Exit(2) from None
+    settings = _settings(data_dir)
+    configure_logging("ERROR", json_logs=False)
+
+    async def run() -> str:
+        async with open_services(settings) as services:
+            if not len(services.corpus):
+                raise NotReadyError("no documents are ingested in this data dir: run 'gweta ingest' first")
+            with err.status(f"Answering {len(qs)} multiple-choice questions…"):
+                outcomes = await evaluate_choices(services, qs)
+            llm = settings.llm.model if settings.llm.backend != "none" else "none (choice by evidence support)"
+            notes = [
+                f"- corpus version {services.corpus.version}: {len(services.corpus.manifest.documents)} documents, "
+                f"{len(services.corpus)} chunks; LLM: {llm}; reranker: {settings.reranker.backend}",
+                "- 'accuracy' counts a question with no letter as wrong; 'cannot tell': no choice was supported by "
+                "the provisions found; 'cites a gold provision': the research cited a gold section",
+            ]
+            return choices_report(f"Multiple-choice evaluation: {questions.name}", outcomes, notes)
+
+    _publish(_run(run()), out)
+
+
 if __name__ == "__main__":
     app()
