@@ -136,6 +136,12 @@ async def test_session_turns_are_checkpointed(private_data_dir: Path) -> None:
     # A fresh process-worth of services reads the turns back from the SQLite checkpoints.
     async with open_services(settings) as services:
         state = await services.orchestrator.graph.aget_state({"configurable": {"thread_id": "s-42"}})
+        saved = [
+            c async for c in services.orchestrator.graph.checkpointer.alist({"configurable": {"thread_id": "s-42"}})
+        ]
+    # Saved once per question, as it ends (checkpointer.durability "exit"), not after every step: per-step saves
+    # queue every stream behind one SQLite connection.
+    assert len(saved) == 2
     turns = state.values["turns"]
     assert [t["question"] for t in turns] == ["How long is maternity leave?", "And annual leave?"]
     assert "ninety-eight days" in turns[0]["answer"]
