@@ -384,6 +384,10 @@ async def main_async(args: argparse.Namespace, data_dir: Path) -> list[Level]:
         questions = [json.loads(line)["question"] for line in lines if line.strip()]
     variants = [v.split("=", 1) for v in args.variant] or [["current", str(ROOT)]]
     env = dict(kv.split("=", 1) for kv in args.env)
+    own_env: dict[str, dict[str, str]] = {}
+    for spec in args.variant_env:
+        name, _, kv = spec.partition(":")
+        own_env.setdefault(name, {}).update([kv.split("=", 1)])
     llm = None
     if args.llm:
         llm, llm_env = start_llm(args)
@@ -393,7 +397,7 @@ async def main_async(args: argparse.Namespace, data_dir: Path) -> list[Level]:
     try:
         for level in levels:
             for name, root in variants:
-                server = Server(Path(root), data_dir, env)
+                server = Server(Path(root), data_dir, env | own_env.get(name, {}))
                 try:
                     await server.ready()
                     result = await run_level(server, name, level, questions, args)
@@ -418,6 +422,7 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=120.0, help="longest a stream may take")
     parser.add_argument("--variant", action="append", default=[], help="NAME=CHECKOUT (repeatable)")
     parser.add_argument("--env", action="append", default=[], help="KEY=VALUE for the server (repeatable)")
+    parser.add_argument("--variant-env", action="append", default=[], help="NAME:KEY=VALUE for one variant's server")
     parser.add_argument("--llm", action="store_true", help="answer with the paced loopback model")
     parser.add_argument("--ttft-ms", type=float, default=300)
     parser.add_argument("--tokens-per-s", type=float, default=50)
