@@ -110,6 +110,12 @@ class FirestoreSettings(BaseModel):
 
 class CheckpointerSettings(BaseModel):
     backend: Literal["sqlite", "firestore"] = "sqlite"
+    durability: Literal["exit", "async", "sync"] = Field(
+        "exit",
+        description="When a question's graph state is saved: once when it ends ('exit'; what the next turn reads), or "
+        "after every step too ('async' beside the next step, 'sync' before it). Per-step saves serialise every "
+        "stream on the one checkpoint connection; nothing reads them, since a question is never resumed mid-graph.",
+    )
     project: str = Field("", description="Deprecated: use firestore.project (read when that is empty).")
     emulator_host: str = Field("", description="Deprecated: use firestore.emulator_host (read when that is empty).")
 

@@ -17,7 +17,9 @@ busy shared machine slows them alike: compare ratios inside one run, not figures
 Per level it prints P50/P95/P99 of the time to `meta`, to the first token and to `final`, answers/s (finals over
 the wall time of the level), errors (HTTP failures, `error` events, streams with no `final`), 503s (admission
 refusals), and the server's CPU (seconds per answer, and cores busy) and peak RSS, read with psutil on the server
-process and its children (Milvus Lite runs as a child). Loopback only: nothing leaves 127.0.0.1.
+process and its children (Milvus Lite runs as a child), the harness's own CPU per answer (it shares the cores with
+the server, so it reads raw bytes and decodes only `final` and `warning` data) and the load average as the level
+began. Loopback only: nothing leaves 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -86,6 +88,8 @@ class Level:
     final_ms: dict[str, float] = field(default_factory=dict)
     cpu_s_per_answer: float = 0.0
     cores_busy: float = 0.0
+    client_cpu_s_per_answer: float = 0.0
+    load_average: float = 0.0
     rss_mib_start: float = 0.0
     rss_mib_peak: float = 0.0
     error_kinds: dict[str, int] = field(default_factory=dict)
@@ -201,25 +205,32 @@ async def ask(client: httpx.AsyncClient, question: str) -> Stream:
                 await response.aread()
                 out.error = f"http_{response.status_code}"
                 return out
-            event = ""
-            async for line in response.aiter_lines():
-                if event == "final" and line.startswith("data: "):
-                    out.timings = json.loads(line[6:]).get("timings", {})
-                elif event == "warning" and line.startswith("data: "):
-                    out.codes.append(json.loads(line[6:]).get("code", ""))
-                if line.startswith("event: "):
-                    event = line[7:]
-                    now = time.perf_counter() - start
-                    if event == "meta":
-                        out.meta = now
-                    elif event == "token" and out.first is None:
-                        out.first = now
-                    elif event == "final":
-                        out.final = now
-                    elif event == "error":
-                        out.error = "error_event"
-                    elif event == "warning":
-                        out.warned = True
+            # Raw bytes, split on newlines, with only `final` and `warning` data decoded: the client shares the
+            # server's cores, so it reads as little as it can (each chunk stamped with its arrival time).
+            event, rest = b"", b""
+            async for chunk in response.aiter_raw():
+                now = time.perf_counter() - start
+                *lines, rest = (rest + chunk).split(b"\n")
+                for line in lines:
+                    if line.startswith(b"event: "):
+                        event = line[7:].rstrip(b"\r")
+                        if event == b"token":
+                            if out.first is None:
+                                out.first = now
+                        elif event == b"meta":
+                            out.meta = now
+                        elif event == b"final":
+                            out.final = now
+                        elif event == b"error":
+                            out.error = "error_event"
+                        elif event == b"warning":
+                            out.warned = True
+                    elif line.startswith(b"data: ") and event in (b"final", b"warning"):
+                        data = json.loads(line[6:])
+                        if event == b"final":
+                            out.timings = data.get("timings", {})
+                        else:
+                            out.codes.append(data.get("code", ""))
     except httpx.HTTPError as exc:
         out.error = type(exc).__name__
     if not out.error and out.final is None:
@@ -236,7 +247,8 @@ async def run_level(server: Server, variant: str, level: int, questions: list[st
         results: list[Stream] = []
         started = 0
         peak_rss = start_rss = server.rss_mib()
-        cpu0, t0 = server.cpu_s(), time.perf_counter()
+        cpu0, client0, t0 = server.cpu_s(), time.process_time(), time.perf_counter()
+        load_average = os.getloadavg()[0]
         deadline = t0 + args.duration
 
         async def client_loop(offset: int) -> None:
@@ -288,6 +300,7 @@ async def run_level(server: Server, variant: str, level: int, questions: list[st
         await asyncio.gather(*(client_loop(i) for i in range(level)))
         wall = time.perf_counter() - t0
         cpu = server.cpu_s() - cpu0
+        client_cpu = time.process_time() - client0
         sampler.cancel()
         if fault is not None:
             await fault
@@ -311,6 +324,8 @@ async def run_level(server: Server, variant: str, level: int, questions: list[st
         final_ms=quantiles([r.final for r in ok if r.final is not None]),
         cpu_s_per_answer=round(cpu / max(1, len(ok)), 3),
         cores_busy=round(cpu / wall, 2),
+        client_cpu_s_per_answer=round(client_cpu / max(1, len(ok)), 4),
+        load_average=round(load_average, 1),
         rss_mib_start=round(start_rss, 1),
         rss_mib_peak=round(peak_rss, 1),
         error_kinds=kinds,
@@ -328,14 +343,16 @@ def row(r: Level) -> str:
     return (
         f"| {r.variant} | {r.level} | {r.streams} | {r.answers_per_s:.2f} | {q(r.meta_ms)} | {q(r.first_ms)} | "
         f"{q(r.final_ms)} | {r.errors} | {r.rejected} | {r.cpu_s_per_answer * 1000:.0f} | {r.cores_busy:.2f} | "
-        f"{r.rss_mib_start:.0f} → {r.rss_mib_peak:.0f} |"
+        f"{r.client_cpu_s_per_answer * 1000:.1f} | {r.rss_mib_start:.0f} → {r.rss_mib_peak:.0f} | "
+        f"{r.load_average:.1f} |"
     )
 
 
 HEADER = [
     "| variant | streams at once | streams | answers/s | meta P50/P95/P99 ms | first token P50/P95/P99 ms | "
-    "final P50/P95/P99 ms | errors | 503s | server CPU ms/answer | cores busy | RSS MiB start → peak |",
-    "| --- | ---: | ---: | ---: | --- | --- | --- | ---: | ---: | ---: | ---: | --- |",
+    "final P50/P95/P99 ms | errors | 503s | server CPU ms/answer | cores busy | client CPU ms/answer | "
+    "RSS MiB start → peak | load average |",
+    "| --- | ---: | ---: | ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |",
 ]
 
 
@@ -367,6 +384,10 @@ async def main_async(args: argparse.Namespace, data_dir: Path) -> list[Level]:
         questions = [json.loads(line)["question"] for line in lines if line.strip()]
     variants = [v.split("=", 1) for v in args.variant] or [["current", str(ROOT)]]
     env = dict(kv.split("=", 1) for kv in args.env)
+    own_env: dict[str, dict[str, str]] = {}
+    for spec in args.variant_env:
+        name, _, kv = spec.partition(":")
+        own_env.setdefault(name, {}).update([kv.split("=", 1)])
     llm = None
     if args.llm:
         llm, llm_env = start_llm(args)
@@ -376,7 +397,7 @@ async def main_async(args: argparse.Namespace, data_dir: Path) -> list[Level]:
     try:
         for level in levels:
             for name, root in variants:
-                server = Server(Path(root), data_dir, env)
+                server = Server(Path(root), data_dir, env | own_env.get(name, {}))
                 try:
                     await server.ready()
                     result = await run_level(server, name, level, questions, args)
@@ -401,6 +422,7 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=120.0, help="longest a stream may take")
     parser.add_argument("--variant", action="append", default=[], help="NAME=CHECKOUT (repeatable)")
     parser.add_argument("--env", action="append", default=[], help="KEY=VALUE for the server (repeatable)")
+    parser.add_argument("--variant-env", action="append", default=[], help="NAME:KEY=VALUE for one variant's server")
     parser.add_argument("--llm", action="store_true", help="answer with the paced loopback model")
     parser.add_argument("--ttft-ms", type=float, default=300)
     parser.add_argument("--tokens-per-s", type=float, default=50)

@@ -60,6 +60,10 @@ class MetaEvent(BaseModel):
 
 
 class TokenEvent(BaseModel):
+    """A piece of the answer's text, in order: the first words at once, then each piece up to a sentence's end, a
+    completed ``[n]`` marker (its ``citation`` follows), or a pause of 0.1 s in the writing. Joined, the token events
+    since the last ``answer_revised`` warning are the final answer."""
+
     event: Literal["token"] = "token"
     text: str
 

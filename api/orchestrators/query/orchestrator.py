@@ -132,7 +132,11 @@ class QueryOrchestrator:
             # The stall watchdog and the nodes keep to the deadline; this is the backstop that always ends the stream.
             async with asyncio.timeout_at(deadline):
                 async for mode, payload in self.graph.astream(
-                    turn, config, context=self.deps, stream_mode=["custom", "values"]
+                    turn,
+                    config,
+                    context=self.deps,
+                    stream_mode=["custom", "values"],
+                    durability=self.deps.settings.checkpointer.durability,
                 ):
                     if isinstance(payload, RouteDecided):
                         for event in opening(payload.route):

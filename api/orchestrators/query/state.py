@@ -200,7 +200,7 @@ KEPT_ACROSS_TURNS = frozenset({"turns"})
 def fresh_turn(state: type[QueryState] = QueryState, **values: Any) -> dict[str, Any]:
     """The graph input for a new question: every per-turn field at its default (``values`` aside), written past
     any reducer, so nothing of the session's previous question carries over; ``turns`` is left to the checkpoint."""
-    hints = get_type_hints(state, include_extras=True)
+    reduced = _reduced_fields(state)
     unknown = set(values) - {f.name for f in fields(state)} | (set(values) & KEPT_ACROSS_TURNS)
     if unknown:
         raise TypeError(f"fresh_turn cannot set {sorted(unknown)}")
@@ -216,9 +216,20 @@ def fresh_turn(state: type[QueryState] = QueryState, **values: Any) -> dict[str,
             value = f.default
         else:
             raise TypeError(f"fresh_turn needs a value for {f.name}")
-        reduced = hasattr(hints[f.name], "__metadata__")
-        turn[f.name] = Overwrite(value) if reduced else value
+        turn[f.name] = Overwrite(value) if f.name in reduced else value
     return turn
+
+
+_REDUCED: dict[type[QueryState], frozenset[str]] = {}
+
+
+def _reduced_fields(state: type[QueryState]) -> frozenset[str]:
+    """The fields with a reducer (``Annotated``), once per state class: resolving the hints took a millisecond of
+    every question."""
+    if state not in _REDUCED:
+        hints = get_type_hints(state, include_extras=True)
+        _REDUCED[state] = frozenset(f.name for f in fields(state) if hasattr(hints[f.name], "__metadata__"))
+    return _REDUCED[state]
 
 
 @dataclass(frozen=True, slots=True)

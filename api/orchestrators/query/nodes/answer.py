@@ -113,10 +113,12 @@ async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpd
         try:
             cut, usage = await watched(work, tracker, deps.settings.llm.stall_timeout_s, finish_by(state, deps))
         except UpstreamLLMError as exc:
+            tracker.flush()  # the model's last words go out before the warning about it
             outcome = "error"
             warnings.append(warn(runtime, "llm_unavailable", f"{exc.message}; answering with direct quotes instead"))
             if tracker.text:
                 tracker.feed("\n\n")
+        tracker.flush()
         if cut:
             outcome = "timeout"
             why = "no word came from the language model" if cut == "stalled" else "the question's time ran out"

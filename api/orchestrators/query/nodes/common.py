@@ -66,6 +66,7 @@ def finish(
     record_turn: bool = True,
 ) -> QueryUpdate:
     """The answer streamed through ``tracker``, its citations, and (unless verification still follows) the turn."""
+    tracker.flush()
     update = QueryUpdate(
         answer=tracker.text,
         citations=[c.model_dump() for c in tracker.used],
