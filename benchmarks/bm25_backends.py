@@ -1,19 +1,27 @@
 """BM25 backends on the same corpus: build time, query latency, memory, and ranking parity.
 
 Usage: python benchmarks/bm25_backends.py --data-dir D [--synthetic 100000] [--out results/bm25_backends.md]
+       python benchmarks/bm25_backends.py --data-dir D --scale 250000,500000,1000000 [--out results/bm25_scale.md]
 Reads the lexical artifact (chunk ids and tokens) of an ingested data dir, adds a synthetic corpus of the given size
 (chunks resampled from the real vocabulary), and queries both with the shared question sets' texts.
+
+``--scale`` measures bm25s alone at each size, each in a fresh process (so one size's memory does not carry into
+the next): the build time, the process's resident memory before the build (the token lists the service holds) and
+its peak during build and queries (VmHWM), and query P50/P95. No tracemalloc there: it slows the build it measures.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
+import os
 import random
 import statistics
 import sys
 import time
 import tracemalloc
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from report import publish, shared_questions
@@ -48,12 +56,74 @@ def measure(name: str, ids: list[str], tokens: list[list[str]], qs: list[str]) -
     return row, rankings
 
 
+def status_mib(field: str) -> float:
+    """A memory figure of this process from /proc/self/status (VmRSS now, VmHWM its peak), in MiB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    raise KeyError(field)
+
+
+def scale_child(data_dir: Path, size: int, qs: list[str]) -> dict[str, float]:
+    """One size in a fresh (spawned) process: resample, build bm25s, query; what it took."""
+    artifact = json.loads((data_dir / "objects" / BM25_KEY).read_text())
+    start = time.perf_counter()
+    fake = synthetic(artifact["tokens"], size)
+    del artifact
+    generate_s = time.perf_counter() - start
+    ids = [f"syn-{i}" for i in range(size)]
+    before = status_mib("VmRSS")
+    start = time.perf_counter()
+    index = BACKENDS["bm25s"](ids, fake, BM25Settings(backend="bm25s"))
+    build_s = time.perf_counter() - start
+    after_build = status_mib("VmRSS")
+    times = []
+    for q in qs[:20]:
+        index._search(q, 10)
+    for q in qs:
+        start = time.perf_counter()
+        index._search(q, 10)
+        times.append((time.perf_counter() - start) * 1000)
+    times.sort()
+    return {"tokens": sum(map(len, fake)), "generate_s": generate_s, "build_s": build_s, "rss_before": before,
+            "rss_after": after_build, "peak": status_mib("VmHWM"), "p50_ms": statistics.median(times),
+            "p95_ms": times[int(0.95 * (len(times) - 1))], "max_ms": times[-1]}  # fmt: skip
+
+
+def scale(data_dir: Path, sizes: list[int], qs: list[str]) -> list[str]:
+    load = os.getloadavg()
+    lines = ["# BM25 (bm25s) at scale", "",
+             f"- `python benchmarks/bm25_backends.py --data-dir D --scale {','.join(map(str, sizes))}`; "
+             f"{os.cpu_count()} cores, load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} at the start",
+             "- synthetic chunks resampled from the ingested corpus's tokens and chunk lengths (`synthetic()`), "
+             f"{len(qs)} queries (zim_qa + first 165 ObliQA questions), top 10, one thread, 20 warm-up queries",
+             "- each size in a fresh process: RSS before build = the token lists alone (what the service holds "
+             "anyway); peak = VmHWM over build and queries", "",
+             "| chunks | tokens | build s | RSS before build MiB | RSS after build MiB | peak RSS MiB "
+             "| query P50 ms | query P95 ms | max ms |",
+             "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
+    print("\n".join(lines), flush=True)
+    spawn = multiprocessing.get_context("spawn")
+    for size in sizes:
+        with ProcessPoolExecutor(1, mp_context=spawn) as pool:  # a fresh interpreter per size: its own peak
+            r = pool.submit(scale_child, data_dir, size, qs).result()
+        lines.append(f"| {size:,} | {r['tokens']:,.0f} | {r['build_s']:.1f} | {r['rss_before']:,.0f} | "
+                     f"{r['rss_after']:,.0f} | {r['peak']:,.0f} | {r['p50_ms']:.2f} | {r['p95_ms']:.2f} | "
+                     f"{r['max_ms']:.2f} |")  # fmt: skip
+        print(lines[-1], flush=True)
+    return lines
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path, required=True)
     parser.add_argument("--synthetic", type=int, default=100_000)
+    parser.add_argument("--scale", default="", help="comma-separated sizes: bm25s alone, one process per size")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
+    if args.scale:
+        publish(scale(args.data_dir, [int(s) for s in args.scale.split(",")], shared_questions(165)), args.out)
+        return 0
     artifact = json.loads((args.data_dir / "objects" / BM25_KEY).read_text())
     ids, tokens = artifact["chunk_ids"], artifact["tokens"]
     qs = shared_questions(165)
