@@ -214,9 +214,20 @@ def synthetic_dataset(n: int, n_queries: int, rng: np.random.Generator, centres:
     return Dataset(f"{n:,}", chunks_for(n), vectors, queries, SearchFilters(jurisdiction="ZW"), 'jurisdiction == "ZW"')
 
 
+def reindex(store: MilvusVectorStore, index_type: str, params: dict[str, int]) -> None:
+    """Give a new, empty Lite collection another index than the AUTOINDEX the service asks of Lite."""
+    client, name = store.client, store.collection
+    client.release_collection(name)
+    client.drop_index(name, "vector")
+    index = client.prepare_index_params()
+    index.add_index(field_name="vector", index_type=index_type, metric_type="COSINE", params=params)
+    client.create_index(name, index)
+    client.load_collection(name)
+
+
 async def run(
     sizes: list[int], n_queries: int, server_indexes: list[str], partial: Path | None = None,
-    real: tuple[Path, str] | None = None,
+    real: tuple[Path, str] | None = None, lite_indexes: tuple[str, ...] = (),
 ) -> list[str]:  # fmt: skip
     rng = np.random.default_rng(7)
     centres = rng.normal(size=(500, DIM)).astype(np.float32)
@@ -233,9 +244,14 @@ async def run(
             for item in datasets:
                 data = item if isinstance(item, Dataset) else synthetic_dataset(item, n_queries, rng, centres)
                 n = len(data.vectors)
+                lite = str(Path(base) / f"lite-{n}.db")
                 configs: list[tuple[str, str, str, dict[str, int], dict[str, int]]] = [
-                    ("Milvus Lite", str(Path(base) / f"lite-{n}.db"), "FLAT (Lite's own)", {}, {})
+                    ("Milvus Lite", lite, "AUTOINDEX (Lite's default)", {}, {})
                 ]
+                configs += [
+                    ("Milvus Lite", lite, f"{name} (set on the collection)", build, search)
+                    for name, build, search in SERVER_INDEXES if name in lite_indexes
+                ]  # fmt: skip
                 configs += [
                     ("server", uri, name, build, search) for name, build, search in SERVER_INDEXES
                     if name in server_indexes
@@ -246,6 +262,8 @@ async def run(
                         index.split()[0] if backend == "server" else "AUTOINDEX", build, search,
                     )  # fmt: skip
                     try:
+                        if backend == "Milvus Lite" and build:
+                            await asyncio.to_thread(reindex, store, index.split()[0], build)
                         m = await measure(store, data)
                     finally:
                         if backend == "server":
@@ -269,6 +287,7 @@ def main() -> int:
     parser.add_argument("--sizes", default="38294,200000")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--indexes", default="FLAT,IVF_FLAT,HNSW")
+    parser.add_argument("--lite-indexes", default="", help="also Lite with these indexes (IVF_FLAT, HNSW)")
     parser.add_argument("--real-data-dir", type=Path, help="also measure the real chunks of this ingested data dir")
     parser.add_argument("--collection", default="gweta_chunks", help="the data dir's vector collection")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "milvus_server.md"))
@@ -279,7 +298,16 @@ def main() -> int:
     sizes = [int(s) for s in args.sizes.split(",") if s]
     started, load_start = time.time(), os.getloadavg()
     real = (args.real_data_dir, args.collection) if args.real_data_dir else None
-    lines = asyncio.run(run(sizes, args.queries, args.indexes.split(","), Path(args.out + ".partial"), real))
+    lines = asyncio.run(
+        run(
+            sizes,
+            args.queries,
+            args.indexes.split(","),
+            Path(args.out + ".partial"),
+            real,
+            tuple(filter(None, args.lite_indexes.split(","))),
+        )
+    )
     load = os.getloadavg()
     command = " ".join(["python", "benchmarks/milvus_server.py", *map(shlex.quote, sys.argv[1:])])
     header = [
