@@ -262,7 +262,7 @@ async def run(
                         index.split()[0] if backend == "server" else "AUTOINDEX", build, search,
                     )  # fmt: skip
                     try:
-                        if backend == "Milvus Lite" and build:
+                        if backend == "Milvus Lite" and not index.startswith("AUTOINDEX"):
                             await asyncio.to_thread(reindex, store, index.split()[0], build)
                         m = await measure(store, data)
                     finally:
