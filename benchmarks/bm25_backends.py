@@ -92,9 +92,13 @@ def scale_child(data_dir: Path, size: int, qs: list[str]) -> dict[str, float]:
 
 def scale(data_dir: Path, sizes: list[int], qs: list[str]) -> list[str]:
     load = os.getloadavg()
+    source = json.loads((data_dir / "objects" / BM25_KEY).read_text())["tokens"]
+    n_tokens, vocabulary = sum(map(len, source)), len({t for doc in source for t in doc})
     lines = ["# BM25 (bm25s) at scale", "",
              f"- `python benchmarks/bm25_backends.py --data-dir D --scale {','.join(map(str, sizes))}`; "
              f"{os.cpu_count()} cores, load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} at the start",
+             f"- source: `{data_dir}`, {len(source):,} chunks, {vocabulary:,} distinct tokens, "
+             f"{n_tokens / max(1, len(source)):.1f} tokens a chunk",
              "- synthetic chunks resampled from the ingested corpus's tokens and chunk lengths (`synthetic()`), "
              f"{len(qs)} queries (zim_qa + first 165 ObliQA questions), top 10, one thread, 20 warm-up queries",
              "- each size in a fresh process: RSS before build = the token lists alone (what the service holds "
