@@ -13,7 +13,8 @@ no index); 38,294 is the chunk count of the Zimbabwe legislation corpus. Every i
 ``--real-data-dir`` adds the real chunks: the vectors and metadata an ingestion stored in that data dir's Milvus Lite
 collection (read back with a query iterator, nothing re-embedded), queried with the shared question load (zim_qa and
 the first ObliQA questions, to ``--queries``) embedded by the packaged model, as the service embeds a question. The
-filtered queries there keep the chunks dated on or after the corpus's median date (about half, as for synthetic).
+filtered queries there keep the chunks dated on or after the corpus's median date (the share is printed: for the
+Zimbabwe legislation, whose versions are nearly all dated 2016-12-31, it keeps 97%).
 Recall@10 counts a hit as correct when its exact cosine ties or beats the 10th best (a real corpus repeats texts,
 such as "[Repealed]" sections, whose identical vectors tie).
 """
@@ -85,6 +86,7 @@ def read_real(data_dir: Path, collection: str) -> tuple[list[Chunk], np.ndarray]
     client = MilvusClient(str(data_dir / "milvus.db"))
     fields = ["id", "vector", "doc_key", "section_id", "jurisdiction", "doc_type", "date", "tenant"]
     rows: list[dict[str, Any]] = []
+    client.load_collection(collection)
     iterator = client.query_iterator(collection, batch_size=4096, filter='id != ""', output_fields=fields)
     try:
         while batch := iterator.next():
