@@ -44,6 +44,11 @@ from tests.milvus_server import in_private_network, milvus_server  # noqa: E402
 
 DIM = 384
 BATCH = 2000
+SEARCH_SWEEP: dict[str, list[dict[str, int]]] = {
+    "IVF_FLAT": [{"nprobe": 64}, {"nprobe": 128}, {"nprobe": 256}],
+    "HNSW": [{"ef": 128}, {"ef": 256}, {"ef": 512}],
+}
+"""With ``--sweep``: wider searches of the same index, measured after its own row (recall against latency)."""
 SERVER_INDEXES: list[tuple[str, dict[str, int], dict[str, int]]] = [
     ("FLAT", {}, {}),
     ("IVF_FLAT", {"nlist": 1024}, {"nprobe": 32}),
@@ -184,7 +189,7 @@ async def wait_for_index(store: MilvusVectorStore) -> None:
         await asyncio.sleep(0.5)
 
 
-async def measure(store: MilvusVectorStore, data: Dataset) -> dict[str, float]:
+async def measure(store: MilvusVectorStore, data: Dataset, settle_s: float = 0.0) -> dict[str, float]:
     start = time.perf_counter()
     for at in range(0, len(data.vectors), BATCH):
         await store.upsert(data.chunks[at : at + BATCH], data.vectors[at : at + BATCH])
@@ -193,6 +198,13 @@ async def measure(store: MilvusVectorStore, data: Dataset) -> dict[str, float]:
     await wait_for_index(store)
     await asyncio.to_thread(store.client.load_collection, store.collection)
     ready = time.perf_counter() - start
+    if store.is_lite and settle_s:
+        await asyncio.sleep(settle_s)  # Lite builds its index in the background, and says nothing about it
+    return {"insert_rows_s": len(data.vectors) / inserted, "ready_s": ready, **await query(store, data)}
+
+
+async def query(store: MilvusVectorStore, data: Dataset) -> dict[str, float]:
+    """Latency and recall of the dataset's queries, plain and filtered, after 20 warm-up queries."""
     for q in data.queries[:20]:
         await store.search(q, 10)
     plain, filtered, recall = [], [], []
@@ -205,10 +217,18 @@ async def measure(store: MilvusVectorStore, data: Dataset) -> dict[str, float]:
         await store.search(q, 10, data.filters)
         filtered.append((time.perf_counter() - t) * 1000)
     return {
-        "insert_rows_s": len(data.vectors) / inserted, "ready_s": ready, "p50": statistics.median(plain),
-        "p95": pct(plain, 95), "p50_filtered": statistics.median(filtered), "p95_filtered": pct(filtered, 95),
-        "recall": float(np.mean(recall)),
+        "p50": statistics.median(plain), "p95": pct(plain, 95), "p50_filtered": statistics.median(filtered),
+        "p95_filtered": pct(filtered, 95), "recall": float(np.mean(recall)),
     }  # fmt: skip
+
+
+def row(label: str, backend: str, index: str, params: dict[str, int], m: dict[str, float]) -> str:
+    shown = ", ".join(f"{k}={v}" for k, v in params.items()) or "-"
+    insert = "″ | ″" if "insert_rows_s" not in m else f"{m['insert_rows_s']:,.0f} | {m['ready_s']:.1f}"
+    return (
+        f"| {label} | {backend} | {index} ({shown}) | {insert} | {m['p50']:.1f} | {m['p95']:.1f} "
+        f"| {m['p50_filtered']:.1f} / {m['p95_filtered']:.1f} | {m['recall']:.3f} |"
+    )
 
 
 def synthetic_dataset(n: int, n_queries: int, rng: np.random.Generator, centres: np.ndarray) -> Dataset:
@@ -229,7 +249,8 @@ def reindex(store: MilvusVectorStore, index_type: str, params: dict[str, int]) -
 
 async def run(
     sizes: list[int], n_queries: int, server_indexes: list[str], partial: Path | None = None,
-    real: tuple[Path, str] | None = None, lite_indexes: tuple[str, ...] = (),
+    real: tuple[Path, str] | None = None, lite_indexes: tuple[str, ...] = (), sweep_search: bool = False,
+    settle_s: float = 0.0,
 ) -> list[str]:  # fmt: skip
     rng = np.random.default_rng(7)
     centres = rng.normal(size=(500, DIM)).astype(np.float32)
@@ -263,22 +284,23 @@ async def run(
                         MilvusVectorStore, where, f"bench_{n}_{index.split()[0].lower()}", DIM, "",
                         index.split()[0] if backend == "server" else "AUTOINDEX", build, search,
                     )  # fmt: skip
+                    sweep = SEARCH_SWEEP.get(index.split()[0], []) if sweep_search else []
+                    results: list[tuple[dict[str, int], dict[str, float]]] = []
                     try:
                         if backend == "Milvus Lite" and not index.startswith("AUTOINDEX"):
                             await asyncio.to_thread(reindex, store, index.split()[0], build)
-                        m = await measure(store, data)
+                        results.append((search, await measure(store, data, settle_s)))
+                        for other in sweep:  # the same index searched wider: no rebuild
+                            store.search_params = {"params": other}
+                            results.append((other, await query(store, data)))
                     finally:
                         if backend == "server":
                             await asyncio.to_thread(store.client.drop_collection, store.collection)
                         await store.close()
-                    params = ", ".join(f"{k}={v}" for k, v in {**build, **search}.items()) or "-"
-                    line = (
-                        f"| {data.label} | {backend} | {index} ({params}) | {m['insert_rows_s']:,.0f} "
-                        f"| {m['ready_s']:.1f} | {m['p50']:.1f} | {m['p95']:.1f} "
-                        f"| {m['p50_filtered']:.1f} / {m['p95_filtered']:.1f} | {m['recall']:.3f} |"
-                    )
-                    print(line, flush=True)
-                    lines.append(line)
+                    for used, m in results:
+                        line = row(data.label, backend, index, {**build, **used}, m)
+                        print(line, flush=True)
+                        lines.append(line)
                     if partial:
                         await asyncio.to_thread(partial.write_text, "\n".join(lines) + "\n")  # kept if cut short
     return lines
@@ -290,6 +312,8 @@ def main() -> int:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--indexes", default="FLAT,IVF_FLAT,HNSW")
     parser.add_argument("--lite-indexes", default="", help="also Lite with these indexes (IVF_FLAT, HNSW)")
+    parser.add_argument("--sweep", action="store_true", help="also search each IVF_FLAT/HNSW index wider")
+    parser.add_argument("--lite-settle-s", type=float, default=0.0, help="wait this long after Lite's flush")
     parser.add_argument("--real-data-dir", type=Path, help="also measure the real chunks of this ingested data dir")
     parser.add_argument("--collection", default="gweta_chunks", help="the data dir's vector collection")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "milvus_server.md"))
@@ -308,6 +332,8 @@ def main() -> int:
             Path(args.out + ".partial"),
             real,
             tuple(filter(None, args.lite_indexes.split(","))),
+            args.sweep,
+            args.lite_settle_s,
         )
     )
     load = os.getloadavg()
