@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import shlex
 import statistics
@@ -250,7 +251,7 @@ def reindex(store: MilvusVectorStore, index_type: str, params: dict[str, int]) -
 async def run(
     sizes: list[int], n_queries: int, server_indexes: list[str], partial: Path | None = None,
     real: tuple[Path, str] | None = None, lite_indexes: tuple[str, ...] = (), sweep_search: bool = False,
-    settle_s: float = 0.0,
+    settle_s: float = 0.0, consistency: str = "",
 ) -> list[str]:  # fmt: skip
     rng = np.random.default_rng(7)
     centres = rng.normal(size=(500, DIM)).astype(np.float32)
@@ -284,6 +285,8 @@ async def run(
                         MilvusVectorStore, where, f"bench_{n}_{index.split()[0].lower()}", DIM, "",
                         index.split()[0] if backend == "server" else "AUTOINDEX", build, search,
                     )  # fmt: skip
+                    if consistency and backend == "server":  # the service searches at the collection's default
+                        store.client.search = functools.partial(store.client.search, consistency_level=consistency)
                     sweep = SEARCH_SWEEP.get(index.split()[0], []) if sweep_search else []
                     results: list[tuple[dict[str, int], dict[str, float]]] = []
                     try:
@@ -314,6 +317,7 @@ def main() -> int:
     parser.add_argument("--lite-indexes", default="", help="also Lite with these indexes (IVF_FLAT, HNSW)")
     parser.add_argument("--sweep", action="store_true", help="also search each IVF_FLAT/HNSW index wider")
     parser.add_argument("--lite-settle-s", type=float, default=0.0, help="wait this long after Lite's flush")
+    parser.add_argument("--consistency", default="", help="search a server at this level (Strong) not its default")
     parser.add_argument("--real-data-dir", type=Path, help="also measure the real chunks of this ingested data dir")
     parser.add_argument("--collection", default="gweta_chunks", help="the data dir's vector collection")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "milvus_server.md"))
@@ -334,6 +338,7 @@ def main() -> int:
             tuple(filter(None, args.lite_indexes.split(","))),
             args.sweep,
             args.lite_settle_s,
+            args.consistency,
         )
     )
     load = os.getloadavg()
