@@ -1,19 +1,27 @@
 """BM25 backends on the same corpus: build time, query latency, memory, and ranking parity.
 
 Usage: python benchmarks/bm25_backends.py --data-dir D [--synthetic 100000] [--out results/bm25_backends.md]
+       python benchmarks/bm25_backends.py --data-dir D --scale 250000,500000,1000000 [--out results/bm25_scale.md]
 Reads the lexical artifact (chunk ids and tokens) of an ingested data dir, adds a synthetic corpus of the given size
 (chunks resampled from the real vocabulary), and queries both with the shared question sets' texts.
+
+``--scale`` measures bm25s alone at each size, each in a fresh process (so one size's memory does not carry into
+the next): the build time, the process's resident memory before the build (the token lists the service holds) and
+its peak during build and queries (VmHWM), and query P50/P95. No tracemalloc there: it slows the build it measures.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
+import os
 import random
 import statistics
 import sys
 import time
 import tracemalloc
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from report import publish, shared_questions
@@ -48,12 +56,98 @@ def measure(name: str, ids: list[str], tokens: list[list[str]], qs: list[str]) -
     return row, rankings
 
 
+def status_mib(field: str) -> float:
+    """A memory figure of this process from /proc/self/status (VmRSS now, VmHWM its peak), in MiB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    raise KeyError(field)
+
+
+def scale_child(data_dir: Path, size: int, qs: list[str], via_artifact: bool) -> dict[str, float]:
+    """One size in a fresh (spawned) process: resample, build bm25s, query; what it took. ``via_artifact`` first
+    round-trips the chunks through the JSON artifact, as a replica loads them (every token its own string then)."""
+    artifact = json.loads((data_dir / "objects" / BM25_KEY).read_text())
+    start = time.perf_counter()
+    fake = synthetic(artifact["tokens"], size)
+    del artifact
+    generate_s = time.perf_counter() - start
+    ids = [f"syn-{i}" for i in range(size)]
+    artifact_mib = parse_s = 0.0
+    if via_artifact:
+        text = json.dumps({"version": 1, "chunk_ids": ids, "tokens": fake}).encode()
+        del fake, ids
+        artifact_mib = len(text) / 2**20
+        start = time.perf_counter()
+        loaded = json.loads(text)
+        parse_s = time.perf_counter() - start
+        del text
+        ids, fake = loaded["chunk_ids"], loaded["tokens"]
+        del loaded
+    before = status_mib("VmRSS")
+    start = time.perf_counter()
+    index = BACKENDS["bm25s"](ids, fake, BM25Settings(backend="bm25s"))
+    build_s = time.perf_counter() - start
+    after_build = status_mib("VmRSS")
+    times = []
+    for q in qs[:20]:
+        index._search(q, 10)
+    for q in qs:
+        start = time.perf_counter()
+        index._search(q, 10)
+        times.append((time.perf_counter() - start) * 1000)
+    times.sort()
+    return {"tokens": sum(map(len, fake)), "generate_s": generate_s, "artifact_mib": artifact_mib,
+            "parse_s": parse_s, "build_s": build_s, "rss_before": before,
+            "rss_after": after_build, "peak": status_mib("VmHWM"), "p50_ms": statistics.median(times),
+            "p95_ms": times[int(0.95 * (len(times) - 1))], "max_ms": times[-1]}  # fmt: skip
+
+
+def scale(data_dir: Path, sizes: list[int], qs: list[str], paths: list[str]) -> list[str]:
+    load = os.getloadavg()
+    source = json.loads((data_dir / "objects" / BM25_KEY).read_text())["tokens"]
+    n_tokens, vocabulary = sum(map(len, source)), len({t for doc in source for t in doc})
+    command = " ".join(["python", "benchmarks/bm25_backends.py", *sys.argv[1:]])
+    lines = ["# BM25 (bm25s) at scale", "",
+             f"- `{command}` ({time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC); {os.cpu_count()} cores, load "
+             f"average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} at the start (a shared machine: upper bounds)",
+             f"- source: `{data_dir}`, {len(source):,} chunks, {vocabulary:,} distinct tokens, "
+             f"{n_tokens / max(1, len(source)):.1f} tokens a chunk",
+             "- synthetic chunks resampled from the ingested corpus's tokens and chunk lengths (`synthetic()`), "
+             f"{len(qs)} queries (zim_qa + first 165 ObliQA questions), top 10, one thread, 20 warm-up queries",
+             "- each row in a fresh process. Tokens `shared`: the resampled lists point at the corpus's own strings; "
+             "`artifact`: they went through the JSON artifact first (written, then parsed, as a replica loads it), "
+             "so every token is its own string, as in the service",
+             "- RSS before build = the interpreter and the token lists; peak = VmHWM over everything (for "
+             "`artifact`, the parse with the JSON text still held, as the object store hands it over)", "",
+             "| chunks | tokens | tokens as | artifact MiB | parse s | build s | RSS before build MiB "
+             "| RSS after build MiB | peak RSS MiB | query P50 ms | query P95 ms | max ms |",
+             "| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
+    print("\n".join(lines), flush=True)
+    spawn = multiprocessing.get_context("spawn")
+    for size in sizes:
+        for path in paths:
+            with ProcessPoolExecutor(1, mp_context=spawn) as pool:  # a fresh interpreter: its own peak
+                r = pool.submit(scale_child, data_dir, size, qs, path == "artifact").result()
+            lines.append(f"| {size:,} | {r['tokens']:,.0f} | {path} | {r['artifact_mib']:,.0f} | {r['parse_s']:.1f} "
+                         f"| {r['build_s']:.1f} | {r['rss_before']:,.0f} | {r['rss_after']:,.0f} | {r['peak']:,.0f} "
+                         f"| {r['p50_ms']:.2f} | {r['p95_ms']:.2f} | {r['max_ms']:.2f} |")  # fmt: skip
+            print(lines[-1], flush=True)
+    return lines
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path, required=True)
     parser.add_argument("--synthetic", type=int, default=100_000)
+    parser.add_argument("--scale", default="", help="comma-separated sizes: bm25s alone, one process per size")
+    parser.add_argument("--scale-paths", default="shared,artifact", help="how --scale holds tokens (see above)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
+    if args.scale:
+        sizes, paths = [int(s) for s in args.scale.split(",")], args.scale_paths.split(",")
+        publish(scale(args.data_dir, sizes, shared_questions(165), paths), args.out)
+        return 0
     artifact = json.loads((args.data_dir / "objects" / BM25_KEY).read_text())
     ids, tokens = artifact["chunk_ids"], artifact["tokens"]
     qs = shared_questions(165)
