@@ -412,6 +412,9 @@ def eval_answers(
         bool,
         typer.Option("--compare-extractive", help="With a model configured, also answer each question without it."),
     ] = False,
+    interleave: Annotated[
+        bool, typer.Option("--interleave", help="Ask round-robin by question kind (a run cut short covers each kind).")
+    ] = False,
     limit: Annotated[int, typer.Option(help="Answer only the first N questions (0 = all).")] = 0,
 ) -> None:
     """Answer every question with the configured pipeline (no LLM by default) over an ingested data dir, and report
@@ -419,7 +422,15 @@ def eval_answers(
     its calls per skill (JSON-valid rate), budgets, tokens, and what verification did with its answers."""
     import time
 
-    from api.evaluation import answers_report, evaluate_answers, extractive_twin, load_records, read_trace, shown
+    from api.evaluation import (
+        answers_report,
+        evaluate_answers,
+        extractive_twin,
+        interleave_kinds,
+        load_records,
+        read_trace,
+        shown,
+    )
     from api.services import open_services
 
     if not questions.exists():
@@ -431,6 +442,7 @@ def eval_answers(
     settings = _settings(data_dir)
     configure_logging("ERROR", json_logs=False)
     records = load_records(questions)
+    records = interleave_kinds(records) if interleave else records
     records = records[:limit] if limit else records
     done = read_trace(trace) if resume and trace is not None and trace.exists() else []
     if trace is not None and not resume:

@@ -187,6 +187,15 @@ def load_records(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def interleave_kinds(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records round-robin by kind (each kind in file order), so a run cut short still covers every kind."""
+    by_kind: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for record in records:
+        by_kind[record.get("kind", "all")].append(record)
+    queues = list(by_kind.values())
+    return [q[i] for i in range(max((len(q) for q in queues), default=0)) for q in queues if i < len(q)]
+
+
 def gold_of(record: dict[str, Any]) -> set[str]:
     return {f"{g['law_id']}#{g['section']}" for g in record.get("gold", [])} | set(record.get("gold_ids", []))
 

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from api.evaluation import interleave_kinds
 from tests.servers import FakeOpenAI, LiveServer, Reply
 
 GWETA = [sys.executable, "-m", "api.cli"]
@@ -92,3 +93,9 @@ async def test_a_time_budget_stops_new_questions_and_resume_keeps_the_trace(
         in resumed.stdout  # fmt: skip
     assert [json.loads(line)["id"] for line in trace.read_text().splitlines()] == ["q1", "q3", "q2"]
     assert upstream.skills_called.count("expand") == 2  # one search each: q1 was not asked again; q2 was screened out
+
+
+def test_interleaving_asks_round_robin_by_kind_in_file_order() -> None:
+    rows = [{"id": f"{kind}{i}", "kind": kind} for kind, n in (("p", 3), ("d", 1), ("u", 2)) for i in range(n)]
+    assert [r["id"] for r in interleave_kinds(rows)] == ["p0", "d0", "u0", "p1", "u1", "p2"]
+    assert interleave_kinds([]) == []
