@@ -465,9 +465,9 @@ def eval_answers(
             if not len(services.corpus):
                 raise NotReadyError("no documents are ingested in this data dir: run 'gweta ingest' first")
             main = services.orchestrator
-            pipelines = {"model": main} if model else {"extractive": main}
-            if model and compare_extractive:
-                pipelines["extractive"] = extractive_twin(main)
+            # The quote-only answer first: its retrieval runs cold, as the model's would on its own.
+            pipelines = {"extractive": extractive_twin(main)} if model and compare_extractive else {}
+            pipelines["model" if model else "extractive"] = main
             err.print(f"Answering {len(records)} questions from {questions.name} ({', '.join(pipelines)})…")
             result = await evaluate_answers(pipelines, records, trace, time_budget_s, progress, done)
             llm = settings.llm.model if model else "none (extractive answers)"

@@ -26,7 +26,7 @@ from typing import Any, TypedDict
 
 from api.orchestrators.query.orchestrator import QueryOrchestrator
 from api.schemas.documents import Chunk
-from api.schemas.events import ErrorEvent, FinalEvent, MetaEvent, WarningEvent
+from api.schemas.events import ErrorEvent, FinalEvent, MetaEvent, TokenEvent, WarningEvent
 from api.schemas.query import QueryRequest
 from api.tools.memory import QaMemory
 from api.tools.retrieval import HybridRetriever, Mode
@@ -181,6 +181,9 @@ class Answered(TypedDict):
     """The kind of each research step: research, corrective, refinement."""
     corrective_added: int
     """Chunks the corrective step(s) added to the evidence."""
+    drafts: list[str]
+    """The text streamed, split at each ``answer_revised`` warning: the model's first answer as written, then any
+    corrective answer, then what verification showed instead (what ``final.answer`` alone cannot tell)."""
 
 
 def load_records(path: Path) -> list[dict[str, Any]]:
@@ -209,11 +212,18 @@ async def answer_one(orchestrator: QueryOrchestrator, record: dict[str, Any], se
     elapsed = round((time.perf_counter() - start) * 1000, 1)
     meta = next((e for e in events if isinstance(e, MetaEvent)), None)
     warnings: list[str] = [e.code for e in events if isinstance(e, WarningEvent)]
+    drafts = [""]
+    for event in events:
+        if isinstance(event, TokenEvent):
+            drafts[-1] += event.text
+        elif isinstance(event, WarningEvent) and event.code == "answer_revised" and drafts[-1]:
+            drafts.append("")
     final = events[-1]
     answered = Answered(
         route=meta.route if meta else "unknown", answer="", abstained=False, verified=False, cached=False,
         error=final.code if isinstance(final, ErrorEvent) else "", cited=[], verbatim=0, ms=elapsed, budget=0,
         usage={}, verification={}, warnings=warnings, steps=[], corrective_added=0,
+        drafts=[d for d in drafts if d],
     )  # fmt: skip
     if not isinstance(final, FinalEvent):
         return answered

@@ -49,13 +49,14 @@ async def test_the_model_path_report_counts_skills_gate_failures_and_compares_wi
         done = await gweta(llm.url, private_data_dir, "--questions", str(questions), "--trace", str(trace),
                            "--out", str(report), "--compare-extractive")  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "[1/2] q1 (direct): model " in done.stderr and "[2/2] q2 (injection): " in done.stderr  # progress
+    assert "[1/2] q1 (direct): extractive " in done.stderr and "[2/2] q2 (injection): " in done.stderr  # progress
     lines = [json.loads(line) for line in trace.read_text().splitlines()]
     assert [line["id"] for line in lines] == ["q1", "q2"] and set(lines[0]["answers"]) == {"model", "extractive"}
     model, extractive = lines[0]["answers"]["model"], lines[0]["answers"]["extractive"]
     assert model["usage"]["calls_grade"] == model["usage"]["unparsable_grade"] == 1
     assert model["usage"]["errors_expand"] == 1 and model["usage"]["calls_synthesize"] == 2
     assert model["steps"] == ["research", "corrective"] and "unverified_quote" in model["warnings"]
+    assert model["drafts"][0] == PARAPHRASED and VERBATIM in model["drafts"][1]  # as first written, then corrected
     assert model["verified"] and model["cited"] == ["sample/act/2024/3#s3"] and model["verbatim"] == 1
     assert model["budget"] == 4 and model["usage"]["llm_calls"] == 4
     assert extractive["usage"]["llm_calls"] == 0 and extractive["budget"] == 0 and extractive["verified"]
