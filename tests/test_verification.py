@@ -9,6 +9,7 @@ from api.composer.citations import (
     quote_spans,
     resolve_reference,
 )
+from api.composer.support import bodies
 from api.composer.verification import (
     ExtractiveAnswer,
     after_model_verification,
@@ -245,3 +246,21 @@ def test_the_paragraph_gate_fails_a_marker_on_a_provision_that_lacks_the_sentenc
     assert not result.passed and result.summary()["unsupported_facts"] == 1
     fine = verify_answer("Such premises must lie within fifteen kilometres [1].", offered, TEXTS)
     assert fine.passed
+
+
+def test_an_act_named_after_a_body_is_the_instrument_not_a_fact_the_provision_must_state() -> None:
+    # Seen in the real-model run: the extractive answer's own frame ("Section 28 of the Police Act provides: …")
+    # failed its verification because "Police" read as a named body that section 28's text never mentions.
+    section = ("28. Co-operation of employers\nSubject to any enactment or agreement to the contrary, an employer "
+               "shall not be required to pay any person in his employ any wages or salary for the time when he is "
+               "absent from work.")  # fmt: skip
+    offered = {1: Citation(index=1, doc_key="zw/act/1995/2", title="Police Act", section_id="zw/act/1995/2#s28",
+                           section="section 28", chunk_id="zw/act/1995/2#s28/c0", quote=section[30:120])}  # fmt: skip
+    framed = ("Section 28 of the Police Act (Co-operation of employers) provides: “Subject to any enactment or "
+              "agreement to the contrary, an employer shall not be required to pay any person in his employ any "
+              "wages or salary” [1]")  # fmt: skip
+    assert verify_answer(framed, offered, {"zw/act/1995/2#s28": section}).passed
+    assert bodies("the Reserve Bank of Zimbabwe Act and the Magistrates Court (Amendment) Act") == set()
+    # A body the sentence says acts is still a fact the provision must state.
+    police = verify_answer("The Police must pay the employee's wages [1].", offered, {"zw/act/1995/2#s28": section})
+    assert not police.passed and police.summary()["unsupported_facts"] == 1
