@@ -106,7 +106,11 @@ async def _verify_model(state: QueryState, runtime: Runtime[QueryDeps], start: f
     log.debug("gate offered: %s", {i: (c.section_id, c.quote[:80]) for i, c in offered.items()})
     for failed in gate.failed:
         log.debug("gate: %s (%s): %r", failed.verdict, ", ".join(failed.missing_facts) or "-", failed.text[:200])
-    single_source = gate.passed and relevant >= 2 and len({c.section_id for c in gate.citations}) < 2
+    # An abstention cites nothing by design: searching again for a second source would only ask the model again (a
+    # real small model abstained twice running); it gives way to the extractive answer below instead.
+    single_source = (
+        gate.passed and bool(gate.claims) and relevant >= 2 and len({c.section_id for c in gate.citations}) < 2
+    )
     summary = {**gate.summary(), "too_few_sources": int(single_source)}
     if (not gate.passed or single_source) and _may_correct(state, deps):
         warning = _failure_warning(runtime, gate, single_source)
