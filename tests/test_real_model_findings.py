@@ -3,6 +3,9 @@ through the whole app against the scripted loopback OpenAI-protocol server on th
 
 from pathlib import Path
 
+from api.services import open_services
+from api.settings import Settings
+from api.tools.retrieval import Expansions
 from tests.servers import FakeOpenAI, Reply, answer_json
 from tests.test_agent import DEPOSIT, QUOTE, codes
 from tests.test_stream import assert_contract
@@ -21,3 +24,36 @@ async def test_a_model_that_abstains_gets_the_quotes_without_a_wasted_corrective
     assert upstream.skills_called.count("synthesize") == 1 and [s["kind"] for s in final["research"]] == ["research"]
     assert "single_source" not in codes(events) and "model_abstained" in codes(events)
     assert final["verified"] and QUOTE in final["answer"] and not final["abstained"]  # the quotes, never blank
+
+
+RENT = "When can the landlord raise the rent?"
+RENT_ANSWER = "“A landlord shall not increase the rent more than once in any period of twelve months.” [1]"
+EXPANDED = answer_json({"queries": [f"{RENT} rules", "what the law says"],
+                        "passages": ["The law provides rules about this matter."]})  # fmt: skip
+
+
+async def test_expansions_do_not_make_the_evidence_judge_abstain(private_data_dir: Path) -> None:
+    # gw-dev-002 ("I got sacked … my last wages") abstained with the model and was answered without it: the judge,
+    # fitted on one search's evidence, was shown the fused expansions, whose hits carry no dense/BM25 ranks.
+    upstream = FakeOpenAI([Reply([RENT_ANSWER])], {"expand": [EXPANDED]})  # the grade fails (HTTP 400)
+    ((events, _),) = await ask(upstream, private_data_dir, RENT, expand_timeout_s=5.0)
+    final = assert_contract(events)
+    assert final["research"][0]["expansions"] == 3 and upstream.skills_called == ["expand", "grade", "synthesize"]
+    assert not final["abstained"] and final["verified"]
+    assert final["citations"][0]["section_id"] == "sample/act/2024/3#s4"
+
+
+async def test_a_search_with_expansions_keeps_the_questions_own_search(private_data_dir: Path) -> None:
+    async with open_services(Settings(data_dir=private_data_dir)) as services:
+        retriever, judge = services.orchestrator.deps.retriever, services.orchestrator.deps.judge
+        assert judge is not None
+        plain = await retriever.retrieve_many(RENT)
+
+        async def expansions() -> Expansions:
+            return Expansions([f"{RENT} rules", "what the law says"], ["The law provides rules about this matter."])
+
+        fused = await retriever.retrieve_many(RENT, expansions())
+    assert plain.own is None and fused.expansions == 3 and fused.own is not None
+    assert [h.chunk.chunk_id for h in fused.own.hits] == [h.chunk.chunk_id for h in plain.hits]
+    assert set(fused.own.hits[0].ranks) >= {"dense", "bm25"} and not set(fused.hits[0].ranks) & {"dense", "bm25"}
+    assert judge(RENT, fused.own, None) == judge(RENT, plain, None) and judge(RENT, plain, None).answerable
