@@ -57,3 +57,16 @@ async def test_a_search_with_expansions_keeps_the_questions_own_search(private_d
     assert [h.chunk.chunk_id for h in fused.own.hits] == [h.chunk.chunk_id for h in plain.hits]
     assert set(fused.own.hits[0].ranks) >= {"dense", "bm25"} and not set(fused.hits[0].ranks) & {"dense", "bm25"}
     assert judge(RENT, fused.own, None) == judge(RENT, plain, None) and judge(RENT, plain, None).answerable
+
+
+async def test_a_claim_naming_the_wrong_section_is_not_passed_under_another_citation(private_data_dir: Path) -> None:
+    # gw-dev-001 with the real model: a sentence "under Section 12B of the Labour Act" went out verified, cited to a
+    # provision the gate found by the sentence's words. Here the model names section 9 for section 3's words.
+    wrong = "Under section 9 of the Residential Tenancies Act, a landlord shall not require a deposit that exceeds " \
+            "the rent payable for two months."  # fmt: skip
+    upstream = FakeOpenAI([Reply([wrong]), Reply([wrong])])
+    ((events, _),) = await ask(upstream, private_data_dir, DEPOSIT)
+    final = assert_contract(events)
+    assert "unsupported_statement" in codes(events) and "model_answer_unverified" in codes(events)
+    assert "section 9" not in final["answer"] and QUOTE in final["answer"] and final["verified"]
+    assert final["citations"][0]["section_id"] == "sample/act/2024/3#s3"

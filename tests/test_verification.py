@@ -264,3 +264,21 @@ def test_an_act_named_after_a_body_is_the_instrument_not_a_fact_the_provision_mu
     # A body the sentence says acts is still a fact the provision must state.
     police = verify_answer("The Police must pay the employee's wages [1].", offered, {"zw/act/1995/2#s28": section})
     assert not police.passed and police.summary()["unsupported_facts"] == 1
+
+
+def test_a_sentence_naming_its_provision_is_supported_by_that_provision_or_not_at_all() -> None:
+    # The real model, on gw-dev-001 (dismissed without a hearing): "Yes, the employer is allowed to fire you … under
+    # Section 12B of the Labour Act." Section 12B was not among its sources; the gate found the sentence's words in
+    # another provision and attached it, so a wrong statement of the law went out verified.
+    claim = ("Under section 12B of the Labour Act, the employment of persons employed in an undertaking that is "
+             "transferred is deemed to be transferred to the transferee.")  # fmt: skip
+    gate = gate_model_answer(claim, offer("labour_s16", "marriages_s3"), TEXTS)
+    (sentence,) = gate.claims
+    assert sentence.verdict == "unsupported" and not sentence.cited and not gate.passed
+    # Without the reference, the same words are located in section 16, which states them.
+    unnamed = gate_model_answer(claim.replace("Under section 12B of the Labour Act, the", "The"),
+                                offer("labour_s16", "marriages_s3"), TEXTS)  # fmt: skip
+    assert unnamed.passed and [c.section_id for c in unnamed.citations] == ["zw/act/1985/16#s16"]
+    # Named rightly, it is supported by the provision it names, even under another marker.
+    named = gate_model_answer(claim.replace("12B", "16") + " [1]", offer("marriages_s3", "labour_s16"), TEXTS)
+    assert named.passed and named.claims[0].how == "reference" and named.claims[0].cited == [2]

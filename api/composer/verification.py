@@ -127,6 +127,8 @@ class SentenceCheck:
     markers: list[int] = field(default_factory=list)
     referenced: list[int] = field(default_factory=list)
     """Offered citations named in words ("section 3 of the Marriages Act")."""
+    pinned: bool = False
+    """The sentence names a provision in words: only that provision may support it (none, if it was not offered)."""
     cited: list[int] = field(default_factory=list)
     """The citations the gate attaches: the provisions that support it."""
     how: str = ""  # marker | reference | located | reattributed
@@ -147,7 +149,7 @@ class SentenceCheck:
             return "unverified_quote"
         if self.cited:
             return "supported"
-        return "unsupported" if (self.markers or self.referenced) else "uncited"
+        return "unsupported" if (self.markers or self.referenced or self.pinned) else "uncited"
 
 
 @dataclass(slots=True)
@@ -236,11 +238,19 @@ def _check_sentence(
     check.claim = _is_claim(sentence, check.markers, check.quotes)
     if not check.claim:
         return
+    # A sentence that names its provision in words ("under section 12B of the Labour Act") is about that provision:
+    # supported by it, or not at all; never re-attributed to another one that happens to share its words (a real
+    # model's "your boss may fire you without a hearing under section 12B" was once "supported" by section 5). A
+    # reference the provisions themselves contain ("in terms of section 101(9)") is their content, not attribution.
     for reference in find_references(sentence):
+        surface = " ".join(sentence[reference.start : reference.end].lower().split())
+        if any(surface in " ".join(text.lower().split()) for text in texts.values()):
+            continue
+        check.pinned = True
         check.referenced += [i for i in resolve_reference(reference, list(offered.values()), context)
                              if i not in check.referenced]  # fmt: skip
     named = [i for i in (*check.markers, *check.referenced) if i in offered]
-    order = list(dict.fromkeys([*named, *offered]))
+    order = [i for i in check.referenced if i in offered] if check.pinned else list(dict.fromkeys([*named, *offered]))
     # Quotes first: each must be a verbatim span (elisions: every span, in order) of some offered provision.
     quote_homes: dict[int, str] = {}
     for quote in check.quotes:
