@@ -18,6 +18,7 @@ import json
 import math
 import statistics
 import time
+import uuid
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -263,6 +264,7 @@ class AnswerRun:
     """Questions not started because the time budget was spent."""
     resumed: int = 0
     seconds: float = 0.0
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
 
 
 def read_trace(path: Path) -> list[dict[str, Any]]:
@@ -309,7 +311,10 @@ async def evaluate_answers(
             "gold": sorted(gold_of(record)), "answers": {},
         }  # fmt: skip
         for label, orchestrator in pipelines.items():
-            line["answers"][label] = await answer_one(orchestrator, record, f"eval-{label}-{qid}")
+            # A session of its own per run: the data dir's checkpoints keep sessions, and a re-run that asked in the
+            # same one would answer a follow-up (a real model repeated the earlier run's abstention from history).
+            session = f"eval-{run.run_id}-{label}-{qid}"
+            line["answers"][label] = await answer_one(orchestrator, record, session)
         run.lines.append(line)
         if trace is not None:
             await asyncio.to_thread(append_line, trace, line)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from api.evaluation import interleave_kinds
-from tests.servers import FakeOpenAI, LiveServer, Reply
+from tests.servers import FakeOpenAI, LiveServer, Reply, skill_of
 
 GWETA = [sys.executable, "-m", "api.cli"]
 DEPOSIT = {"id": "q1", "question": "How much deposit can a landlord require?", "kind": "direct",
@@ -89,11 +89,18 @@ async def test_a_time_budget_stops_new_questions_and_resume_keeps_the_trace(
         assert [json.loads(line)["id"] for line in trace.read_text().splitlines()] == ["q1"]
         resumed = await gweta(llm.url, private_data_dir, "--questions", str(questions), "--trace", str(trace),
                               "--resume")  # fmt: skip
+        # Asked again in a later run, a question starts a session of its own: no history of the earlier runs' turns
+        # (the data dir's checkpoints keep sessions; a real model repeated an earlier run's answer from history).
+        again = await gweta(llm.url, private_data_dir, "--questions", str(questions), "--limit", "1")
+    assert again.returncode == 0, again.stderr
+    answers = [r for r in upstream.requests if skill_of(r) == "synthesize"]
+    assert len(answers) >= 3 and all("Q: " not in r["messages"][-1]["content"] for r in answers)
     assert resumed.returncode == 0, resumed.stderr
     assert "questions reported: 3 (1 from an earlier run's trace); not started because the time budget was spent: 0" \
         in resumed.stdout  # fmt: skip
     assert [json.loads(line)["id"] for line in trace.read_text().splitlines()] == ["q1", "q3", "q2"]
-    assert upstream.skills_called.count("expand") == 2  # one search each: q1 was not asked again; q2 was screened out
+    # One search per question asked: q1, then q3 (the resumed run kept q1; q2 was screened out), then q1 again.
+    assert upstream.skills_called.count("expand") == 3
 
 
 def test_interleaving_asks_round_robin_by_kind_in_file_order() -> None:
