@@ -282,3 +282,16 @@ def test_a_sentence_naming_its_provision_is_supported_by_that_provision_or_not_a
     # Named rightly, it is supported by the provision it names, even under another marker.
     named = gate_model_answer(claim.replace("12B", "16") + " [1]", offer("marriages_s3", "labour_s16"), TEXTS)
     assert named.passed and named.claims[0].how == "reference" and named.claims[0].cited == [2]
+
+
+def test_a_numbered_list_item_is_one_sentence_and_its_number_no_claim() -> None:
+    # The real model's lists ("1. **Formal Declaration**: …") came back from the gate as "1 [1]. **Formal …**": the
+    # bare "1." was split off as a sentence, read as a claim stating the number 1, and cited.
+    answer = ("1. **Transfer**: the employment of the persons employed is deemed to be transferred to the "
+              "transferee of the undertaking.\n"
+              "2. **Terms**: the terms and conditions are not less favourable than those which applied immediately "
+              "before the transfer.")  # fmt: skip
+    gate = gate_model_answer(answer, offer("marriages_s3", "labour_s16"), TEXTS)
+    assert [s.text[:3] for s in gate.claims] == ["1. ", "2. "] and gate.passed
+    assert "1 [" not in gate.answer and "2 [" not in gate.answer
+    assert "transferee of the undertaking [2].\n2. **Terms**" in gate.answer

@@ -107,6 +107,7 @@ _ABBREVIATION = re.compile(r"(?:\b(?:s|ss|no|nos|sec|secs|para|paras|cap|chap|ar
 _SENTENCE_END = re.compile(
     r"(?<=[.!?])[\"”’)\]]*(?:\s*\[\d{1,3}\])*[.]?\s+(?=[\"“(]?[A-Z0-9*•-]|\[(?!\d{1,3}\]))|\n+"
 )  # a marker after the sentence's end ("….” [1]") stays with it, even at the end of the answer
+_LIST_NUMBER = re.compile(r"^(?:\d{1,3}|[a-z]|[ivx]{1,4})\.$", re.I)
 _LIST_PREFIX = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
 _NOT_A_CLAIM = re.compile(
     r"could not find|cannot find|can't find|not legal advice|consult (?:a|an|your) (?:lawyer|legal|attorney)|"
@@ -204,8 +205,10 @@ def split_sentences(text: str) -> list[tuple[str, str]]:
     start = 0
     for match in _SENTENCE_END.finditer(text):
         head = text[start : match.start()]
-        if not match.group(0).startswith("\n") and _ABBREVIATION.search(head.rstrip()):
-            continue
+        if not match.group(0).startswith("\n") and (
+            _ABBREVIATION.search(head.rstrip()) or _LIST_NUMBER.match(head.strip())
+        ):
+            continue  # "s. 3" goes on; so does a list item's number ("1. **Writing**: …"), which states nothing
         boundary = match.start() + len(match.group(0).rstrip())
         sentence = text[start:boundary]
         if sentence.strip():
@@ -232,7 +235,7 @@ def _strip_markers(sentence: str) -> str:
 def _check_sentence(
     check: SentenceCheck, offered: Mapping[int, Citation], texts: Mapping[int, str], context: str
 ) -> None:
-    sentence = _strip_markers(check.text)
+    sentence = _LIST_PREFIX.sub("", _strip_markers(check.text))  # a list item's number is not a fact it states
     check.markers = [int(m) for m in MARKER.findall(check.text)]
     check.quotes = [q for q in _GATE_QUOTED.findall(check.text) if len(q.split()) >= MIN_GATE_QUOTE_WORDS]
     check.claim = _is_claim(sentence, check.markers, check.quotes)
