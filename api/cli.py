@@ -399,33 +399,94 @@ def eval_answers(
     questions: Annotated[Path, typer.Option(help="Questions JSONL (Zimbabwe QA format, or ObliQA).")],
     data_dir: DataDir = None,
     out: Annotated[Path | None, typer.Option(help="Write the Markdown report here too.")] = None,
+    trace: Annotated[
+        Path | None, typer.Option(help="Append one JSON line per question here as it is answered (kept if cut short).")
+    ] = None,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Keep the questions already in --trace instead of asking them again.")
+    ] = False,
+    time_budget_s: Annotated[
+        float, typer.Option("--time-budget-s", min=0, help="Start no new question after this long (0: no limit).")
+    ] = 0.0,
+    compare_extractive: Annotated[
+        bool,
+        typer.Option("--compare-extractive", help="With a model configured, also answer each question without it."),
+    ] = False,
+    interleave: Annotated[
+        bool, typer.Option("--interleave", help="Ask round-robin by question kind (a run cut short covers each kind).")
+    ] = False,
+    limit: Annotated[int, typer.Option(help="Answer only the first N questions (0 = all).")] = 0,
 ) -> None:
     """Answer every question with the configured pipeline (no LLM by default) over an ingested data dir, and report
-    per question kind: cited provision is gold, quotes verbatim, abstentions, injections screened."""
-    from api.evaluation import answers_report, evaluate_answers, load_records
+    per question kind: cited provision is gold, quotes verbatim, abstentions, injections screened; with a model also
+    its calls per skill (JSON-valid rate), budgets, tokens, and what verification did with its answers."""
+    import time
+
+    from api.evaluation import (
+        answers_report,
+        evaluate_answers,
+        extractive_twin,
+        interleave_kinds,
+        load_records,
+        read_trace,
+        shown,
+    )
     from api.services import open_services
 
     if not questions.exists():
         err.print(f"[red]Error:[/red] {questions} does not exist")
         raise typer.Exit(2)
+    if resume and trace is None:
+        err.print("[red]Error:[/red] --resume needs --trace")
+        raise typer.Exit(2)
     settings = _settings(data_dir)
     configure_logging("ERROR", json_logs=False)
     records = load_records(questions)
+    records = interleave_kinds(records) if interleave else records
+    records = records[:limit] if limit else records
+    done = read_trace(trace) if resume and trace is not None and trace.exists() else []
+    if trace is not None and not resume:
+        trace.write_text("")
+    model = settings.llm.backend != "none"
+    started = time.monotonic()
+
+    def progress(n: int, total: int, line: dict[str, Any]) -> None:
+        parts = []
+        for label, answered in line["answers"].items():
+            state = shown(answered) if label == "model" else "abstained" if answered["abstained"] else "answered"
+            verified = "verified" if answered["verified"] else "UNVERIFIED"
+            parts.append(f"{label} {answered['ms'] / 1000:.0f}s {state}, {verified}")
+        elapsed = time.monotonic() - started
+        err.print(f"[{n}/{total}] {line['id']} ({line['kind']}): {'; '.join(parts)} — {elapsed / 60:.1f} min",
+                  markup=False, highlight=False)  # fmt: skip
 
     async def run() -> str:
         async with open_services(settings) as services:
             if not len(services.corpus):
                 raise NotReadyError("no documents are ingested in this data dir: run 'gweta ingest' first")
-            with err.status(f"Answering {questions.name}…"):
-                tallies = await evaluate_answers(services, records)
-            llm = settings.llm.model if settings.llm.backend != "none" else "none (extractive answers)"
+            main = services.orchestrator
+            # The quote-only answer first: its retrieval runs cold, as the model's would on its own.
+            pipelines = {"extractive": extractive_twin(main)} if model and compare_extractive else {}
+            pipelines["model" if model else "extractive"] = main
+            err.print(f"Answering {len(records)} questions from {questions.name} ({', '.join(pipelines)})…")
+            result = await evaluate_answers(pipelines, records, trace, time_budget_s, progress, done)
+            llm = settings.llm.model if model else "none (extractive answers)"
+            s = settings.llm
             notes = [
                 f"- corpus version {services.corpus.version}: {len(services.corpus.manifest.documents)} documents, "
                 f"{len(services.corpus)} chunks; LLM: {llm}; reranker: {settings.reranker.backend}",
                 "- 'cites a gold provision': questions with gold whose answer cites at least one gold section; "
                 "'verbatim': citations whose quote occurs exactly in the cited provision",
+                f"- wall time {result.seconds / 60:.1f} min",
             ]
-            return answers_report(f"Answer evaluation: {questions.name}", tallies, notes)
+            if model:
+                notes.append(
+                    f"- time limits: answer {s.timeout_s:g} s, structured calls {s.call_timeout_s:g} s, route "
+                    f"{s.route_timeout_s:g} s, expansion {s.expand_timeout_s:g} s, stall {s.stall_timeout_s:g} s, "
+                    f"question {settings.question_deadline_s:g} s; max tokens {s.max_tokens}; call budgets "
+                    f"{s.max_calls_simple} (simple) / {s.max_calls_multi_hop} (multi-hop)"
+                )
+            return answers_report(f"Answer evaluation: {questions.name}", result, notes)
 
     _publish(_run(run()), out)
 

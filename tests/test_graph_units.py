@@ -125,12 +125,14 @@ def test_usage_summary_counts_calls_tokens_failures_and_research() -> None:
            call("synthesize", tokens=(300, 80)), call("guard", "error", attempts=3)]  # fmt: skip
     assert usage_summary(state(llm=llm, steps=steps)) == {
         "llm_calls": 5, "input_tokens": 330, "output_tokens": 95, "llm_retries": 3, "llm_timeouts": 1,
-        "llm_failures": 2, "research_steps": 2, "query_rewrites": 1,
+        "llm_failures": 2, "research_steps": 2, "query_rewrites": 1, "multi_hop": 0,
         "calls_expand": 1, "calls_grade": 2, "calls_synthesize": 1, "calls_guard": 1,
+        "unparsable_grade": 1, "timeouts_grade": 1, "errors_guard": 1,
     }  # fmt: skip
+    assert usage_summary(state(complexity="multi_hop"))["multi_hop"] == 1
     assert usage_summary(state()) == {
         "llm_calls": 0, "input_tokens": 0, "output_tokens": 0, "llm_retries": 0, "llm_timeouts": 0,
-        "llm_failures": 0, "research_steps": 0, "query_rewrites": 0,
+        "llm_failures": 0, "research_steps": 0, "query_rewrites": 0, "multi_hop": 0,
     }  # fmt: skip
 
 

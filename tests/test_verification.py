@@ -9,6 +9,7 @@ from api.composer.citations import (
     quote_spans,
     resolve_reference,
 )
+from api.composer.support import bodies
 from api.composer.verification import (
     ExtractiveAnswer,
     after_model_verification,
@@ -245,3 +246,52 @@ def test_the_paragraph_gate_fails_a_marker_on_a_provision_that_lacks_the_sentenc
     assert not result.passed and result.summary()["unsupported_facts"] == 1
     fine = verify_answer("Such premises must lie within fifteen kilometres [1].", offered, TEXTS)
     assert fine.passed
+
+
+def test_an_act_named_after_a_body_is_the_instrument_not_a_fact_the_provision_must_state() -> None:
+    # Seen in the real-model run: the extractive answer's own frame ("Section 28 of the Police Act provides: …")
+    # failed its verification because "Police" read as a named body that section 28's text never mentions.
+    section = ("28. Co-operation of employers\nSubject to any enactment or agreement to the contrary, an employer "
+               "shall not be required to pay any person in his employ any wages or salary for the time when he is "
+               "absent from work.")  # fmt: skip
+    offered = {1: Citation(index=1, doc_key="zw/act/1995/2", title="Police Act", section_id="zw/act/1995/2#s28",
+                           section="section 28", chunk_id="zw/act/1995/2#s28/c0", quote=section[30:120])}  # fmt: skip
+    framed = ("Section 28 of the Police Act (Co-operation of employers) provides: “Subject to any enactment or "
+              "agreement to the contrary, an employer shall not be required to pay any person in his employ any "
+              "wages or salary” [1]")  # fmt: skip
+    assert verify_answer(framed, offered, {"zw/act/1995/2#s28": section}).passed
+    assert bodies("the Reserve Bank of Zimbabwe Act and the Magistrates Court (Amendment) Act") == set()
+    # A body the sentence says acts is still a fact the provision must state.
+    police = verify_answer("The Police must pay the employee's wages [1].", offered, {"zw/act/1995/2#s28": section})
+    assert not police.passed and police.summary()["unsupported_facts"] == 1
+
+
+def test_a_sentence_naming_its_provision_is_supported_by_that_provision_or_not_at_all() -> None:
+    # The real model, on gw-dev-001 (dismissed without a hearing): "Yes, the employer is allowed to fire you … under
+    # Section 12B of the Labour Act." Section 12B was not among its sources; the gate found the sentence's words in
+    # another provision and attached it, so a wrong statement of the law went out verified.
+    claim = ("Under section 12B of the Labour Act, the employment of persons employed in an undertaking that is "
+             "transferred is deemed to be transferred to the transferee.")  # fmt: skip
+    gate = gate_model_answer(claim, offer("labour_s16", "marriages_s3"), TEXTS)
+    (sentence,) = gate.claims
+    assert sentence.verdict == "unsupported" and not sentence.cited and not gate.passed
+    # Without the reference, the same words are located in section 16, which states them.
+    unnamed = gate_model_answer(claim.replace("Under section 12B of the Labour Act, the", "The"),
+                                offer("labour_s16", "marriages_s3"), TEXTS)  # fmt: skip
+    assert unnamed.passed and [c.section_id for c in unnamed.citations] == ["zw/act/1985/16#s16"]
+    # Named rightly, it is supported by the provision it names, even under another marker.
+    named = gate_model_answer(claim.replace("12B", "16") + " [1]", offer("marriages_s3", "labour_s16"), TEXTS)
+    assert named.passed and named.claims[0].how == "reference" and named.claims[0].cited == [2]
+
+
+def test_a_numbered_list_item_is_one_sentence_and_its_number_no_claim() -> None:
+    # The real model's lists ("1. **Formal Declaration**: …") came back from the gate as "1 [1]. **Formal …**": the
+    # bare "1." was split off as a sentence, read as a claim stating the number 1, and cited.
+    answer = ("1. **Transfer**: the employment of the persons employed is deemed to be transferred to the "
+              "transferee of the undertaking.\n"
+              "2. **Terms**: the terms and conditions are not less favourable than those which applied immediately "
+              "before the transfer.")  # fmt: skip
+    gate = gate_model_answer(answer, offer("marriages_s3", "labour_s16"), TEXTS)
+    assert [s.text[:3] for s in gate.claims] == ["1. ", "2. "] and gate.passed
+    assert "1 [" not in gate.answer and "2 [" not in gate.answer
+    assert "transferee of the undertaking [2].\n2. **Terms**" in gate.answer

@@ -57,7 +57,10 @@ _BODY_HEADS = (
     "Magistrate|Judge|Attorney-General|Prosecutor-General|Auditor-General|Service|Committee|Inspector|Corporation"
 )
 _BODY_HEAD = "|".join(sorted(_BODY_HEADS.split("|"), key=len, reverse=True))  # "Registrar-General" before "Registrar"
-_BODY = re.compile(rf"\b((?:[A-Z][\w'-]*\s+(?:of\s+|for\s+|and\s+)?)*(?:{_BODY_HEAD}))(?![\w-])")
+# "the Police Act", "the Reserve Bank of Zimbabwe Act": the name of an instrument (an answer's "Section 28 of the
+# Police Act provides…" frame), not a body the provision must name.
+_INSTRUMENT_NAME = r"(?:\s+of(?:\s+[A-Z][\w'-]*)+)?\s+(?:\(Amendment\)\s+)?(?:Act|Regulations|Rules|Ordinance)\b"
+_BODY = re.compile(rf"\b((?:[A-Z][\w'-]*\s+(?:of\s+|for\s+|and\s+)?)*(?:{_BODY_HEAD}))(?![\w-])(?!{_INSTRUMENT_NAME})")
 _BODY_FILLER = {"The", "A", "An", "Under", "According", "If", "In", "Only", "Every", "No", "Any", "This", "That"}
 
 _STOP = frozenset(

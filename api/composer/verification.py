@@ -107,6 +107,7 @@ _ABBREVIATION = re.compile(r"(?:\b(?:s|ss|no|nos|sec|secs|para|paras|cap|chap|ar
 _SENTENCE_END = re.compile(
     r"(?<=[.!?])[\"”’)\]]*(?:\s*\[\d{1,3}\])*[.]?\s+(?=[\"“(]?[A-Z0-9*•-]|\[(?!\d{1,3}\]))|\n+"
 )  # a marker after the sentence's end ("….” [1]") stays with it, even at the end of the answer
+_LIST_NUMBER = re.compile(r"^(?:\d{1,3}|[a-z]|[ivx]{1,4})\.$", re.I)
 _LIST_PREFIX = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
 _NOT_A_CLAIM = re.compile(
     r"could not find|cannot find|can't find|not legal advice|consult (?:a|an|your) (?:lawyer|legal|attorney)|"
@@ -127,6 +128,8 @@ class SentenceCheck:
     markers: list[int] = field(default_factory=list)
     referenced: list[int] = field(default_factory=list)
     """Offered citations named in words ("section 3 of the Marriages Act")."""
+    pinned: bool = False
+    """The sentence names a provision in words: only that provision may support it (none, if it was not offered)."""
     cited: list[int] = field(default_factory=list)
     """The citations the gate attaches: the provisions that support it."""
     how: str = ""  # marker | reference | located | reattributed
@@ -147,7 +150,7 @@ class SentenceCheck:
             return "unverified_quote"
         if self.cited:
             return "supported"
-        return "unsupported" if (self.markers or self.referenced) else "uncited"
+        return "unsupported" if (self.markers or self.referenced or self.pinned) else "uncited"
 
 
 @dataclass(slots=True)
@@ -202,8 +205,10 @@ def split_sentences(text: str) -> list[tuple[str, str]]:
     start = 0
     for match in _SENTENCE_END.finditer(text):
         head = text[start : match.start()]
-        if not match.group(0).startswith("\n") and _ABBREVIATION.search(head.rstrip()):
-            continue
+        if not match.group(0).startswith("\n") and (
+            _ABBREVIATION.search(head.rstrip()) or _LIST_NUMBER.match(head.strip())
+        ):
+            continue  # "s. 3" goes on; so does a list item's number ("1. **Writing**: …"), which states nothing
         boundary = match.start() + len(match.group(0).rstrip())
         sentence = text[start:boundary]
         if sentence.strip():
@@ -230,17 +235,25 @@ def _strip_markers(sentence: str) -> str:
 def _check_sentence(
     check: SentenceCheck, offered: Mapping[int, Citation], texts: Mapping[int, str], context: str
 ) -> None:
-    sentence = _strip_markers(check.text)
+    sentence = _LIST_PREFIX.sub("", _strip_markers(check.text))  # a list item's number is not a fact it states
     check.markers = [int(m) for m in MARKER.findall(check.text)]
     check.quotes = [q for q in _GATE_QUOTED.findall(check.text) if len(q.split()) >= MIN_GATE_QUOTE_WORDS]
     check.claim = _is_claim(sentence, check.markers, check.quotes)
     if not check.claim:
         return
+    # A sentence that names its provision in words ("under section 12B of the Labour Act") is about that provision:
+    # supported by it, or not at all; never re-attributed to another one that happens to share its words (a real
+    # model's "your boss may fire you without a hearing under section 12B" was once "supported" by section 5). A
+    # reference the provisions themselves contain ("in terms of section 101(9)") is their content, not attribution.
     for reference in find_references(sentence):
+        surface = " ".join(sentence[reference.start : reference.end].lower().split())
+        if any(surface in " ".join(text.lower().split()) for text in texts.values()):
+            continue
+        check.pinned = True
         check.referenced += [i for i in resolve_reference(reference, list(offered.values()), context)
                              if i not in check.referenced]  # fmt: skip
     named = [i for i in (*check.markers, *check.referenced) if i in offered]
-    order = list(dict.fromkeys([*named, *offered]))
+    order = [i for i in check.referenced if i in offered] if check.pinned else list(dict.fromkeys([*named, *offered]))
     # Quotes first: each must be a verbatim span (elisions: every span, in order) of some offered provision.
     quote_homes: dict[int, str] = {}
     for quote in check.quotes:

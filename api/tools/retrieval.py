@@ -56,6 +56,9 @@ class RetrievalResult:
     """For ``retrieve_many``: how many alternative queries and hypothetical passages were searched and fused in."""
     lay_terms: list[str] = field(default_factory=list)
     """Legal terms the lay-term thesaurus added to both search sides."""
+    own: RetrievalResult | None = None
+    """For ``retrieve_many`` with expansions fused in: the question's own search (its hits carry dense/BM25 ranks, which
+    the fused hits do not), for what is judged on one search's evidence."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,7 +334,7 @@ class HybridRetriever:
         return RetrievalResult(
             hits=hits, warnings=warnings, timings=main.timings, stages=main.stages, cache_hits=main.cache_hits,
             expansion=main.expansion, cache_similarity=main.cache_similarity, expansions=len(results) - 1,
-            lay_terms=main.lay_terms,
+            lay_terms=main.lay_terms, own=main if len(results) > 1 else None,
         )  # fmt: skip
 
 

@@ -38,8 +38,14 @@ log = logging.getLogger(__name__)
 QueryGraph = CompiledStateGraph[QueryState, QueryDeps, QueryState, QueryState]
 
 
+FAILURE_KEYS: dict[str, str] = {"timeout": "timeouts", "error": "errors", "unparsable": "unparsable"}
+"""Per-skill outcome counters in ``usage``: ``timeouts_<skill>``, ``errors_<skill>``, ``unparsable_<skill>`` (a reply
+that held no JSON object), present only when non-zero; ``calls_<skill>`` less these is the calls that succeeded."""
+
+
 def usage_summary(state: QueryState) -> dict[str, int]:
-    """LLM calls and tokens (by skill too), failures, retries and research effort, for ``final`` and the trace."""
+    """LLM calls and tokens (by skill too, with each skill's failures), retries and research effort, for ``final``
+    and the trace; ``multi_hop`` says which of meta's call budgets applied."""
     calls = state.llm
     usage = {
         "llm_calls": len(calls),
@@ -50,10 +56,14 @@ def usage_summary(state: QueryState) -> dict[str, int]:
         "llm_failures": sum(c["outcome"] in ("error", "unparsable") for c in calls),
         "research_steps": len(state.steps),
         "query_rewrites": sum(s["rewrites"] for s in state.steps),
+        "multi_hop": int(state.complexity == "multi_hop"),
     }
     for call in calls:
-        key = f"calls_{call['skill']}"
-        usage[key] = usage.get(key, 0) + 1
+        keys = [f"calls_{call['skill']}"]
+        if call["outcome"] in FAILURE_KEYS:
+            keys.append(f"{FAILURE_KEYS[call['outcome']]}_{call['skill']}")
+        for key in keys:
+            usage[key] = usage.get(key, 0) + 1
     return usage
 
 

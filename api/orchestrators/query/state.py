@@ -46,6 +46,17 @@ class HitRef(TypedDict):
     ranks: dict[str, int]
 
 
+class HeldAnswer(TypedDict):
+    """The model's first answer as the gate rebuilt it (verified sentences only), kept while the corrective step runs:
+    shown instead if the corrective answer comes out worse."""
+
+    source: Literal["model", "model_trimmed"]
+    answer: str
+    citations: list[dict[str, Any]]
+    removed: int
+    """Statements the gate removed from it."""
+
+
 class Step(TypedDict):
     """One research step: the query searched (after any rewrite), what it added, and the grade."""
 
@@ -138,6 +149,8 @@ class QueryState:
     """True once answer re-evaluation has spent its one refinement step."""
     uncovered: list[str] = field(default_factory=list)
     """Parts of the question (the plan's sub-questions) the answer did not cover after refinement."""
+    held: HeldAnswer | None = None
+    """The model's first, verified-as-trimmed answer while the corrective step runs (see ``HeldAnswer``)."""
     llm: Annotated[list[LLMCall], operator.add] = field(default_factory=list)
     """One record per LLM call: skill, ms, tokens, attempts, outcome."""
     turns: Annotated[list[Turn], operator.add] = field(default_factory=list)
@@ -190,6 +203,7 @@ class QueryUpdate(TypedDict, total=False):
     choice: dict[str, Any] | None
     refined: bool
     uncovered: list[str]
+    held: HeldAnswer | None
     llm: list[LLMCall]
     turns: list[Turn]
 

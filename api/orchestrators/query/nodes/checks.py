@@ -15,6 +15,7 @@ from api.composer.llm import render_sources
 from api.composer.structured import LLMCall
 from api.composer.verification import (
     ExtractiveAnswer,
+    FinalAnswer,
     GateResult,
     choose_final,
     corrective_query,
@@ -26,7 +27,7 @@ from api.schemas.events import Citation, MultipleChoice, WarningCode
 from ..choices import by_evidence, choice_text, from_model, render_choices
 from ..deps import QueryDeps
 from ..evidence import complete_sentences, uncovered_parts
-from ..state import QueryState, QueryUpdate, SentWarning
+from ..state import HeldAnswer, QueryState, QueryUpdate, SentWarning
 from .answer import abstention_text, evidence_hits, finish_by
 from .common import depends_on_session, memory_key, ms, turn, warn
 
@@ -106,25 +107,34 @@ async def _verify_model(state: QueryState, runtime: Runtime[QueryDeps], start: f
     log.debug("gate offered: %s", {i: (c.section_id, c.quote[:80]) for i, c in offered.items()})
     for failed in gate.failed:
         log.debug("gate: %s (%s): %r", failed.verdict, ", ".join(failed.missing_facts) or "-", failed.text[:200])
-    single_source = gate.passed and relevant >= 2 and len({c.section_id for c in gate.citations}) < 2
+    # An abstention cites nothing by design: searching again for a second source would only ask the model again (a
+    # real small model abstained twice running); it gives way to the extractive answer below instead.
+    single_source = (
+        gate.passed and bool(gate.claims) and relevant >= 2 and len({c.section_id for c in gate.citations}) < 2
+    )
     summary = {**gate.summary(), "too_few_sources": int(single_source)}
     if (not gate.passed or single_source) and _may_correct(state, deps):
         warning = _failure_warning(runtime, gate, single_source)
+        held: HeldAnswer | None = None
+        if gate.answer and (gate.passed or gate.usable) and not gate.abstained:
+            held = HeldAnswer(source="model" if gate.passed else "model_trimmed", answer=gate.answer,
+                              citations=[c.model_dump() for c in gate.citations], removed=len(gate.failed))  # fmt: skip
         return QueryUpdate(
             verification=summary, verified=False, warnings=[warning], corrected=True, step_kind="corrective",
-            pending=[corrective_query(gate, state.asked)], timings={"verify": ms(start)},
+            pending=[corrective_query(gate, state.asked)], timings={"verify": ms(start)}, held=held,
         )  # fmt: skip
     extractive = ExtractiveAnswer("", [], True)
     if not (gate.passed and gate.answer) or gate.abstained:  # the quotes are needed only when the model's fall short
         hits = evidence_hits(state, deps)
         extracted, cited = await extractive_answer(deps.retriever.embedder, state.asked, hits, 1, state.lay_terms)
         extractive = ExtractiveAnswer(extracted, cited, not extracted)
-    final = choose_final(gate, extractive, abstention_text(state, deps))
+    final = kept_if_better(choose_final(gate, extractive, abstention_text(state, deps)), state.held)
     warnings = [warn(runtime, WARNING_CODES.get(code, "unsupported_statement"), message)
                 for code, message in final.warnings]  # fmt: skip
     # The model's answer as streamed when every marker it wrote is the citation the gate attached and nothing was
     # trimmed; anything else the reader is shown replaces it, streamed again after an answer_revised warning.
-    as_written = final.source == "model" and all(s.markers == s.cited for s in gate.claims)
+    as_written = final.source == "model" and final.answer == gate.answer
+    as_written = as_written and all(s.markers == s.cited for s in gate.claims)
     if as_written and text == state.answer.strip():
         answer, citations = state.answer, [Citation.model_validate(c) for c in state.citations]
     else:
@@ -136,8 +146,25 @@ async def _verify_model(state: QueryState, runtime: Runtime[QueryDeps], start: f
     return QueryUpdate(
         answer=answer, citations=[c.model_dump() for c in citations], abstained=final.abstained,
         verified=final.verified, verification=summary, warnings=warnings, composer="extractive"
-        if final.source in ("extractive", "abstention") else "model", timings={"verify": ms(start)},
+        if final.source in ("extractive", "abstention") else "model", timings={"verify": ms(start)}, held=None,
     )  # fmt: skip
+
+
+RANK = {"model": 3, "model_trimmed": 2, "extractive": 1, "abstention": 0}
+
+
+def kept_if_better(final: FinalAnswer, held: HeldAnswer | None) -> FinalAnswer:
+    """The model's first answer (verified sentences only) when the corrective step's answer came out worse: a real
+    small model, sent back for uncited sentences, once replaced a right answer about the formalities of a will with
+    one about oral wills."""
+    if held is None or RANK[held["source"]] <= RANK[final.source]:
+        return final
+    citations = [Citation.model_validate(c) for c in held["citations"]]
+    notes: tuple[tuple[str, str], ...] = ()
+    if held["source"] == "model_trimmed":
+        notes = (("statements_removed", f"{held['removed']} statement(s) in the model's answer could not be matched "
+                  "to the provisions cited and were removed"),)  # fmt: skip
+    return FinalAnswer(held["source"], held["answer"], citations, True, False, notes)
 
 
 async def reevaluate(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:

@@ -112,7 +112,9 @@ def _judged(deps: QueryDeps, state: QueryState, query: str, found: RetrievalResu
     update = QueryUpdate(lay_terms=found.lay_terms) if not state.steps else QueryUpdate()
     if deps.judge is None:
         return update
-    verdict = deps.judge(query, found, grade)
+    # The judge was fitted on one search's evidence: fused expansions' hits carry no dense/BM25 ranks (best_rank 0),
+    # which made a real model's lay questions abstain where the extractive path answered.
+    verdict = deps.judge(query, found.own or found, grade)
     log.info("evidence for %s: %s", describe_question(query, deps.settings.privacy), verdict.reason)
     update |= QueryUpdate(answerable=bool(state.answerable) or verdict.answerable, evidence_note=verdict.reason)
     return update

@@ -1,0 +1,87 @@
+"""What a real small model did in `gweta eval answers` (benchmarks/results/eval_answers_local_llm.md), replayed
+through the whole app against the scripted loopback OpenAI-protocol server on the sample corpus."""
+
+from pathlib import Path
+
+from api.services import open_services
+from api.settings import Settings
+from api.tools.retrieval import Expansions
+from tests.servers import FakeOpenAI, Reply, answer_json
+from tests.test_agent import DEPOSIT, QUOTE, VERBATIM, codes
+from tests.test_stream import assert_contract
+from tests.test_wire import ask
+
+SEVERAL_RELEVANT = answer_json({"relevant": [1, 2, 3, 4, 5, 6], "sufficient": True, "rewrite": ""})
+
+
+async def test_a_model_that_abstains_gets_the_quotes_without_a_wasted_corrective_call(private_data_dir: Path) -> None:
+    # Qwen2.5-Coder-1.5B answered gw-dev-001 ("My boss fired me…") with the abstain phrase although section 12B was
+    # in its sources; the gate read the empty answer as resting on a single source and spent the corrective step
+    # (a minute on CPU) asking again, only for the model to abstain again.
+    upstream = FakeOpenAI([Reply(["I could not find this in the documents I have."])], {"grade": [SEVERAL_RELEVANT]})
+    ((events, _),) = await ask(upstream, private_data_dir, DEPOSIT)
+    final = assert_contract(events)
+    assert upstream.skills_called.count("synthesize") == 1 and [s["kind"] for s in final["research"]] == ["research"]
+    assert "single_source" not in codes(events) and "model_abstained" in codes(events)
+    assert final["verified"] and QUOTE in final["answer"] and not final["abstained"]  # the quotes, never blank
+
+
+RENT = "When can the landlord raise the rent?"
+RENT_ANSWER = "“A landlord shall not increase the rent more than once in any period of twelve months.” [1]"
+EXPANDED = answer_json({"queries": [f"{RENT} rules", "what the law says"],
+                        "passages": ["The law provides rules about this matter."]})  # fmt: skip
+
+
+async def test_expansions_do_not_make_the_evidence_judge_abstain(private_data_dir: Path) -> None:
+    # gw-dev-002 ("I got sacked … my last wages") abstained with the model and was answered without it: the judge,
+    # fitted on one search's evidence, was shown the fused expansions, whose hits carry no dense/BM25 ranks.
+    upstream = FakeOpenAI([Reply([RENT_ANSWER])], {"expand": [EXPANDED]})  # the grade fails (HTTP 400)
+    ((events, _),) = await ask(upstream, private_data_dir, RENT, expand_timeout_s=5.0)
+    final = assert_contract(events)
+    assert final["research"][0]["expansions"] == 3 and upstream.skills_called == ["expand", "grade", "synthesize"]
+    assert not final["abstained"] and final["verified"]
+    assert final["citations"][0]["section_id"] == "sample/act/2024/3#s4"
+
+
+async def test_a_search_with_expansions_keeps_the_questions_own_search(private_data_dir: Path) -> None:
+    async with open_services(Settings(data_dir=private_data_dir)) as services:
+        retriever, judge = services.orchestrator.deps.retriever, services.orchestrator.deps.judge
+        assert judge is not None
+        plain = await retriever.retrieve_many(RENT)
+
+        async def expansions() -> Expansions:
+            return Expansions([f"{RENT} rules", "what the law says"], ["The law provides rules about this matter."])
+
+        fused = await retriever.retrieve_many(RENT, expansions())
+    assert plain.own is None and fused.expansions == 3 and fused.own is not None
+    assert [h.chunk.chunk_id for h in fused.own.hits] == [h.chunk.chunk_id for h in plain.hits]
+    assert set(fused.own.hits[0].ranks) >= {"dense", "bm25"} and not set(fused.hits[0].ranks) & {"dense", "bm25"}
+    assert judge(RENT, fused.own, None) == judge(RENT, plain, None) and judge(RENT, plain, None).answerable
+
+
+async def test_a_claim_naming_the_wrong_section_is_not_passed_under_another_citation(private_data_dir: Path) -> None:
+    # gw-dev-001 with the real model: a sentence "under Section 12B of the Labour Act" went out verified, cited to a
+    # provision the gate found by the sentence's words. Here the model names section 9 for section 3's words.
+    wrong = "Under section 9 of the Residential Tenancies Act, a landlord shall not require a deposit that exceeds " \
+            "the rent payable for two months."  # fmt: skip
+    upstream = FakeOpenAI([Reply([wrong]), Reply([wrong])])
+    ((events, _),) = await ask(upstream, private_data_dir, DEPOSIT)
+    final = assert_contract(events)
+    assert "unsupported_statement" in codes(events) and "model_answer_unverified" in codes(events)
+    assert "section 9" not in final["answer"] and QUOTE in final["answer"] and final["verified"]
+    assert final["citations"][0]["section_id"] == "sample/act/2024/3#s3"
+
+
+async def test_a_corrective_answer_that_comes_out_worse_gives_way_to_the_first(private_data_dir: Path) -> None:
+    # gw-dev-028 ("What formalities must a will comply with…"): the model's first answer (writing, signature, two
+    # witnesses) was mostly right but partly uncited; sent back, it answered about oral wills instead.
+    first = f"{VERBATIM} Landlords must also pay the tenant interest of 5% a year on the deposit [1]."
+    worse = "Deposits are unlimited in Zimbabwe and the Rent Board sets them every year."
+    upstream = FakeOpenAI([Reply([first]), Reply([worse])])
+    ((events, _),) = await ask(upstream, private_data_dir, DEPOSIT)
+    final = assert_contract(events)
+    assert upstream.skills_called.count("synthesize") == 2  # the corrective step ran
+    assert "statements_removed" in codes(events) and "model_answer_unverified" not in codes(events)
+    assert final["verified"] and QUOTE in final["answer"] and "5%" not in final["answer"]
+    assert "unlimited" not in final["answer"] and not final["answer"].startswith("Section 3")  # not the quotes-only
+    assert final["citations"][0]["section_id"] == "sample/act/2024/3#s3"
