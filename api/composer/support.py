@@ -59,7 +59,11 @@ _BODY_HEADS = (
 _BODY_HEAD = "|".join(sorted(_BODY_HEADS.split("|"), key=len, reverse=True))  # "Registrar-General" before "Registrar"
 # "the Police Act", "the Reserve Bank of Zimbabwe Act": the name of an instrument (an answer's "Section 28 of the
 # Police Act provides…" frame), not a body the provision must name.
-_INSTRUMENT_NAME = r"(?:\s+of(?:\s+[A-Z][\w'-]*)+)?\s+(?:\(Amendment\)\s+)?(?:Act|Regulations|Rules|Ordinance)\b"
+# Any run of capitalised or bracketed words before "Act": "the Bank Use Promotion Act", "the State Service (Pensions)
+# Act", "the Reserve Bank of Zimbabwe Act".
+_INSTRUMENT_NAME = (
+    r"(?:\s+(?:of\s+|and\s+)?(?:[A-Z][\w'-]*|\([A-Z][\w' -]*\)))*\s+(?:Act|Regulations|Rules|Ordinance)\b"
+)
 _BODY = re.compile(rf"\b((?:[A-Z][\w'-]*\s+(?:of\s+|for\s+|and\s+)?)*(?:{_BODY_HEAD}))(?![\w-])(?!{_INSTRUMENT_NAME})")
 _BODY_FILLER = {"The", "A", "An", "Under", "According", "If", "In", "Only", "Every", "No", "Any", "This", "That"}
 
@@ -241,9 +245,11 @@ def facts(text: str) -> Facts:
     )  # fmt: skip
 
 
-def missing_facts(sentence: str, provision: str) -> list[str]:
-    """The facts in ``sentence`` that ``provision`` does not state (empty: every fact is there)."""
-    claim, source = facts(sentence), facts(provision)
+def missing_facts(sentence: str, provision: str, identity: str = "") -> list[str]:
+    """The facts in ``sentence`` that ``provision`` does not state (empty: every fact is there). ``identity`` is how
+    the provision is cited (its instrument's title, section and heading): the numbers and dates in it may be named
+    ("Section 65 of the Constitution of Zimbabwe Amendment (No. 20) Act, 2013") without the text repeating them."""
+    claim, source = facts(sentence), facts(f"{provision}\n{identity}" if identity else provision)
     # A number with a unit must occur with that unit ("ten years" is not "level 10"); a bare number by value.
     source_values = {value for value, _ in source.numbers}
     missing = [
@@ -252,6 +258,7 @@ def missing_facts(sentence: str, provision: str) -> list[str]:
         if ((value, unit) not in source.numbers if unit else value not in source_values)
     ]
     missing += sorted(claim.months - source.months)
+    # Bodies only from the text: "the Police must pay" needs a provision that names the Police, whatever the Act.
     source_lower = " ".join(provision.lower().split())
     missing += sorted(b for b in claim.bodies if b not in source_lower)
     if claim.percent and claim.numbers and not source.percent and not any(u == "percent" for _, u in claim.numbers):
@@ -297,10 +304,10 @@ class Support:
         return not self.missing and self.score >= self.threshold
 
 
-def support(sentence: str, provision: str, threshold: float = SUPPORT_THRESHOLD) -> Support:
-    """How well ``provision`` supports ``sentence``: facts checked over the whole provision, meaning over its best
-    window of up to ``WINDOW_UNITS`` consecutive sentences."""
-    missing = tuple(missing_facts(sentence, provision))
+def support(sentence: str, provision: str, threshold: float = SUPPORT_THRESHOLD, identity: str = "") -> Support:
+    """How well ``provision`` supports ``sentence``: facts checked over the whole provision (and its ``identity``, see
+    ``missing_facts``), meaning over its best window of up to ``WINDOW_UNITS`` consecutive sentences."""
+    missing = tuple(missing_facts(sentence, provision, identity))
     wanted = content_terms(sentence)
     units = provision_units(provision) or [(0, len(provision))]
     best, best_span = -1.0, units[0]

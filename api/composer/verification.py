@@ -60,6 +60,11 @@ class Verification:
         }
 
 
+def identity(citation: Citation) -> str:
+    """How a citation names its provision: the instrument's title, the section and its heading."""
+    return f"{citation.title} {citation.section} ({citation.heading})"
+
+
 def verify_answer(
     answer: str, offered: Mapping[int, Citation], provisions: Mapping[str, str], relevant_sources: int = 1
 ) -> Verification:
@@ -80,7 +85,8 @@ def verify_answer(
         for sentence, _ in split_sentences(paragraph):
             # A marker is not support: the facts a cited sentence states must be in what it cites.
             cites = [offered[int(m)] for m in MARKER.findall(sentence) if int(m) in offered]
-            if cites and missing_facts(sentence, "\n".join(provisions.get(c.section_id, c.quote) for c in cites)):
+            cited_text = "\n".join(provisions.get(c.section_id, c.quote) for c in cites)
+            if cites and missing_facts(sentence, cited_text, "\n".join(identity(c) for c in cites)):
                 result.unsupported_facts.append(sentence)
         for span in _QUOTED.findall(paragraph):
             if len(span.split()) < MIN_QUOTE_WORDS:
@@ -269,7 +275,7 @@ def _check_sentence(
     # Then the claim: the named provisions if one supports it, else any offered provision that does.
     best: tuple[float, int, Support] | None = None
     for rank, index in enumerate(order):
-        result = support(sentence, texts[index])
+        result = support(sentence, texts[index], identity=identity(offered[index]))
         if index in quote_homes and not result.missing:
             result = Support(max(result.score, SUPPORT_THRESHOLD), result.span, result.missing, result.threshold)
         if not result.supported:
@@ -283,7 +289,7 @@ def _check_sentence(
             break  # a named provision that supports the sentence wins; no need to look further
     if best is None:
         if not named:
-            scores = [support(sentence, texts[i]) for i in order]
+            scores = [support(sentence, texts[i], identity=identity(offered[i])) for i in order]
             if scores:
                 top = max(scores, key=lambda s: s.score)
                 check.missing_facts, check.score = list(top.missing), top.score
