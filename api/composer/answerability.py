@@ -99,9 +99,7 @@ def evidence_features(
             for word in phrase.split():
                 if word in related:
                     related[word] |= {p for t in thesaurus.legal_terms(phrase) for p in re.findall(r"[a-z0-9]+", t)}
-    total_chunks = max(1, len(lexical))
-
-    weight = {w: math.log(1 + (total_chunks + 0.5) / (lexical.family_frequency(w) + 0.5)) for w in words}
+    weight = {w: math.log(1 + (total + 0.5) / (lexical.family_frequency(w) + 0.5)) for w in words}
     families = {w: {stem(w)} | {stem(r) for r in related.get(w, ())} for w in words}
     coverage = coverage_idf = key_covered = pairs = 0.0
     rarest = max(words, key=lambda w: weight[w]) if words else ""

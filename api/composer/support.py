@@ -104,7 +104,6 @@ _FOLD = {
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 
-@lru_cache(maxsize=8192)
 def _stem(word: str) -> str:
     return _FOLD.get(word) or stem(word)
 
