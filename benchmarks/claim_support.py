@@ -4,7 +4,8 @@
 
 The examples (tests/data/claim_support.jsonl) pair a sentence with a real provision and say whether the provision
 supports it. A sentence whose facts (numbers, dates, named bodies) are missing from the provision fails whatever the
-threshold, so the sweep shows how the meaning measure decides the rest.
+threshold, so the sweep shows how the meaning measure decides the rest. Then the polarity examples
+(tests/data/polarity.jsonl): sentences that say the opposite of the clause they share their words with.
 """
 
 from __future__ import annotations
@@ -39,6 +40,15 @@ def main() -> None:
             f"| {threshold:.1f}{mark} | {accepted}/{positives} | {rejected}/{negatives} | "
             f"{(accepted + rejected) / len(scored):.2%} |"
         )
+    flips = [json.loads(line) for line in (DATA / "polarity.jsonl").read_text().splitlines() if line.strip()]
+    judged = [(support(r["sentence"], provisions[r["provision"]]), bool(r["supported"])) for r in flips]
+    kept = sum(label and s.supported for s, label in judged)
+    caught = sum(not label and not s.supported for s, label in judged)
+    by_polarity = sum(not label and s.opposite for s, label in judged)
+    print(
+        f"\npolarity (tests/data/polarity.jsonl): supported kept {kept}/{sum(label for _, label in judged)}, "
+        f"opposite rejected {caught}/{sum(not label for _, label in judged)} ({by_polarity} by the polarity check)"
+    )
 
 
 if __name__ == "__main__":

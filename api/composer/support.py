@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from api.composer.polarity import opposite
 from api.tools.bm25 import stem
 
 SUPPORT_THRESHOLD = 0.5
@@ -297,10 +298,12 @@ class Support:
     missing: tuple[str, ...]
     """Facts of the sentence the provision does not state."""
     threshold: float = SUPPORT_THRESHOLD
+    opposite: bool = False
+    """The sentence says the opposite of the clause it shares most words with (``api.composer.polarity``)."""
 
     @property
     def supported(self) -> bool:
-        return not self.missing and self.score >= self.threshold
+        return not self.missing and not self.opposite and self.score >= self.threshold
 
 
 def support(sentence: str, provision: str, threshold: float = SUPPORT_THRESHOLD, identity: str = "") -> Support:
@@ -309,7 +312,7 @@ def support(sentence: str, provision: str, threshold: float = SUPPORT_THRESHOLD,
     missing = tuple(missing_facts(sentence, provision, identity))
     wanted = content_terms(sentence)
     units = provision_units(provision) or [(0, len(provision))]
-    best, best_span = -1.0, units[0]
+    best, best_span, best_units = -1.0, units[0], (0, 0)
     unit_terms = [content_terms(provision[a:b]) for a, b in units]
     for i in range(len(units)):
         window: set[str] = set()
@@ -320,5 +323,8 @@ def support(sentence: str, provision: str, threshold: float = SUPPORT_THRESHOLD,
             # Prefer the shorter window on ties: the quote should be as tight as the claim.
             tie = abs(score - best) <= 1e-9 and span[1] - span[0] < best_span[1] - best_span[0]
             if score > best + 1e-9 or tie:
-                best, best_span = score, span
-    return Support(round(best, 4), best_span, missing, threshold)
+                best, best_span, best_units = score, span, (i, j)
+    # Polarity against the window's clause that shares most of the sentence's words (the first on ties).
+    clause = max(range(best_units[0], best_units[1] + 1), key=lambda k: (len(wanted & unit_terms[k]), -k))
+    flipped = opposite(sentence, provision[units[clause][0] : units[clause][1]])
+    return Support(round(best, 4), best_span, missing, threshold, flipped)

@@ -142,6 +142,8 @@ class SentenceCheck:
     quotes: list[str] = field(default_factory=list)
     quotes_failed: list[str] = field(default_factory=list)
     missing_facts: list[str] = field(default_factory=list)
+    opposite: bool = False
+    """The provision that shares its words says the opposite (``api.composer.polarity``)."""
     score: float = 0.0
     spans: dict[int, str] = field(default_factory=dict)
     """Verbatim span of each attached provision that supports the sentence (its quote, or its best window)."""
@@ -197,6 +199,7 @@ class GateResult:
             "claims_unsupported": verdicts.count("unsupported"),
             "claims_uncited": verdicts.count("uncited"),
             "claims_missing_facts": sum(bool(s.missing_facts) and s.verdict != "supported" for s in self.claims),
+            "claims_opposite": sum(s.opposite and s.verdict != "supported" for s in self.claims),
             "quotes_checked": len(quotes),
             "quotes_failed": sum(len(s.quotes_failed) for s in self.sentences),
             "citations_located": sum(s.how == "located" for s in self.claims),
@@ -277,10 +280,12 @@ def _check_sentence(
     for rank, index in enumerate(order):
         result = support(sentence, texts[index], identity=identity(offered[index]))
         if index in quote_homes and not result.missing:
-            result = Support(max(result.score, SUPPORT_THRESHOLD), result.span, result.missing, result.threshold)
+            result = Support(
+                max(result.score, SUPPORT_THRESHOLD), result.span, result.missing, result.threshold, result.opposite
+            )
         if not result.supported:
             if index in named and best is None:
-                check.missing_facts, check.score = list(result.missing), result.score
+                check.missing_facts, check.score, check.opposite = list(result.missing), result.score, result.opposite
             continue
         key = (1.0 if index in named else 0.0) + result.score
         if best is None or key > best[0]:
@@ -292,13 +297,13 @@ def _check_sentence(
             scores = [support(sentence, texts[i], identity=identity(offered[i])) for i in order]
             if scores:
                 top = max(scores, key=lambda s: s.score)
-                check.missing_facts, check.score = list(top.missing), top.score
+                check.missing_facts, check.score, check.opposite = list(top.missing), top.score, top.opposite
         return
     _, rank, result = best
     index = order[rank]
     check.cited = [index]
     check.score = result.score
-    check.missing_facts = []
+    check.missing_facts, check.opposite = [], False
     if index in check.referenced and index not in check.markers:
         check.how = "reference"
     elif index in check.markers:

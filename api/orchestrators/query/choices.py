@@ -41,15 +41,17 @@ def by_evidence(question: str, choices: Sequence[str], evidence: Mapping[int, st
     reasons: list[ChoiceReason] = []
     scores: list[float] = []
     for i, choice in enumerate(choices):
-        best_index, best_score, best_supported, missing = 0, 0.0, False, ""
+        best_index, best_score, best_supported, missing, flipped = 0, 0.0, False, "", False
         for index, text in evidence.items():
             found = support(choice, text)
             key = (found.supported, found.score)
             if key > (best_supported, best_score):
                 best_index, best_score, best_supported = index, found.score, found.supported
-                missing = ", ".join(found.missing)
+                missing, flipped = ", ".join(found.missing), found.opposite
         if best_supported:
             reason = f"[{best_index}] states it"
+        elif flipped:
+            reason = f"[{best_index}] says the opposite"
         elif missing:
             reason = f"the cited provisions do not state {missing}"
         else:

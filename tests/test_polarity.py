@@ -1,0 +1,62 @@
+"""Polarity: a sentence that says the opposite of the provision it shares its words with is not supported by it."""
+
+import json
+from pathlib import Path
+
+from api.composer.polarity import forbids, opposite
+from api.composer.support import support
+from api.composer.verification import gate_model_answer
+from api.schemas.events import Citation
+
+DATA = Path(__file__).parent / "data"
+PROVISIONS: dict[str, str] = json.loads((DATA / "provisions.json").read_text())
+EXAMPLES = [json.loads(line) for line in (DATA / "polarity.jsonl").read_text().splitlines() if line.strip()]
+
+
+def _judged() -> list[tuple[dict[str, object], bool]]:
+    return [(e, support(str(e["sentence"]), PROVISIONS[str(e["provision"])]).supported) for e in EXAMPLES]
+
+
+def test_no_supported_sentence_is_rejected_for_its_polarity() -> None:
+    # Every sentence labelled supported, negated or not, worded like its clause or not, still passes.
+    wrongly_rejected = [str(e["sentence"]) for e, supported in _judged() if e["supported"] and not supported]
+    assert len([e for e in EXAMPLES if e["supported"]]) >= 10
+    assert wrongly_rejected == []
+
+
+def test_most_opposite_sentences_are_caught() -> None:
+    # Two flips stay out of reach (the labour provision's clause is all exceptions: "unless otherwise lawfully
+    # terminated", "not less favourable"); every other one is caught.
+    flips = [e for e in EXAMPLES if not e["supported"]]
+    missed = [str(e["sentence"]) for e, supported in _judged() if not e["supported"] and supported]
+    assert len(flips) >= 12
+    assert len(missed) <= 2, missed
+    assert all("undertaking" in sentence for sentence in missed)
+
+
+def test_the_mismatches_that_count_and_the_wordings_that_do_not() -> None:
+    clause = "No person under the age of eighteen years may contract a marriage."
+    assert forbids(clause) and not forbids("A marriage may be solemnised at any time.")
+    assert opposite("A person under eighteen may marry.", clause)  # a permission the clause forbids
+    assert opposite("The deposit need not be refunded.", "The deposit shall be refunded to the tenant.")
+    assert not opposite("Nobody under 18 can marry.", clause)  # both forbid
+    assert not opposite("The minimum age of marriage is 18.", clause)  # asserts nothing the clause denies
+    # Conditions and bounds word the same rule either way round.
+    assert not opposite("A landlord may ask for up to two months' rent.", "A landlord shall not require more than "
+                        "two months' rent.")  # fmt: skip
+    assert not opposite("An employee cannot be dismissed without a hearing.", "An employer shall give a hearing.")
+    assert not opposite("A person may marry with consent.", "No person shall marry without consent.")
+
+
+def test_the_gate_removes_a_sentence_that_reverses_its_cited_provision() -> None:
+    text = PROVISIONS["marriages_s3"]
+    offered = {1: Citation(index=1, doc_key="zw/act/2022/1", title="Marriages Act", section_id="zw/act/2022/1#s3",
+                           section="section 3", chunk_id="zw/act/2022/1#s3/c0", quote=text[:120])}  # fmt: skip
+    provisions = {"zw/act/2022/1#s3": text}
+    reversed_ = gate_model_answer("A person under the age of eighteen years may contract a marriage [1].", offered,
+                                  provisions)  # fmt: skip
+    assert not reversed_.passed and reversed_.answer == ""
+    assert reversed_.summary()["claims_opposite"] == 1
+    kept = gate_model_answer("No person under the age of eighteen years may contract a marriage [1].", offered,
+                             provisions)  # fmt: skip
+    assert kept.passed and kept.summary()["claims_opposite"] == 0
