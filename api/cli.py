@@ -228,6 +228,9 @@ def tune(
         int, typer.Option(help="Provisions to ask the configured model (GWETA_LLM__*) for questions; 0: none.")
     ] = 0,
     generate_minutes: Annotated[float, typer.Option(help="Time limit for asking the model for questions.")] = 10.0,
+    generate_concurrency: Annotated[
+        int, typer.Option(help="Questions asked at once (a local llama.cpp server answers one at a time anyway).")
+    ] = 3,
 ) -> None:
     """Adapt retrieval to the ingested corpus, with no labels: fine-tune the packaged MiniLM on pairs mined from the
     corpus, fit BM25's k1/b and the fusion weights, re-embed into a new collection and switch to it."""
@@ -239,12 +242,12 @@ def tune(
     settings = _settings(data_dir)
     configure_logging("WARNING", json_logs=False)
     _quiet_vector_store_logs()
-    if min(max_minutes, max_pairs, epochs, batch_size - 1, generate_minutes) <= 0 or generate < 0:
-        err.print("[red]Error:[/red] --max-minutes, --max-pairs, --epochs and --generate-minutes must be positive, "
-                  "--batch-size over 1, --generate 0 or more")  # fmt: skip
+    if min(max_minutes, max_pairs, epochs, batch_size - 1, generate_minutes, generate_concurrency) <= 0 or generate < 0:
+        err.print("[red]Error:[/red] --max-minutes, --max-pairs, --epochs, --generate-minutes and "
+                  "--generate-concurrency must be positive, --batch-size over 1, --generate 0 or more")  # fmt: skip
         raise typer.Exit(2)
     options = TuneOptions(max_pairs, max_minutes, epochs, batch_size, generate=generate,
-                          generate_minutes=generate_minutes)  # fmt: skip
+                          generate_minutes=generate_minutes, generate_concurrency=generate_concurrency)  # fmt: skip
 
     async def run() -> TuneReport:
         with _progress_bars() as hook:

@@ -289,7 +289,10 @@ async def generate_pairs(
 ) -> tuple[list[Pair], GenerateStats]:  # fmt: skip
     """Pairs of kind "generated": the settings' model's questions for up to ``limit`` provisions, each with its
     chunk (as embedded) as the positive and a BM25-mined hard negative. No model configured: nothing, and said so."""
-    llm_cfg = settings.llm
+    # A server that answers one request at a time (llama.cpp) keeps a call waiting behind the others in flight, so a
+    # call's limit is the configured one per call in flight: with 30 s each, 3 at a time to the local model timed out
+    # 5 calls of 6 (it answers one provision in ~20 s on 2 busy cores), and a call given up on still holds the server.
+    llm_cfg = settings.llm.model_copy(update={"timeout_s": settings.llm.timeout_s * max(1, concurrency)})
     skill = load_skills()["generate_questions"]
     async with httpx.AsyncClient(timeout=httpx.Timeout(llm_cfg.timeout_s, connect=5.0)) as http:
         found, stats = await ask_questions(

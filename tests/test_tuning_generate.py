@@ -4,6 +4,7 @@ budget cuts the run; no model configured means no call. The model is the loopbac
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import subprocess
@@ -29,9 +30,11 @@ class QuestionWriter(FakeOpenAI):
     that copies the provision, ...), records which questions it gave for which provision, and the most requests it
     had in flight at once."""
 
-    def __init__(self, behaviours: list[str], delay_s: float = 0.05) -> None:
+    def __init__(self, behaviours: list[str], delay_s: float = 0.05, one_at_a_time_s: float = 0.0) -> None:
         super().__init__([])
         self.behaviours, self.delay_s = behaviours, delay_s
+        self.one_at_a_time_s = one_at_a_time_s  # > 0: answer one request at a time, each taking this long (llama.cpp)
+        self.serial = asyncio.Lock()
         self.asked_about: dict[str, str] = {}  # question -> the provision text it was written for
         self.in_flight = self.most_in_flight = 0
 
@@ -39,7 +42,11 @@ class QuestionWriter(FakeOpenAI):
         self.in_flight += 1
         self.most_in_flight = max(self.most_in_flight, self.in_flight)
         try:
-            return await super().chat(request)
+            if not self.one_at_a_time_s:
+                return await super().chat(request)
+            async with self.serial:
+                await asyncio.sleep(self.one_at_a_time_s)
+                return await super().chat(request)
         finally:
             self.in_flight -= 1
 
@@ -68,8 +75,10 @@ class QuestionWriter(FakeOpenAI):
         return answer_json({"questions": questions}, **delay)
 
 
-def llm_settings(data_dir: Path, url: str, backend: Literal["none", "openai"] = "openai") -> Settings:
-    cfg = LLMSettings(backend=backend, base_url=f"{url}/v1", api_key="sk-test", model="m-1")
+def llm_settings(
+    data_dir: Path, url: str, backend: Literal["none", "openai"] = "openai", timeout_s: float = 30.0
+) -> Settings:
+    cfg = LLMSettings(backend=backend, base_url=f"{url}/v1", api_key="sk-test", model="m-1", timeout_s=timeout_s)
     return Settings(data_dir=data_dir, llm=cfg)
 
 
@@ -131,6 +140,16 @@ async def test_the_time_budget_cuts_the_calls_in_flight_and_leaves_the_rest_unas
     assert (stats.asked, stats.failed, stats.unasked, stats.stopped_by) == (2, 2, 4, "time")
 
 
+async def test_calls_queued_at_a_server_that_answers_one_at_a_time_get_their_turn(sample_data_dir: Path) -> None:
+    chunks = list((await _corpus(sample_data_dir)).chunks.values())
+    upstream = QuestionWriter([], delay_s=0.0, one_at_a_time_s=0.3)
+    with LiveServer(upstream.app) as llm:
+        settings = llm_settings(sample_data_dir, llm.url, timeout_s=0.5)  # one reply fits, three queued do not
+        pairs, stats = await generate_pairs(settings, chunks, 6, 30, concurrency=3)
+    assert upstream.most_in_flight == 3 and (stats.asked, stats.failed, stats.answered) == (6, 0, 6)
+    assert len(pairs) == 12
+
+
 async def test_no_model_configured_means_nothing_generated_and_no_call(sample_data_dir: Path) -> None:
     chunks = list((await _corpus(sample_data_dir)).chunks.values())
     upstream = QuestionWriter([])
@@ -157,9 +176,12 @@ def test_the_command_passes_generate_to_tune_and_reports_what_came_back(private_
 
         bad = gweta("--generate", "-1")
         assert bad.returncode == 2 and "--generate 0 or more" in bad.stderr
-        done = gweta("--generate", "3", "--max-pairs", "12", "--max-minutes", "0.01", "--batch-size", "4")
+        done = gweta(
+            "--generate", "3", "--generate-concurrency", "2", "--max-pairs", "12", "--max-minutes", "0.01",
+            "--batch-size", "4",
+        )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert upstream.skills_called == [SKILL] * 3
+    assert upstream.skills_called == [SKILL] * 3 and upstream.most_in_flight == 2
     assert "generated questions: 4 from 2 of 3 provisions asked (3 requested)" in done.stdout
     assert "skipped: 1 invalid and 0 empty replies, 0 failed calls, 0 questions copying the provision" in done.stdout
     assert re.search(r"pairs mined from the corpus: train \d+, held_out \d+, .*generated 4\b", done.stdout)
