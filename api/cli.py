@@ -283,7 +283,8 @@ def _generated_line(g: GenerateStats) -> str:
     return (
         f"generated questions: {g.questions} from {g.answered} of {g.asked} provisions asked ({g.requested} "
         f"requested) in {g.seconds}s, stopped by {g.stopped_by}; skipped: {g.invalid} invalid and {g.empty} empty "
-        f"replies, {g.failed} failed calls, {g.copied} questions copying the provision, {g.unasked} not asked"
+        f"replies, {g.failed} failed calls, {g.copied} questions copying the provision, {g.shared} written for several "
+        f"provisions, {g.unasked} not asked"
     )
 
 

@@ -213,6 +213,7 @@ class GenerateStats:
     empty: int = 0  # replies with no usable question in their list
     failed: int = 0  # calls that failed or timed out
     copied: int = 0  # questions dropped for repeating COPY_RUN consecutive words of their provision
+    shared: int = 0  # questions written for two or more provisions, dropped from each: they point to none of them
     unasked: int = 0  # provisions never asked because the time budget ran out
     stopped_by: str = "done"
     seconds: float = 0.0
@@ -277,6 +278,20 @@ async def ask_questions(
     async with asyncio.TaskGroup() as group:
         for _ in range(max(1, min(concurrency, len(todo)))):
             group.create_task(worker())
+    # The local model asked "What is the purpose of the … Act?" of 4 provisions of one Act: as a training query it
+    # would pull each of them towards the others.
+    written_for: dict[tuple[str, ...], int] = {}
+    for questions in found.values():
+        for question in questions:
+            key = tuple(_TOKENS.findall(question.lower()))
+            written_for[key] = written_for.get(key, 0) + 1
+    for at in list(found):
+        kept = [q for q in found[at] if written_for[tuple(_TOKENS.findall(q.lower()))] == 1]
+        stats.shared += len(found[at]) - len(kept)
+        if kept:
+            found[at] = kept
+        else:
+            del found[at]
     pairs = [(todo[at], q) for at in sorted(found) for q in found[at]]
     stats.answered, stats.questions = len(found), len(pairs)
     stats.seconds = round(time.perf_counter() - start, 1)

@@ -61,7 +61,11 @@ class QuestionWriter(FakeOpenAI):
         copy = "Is it so that " + " ".join(text.split()[:10]) + "?"
         plain = [f"What are my rights about {subject} (case {n})?", f"Can someone explain {subject} to me, case {n}?"]
         behaviour = self.behaviours[n] if n < len(self.behaviours) else "valid"
-        questions = {"empty": [], "copy": [copy], "copy+valid": [copy, plain[0]], "valid": plain}.get(behaviour, [])
+        generic = "What is the purpose of the Act?"
+        questions = {
+            "empty": [], "copy": [copy], "copy+valid": [copy, plain[0]], "valid": plain, "generic": [generic, plain[1]],
+            "only generic": [generic],
+        }.get(behaviour, [])  # fmt: skip
         for question in questions:
             self.asked_about[question] = text
         delay = {"delay_s": self.delay_s}
@@ -99,26 +103,29 @@ async def test_valid_replies_become_generated_pairs_and_bad_ones_are_skipped_and
 ) -> None:
     chunks = sorted((await _corpus(sample_data_dir)).chunks.values(), key=lambda c: c.chunk_id)
     section_of = {c.embed_text: c.section_id for c in chunks}
-    upstream = QuestionWriter(["invalid", "empty", "copy", "copy+valid", "failed", "not a list"])
+    upstream = QuestionWriter(
+        ["invalid", "empty", "copy", "copy+valid", "failed", "not a list", "generic", "only generic"]
+    )
     stages: list[tuple[str, int, int | None]] = []
     with LiveServer(upstream.app) as llm:
         settings = llm_settings(sample_data_dir, llm.url)
         pairs, stats = await generate_pairs(
-            settings, chunks, 9, max_seconds=60, concurrency=2, progress=lambda *a: stages.append(a)
+            settings, chunks, 11, max_seconds=60, concurrency=2, progress=lambda *a: stages.append(a)
         )
 
-    assert upstream.skills_called == [SKILL] * 9 and upstream.most_in_flight == 2  # bounded, yet concurrent
+    assert upstream.skills_called == [SKILL] * 11 and upstream.most_in_flight == 2  # bounded, yet concurrent
     request = upstream.requests[0]
     assert request["model"] == "m-1" and not request.get("stream")
     assert request["response_format"] == {"type": "json_object"}
     assert "Act: " in request["messages"][-1]["content"]
-    assert len({r["messages"][-1]["content"] for r in upstream.requests}) == 9  # nine different provisions
-    # 9 asked: 1 invalid, 1 empty, 1 failed call, 1 not a list, 1 only a copy; 1 copy + 1 plain, 3 x 2 plain kept.
-    assert (stats.asked, stats.invalid, stats.empty, stats.failed, stats.copied) == (9, 2, 1, 1, 2)
-    assert (stats.answered, stats.questions, stats.unasked, stats.stopped_by, stats.note) == (4, 7, 0, "done", "")
-    assert stages[0] == (GENERATE_STAGE, 0, 9) and sum(s[1] for s in stages if s[0] == GENERATE_STAGE) == 9
+    assert len({r["messages"][-1]["content"] for r in upstream.requests}) == 11  # eleven different provisions
+    # 11 asked: 1 invalid, 1 empty, 1 failed call, 1 not a list, 1 only a copy, 1 only the question another provision
+    # got too; kept: 1 plain beside a copy, 1 plain beside that shared question, 3 x 2 plain.
+    assert (stats.asked, stats.invalid, stats.empty, stats.failed, stats.copied, stats.shared) == (11, 2, 1, 1, 2, 2)
+    assert (stats.answered, stats.questions, stats.unasked, stats.stopped_by, stats.note) == (5, 8, 0, "done", "")
+    assert stages[0] == (GENERATE_STAGE, 0, 11) and sum(s[1] for s in stages if s[0] == GENERATE_STAGE) == 11
 
-    assert len(pairs) == 7 and {p.kind for p in pairs} == {"generated"}
+    assert len(pairs) == 8 and {p.kind for p in pairs} == {"generated"}
     for pair in pairs:
         provision = upstream.asked_about[pair.query]  # a question the model wrote, for this pair's provision
         assert provision in pair.positive and section_of[pair.positive] == pair.section_id
@@ -183,6 +190,9 @@ def test_the_command_passes_generate_to_tune_and_reports_what_came_back(private_
     assert done.returncode == 0, done.stderr
     assert upstream.skills_called == [SKILL] * 3 and upstream.most_in_flight == 2
     assert "generated questions: 4 from 2 of 3 provisions asked (3 requested)" in done.stdout
-    assert "skipped: 1 invalid and 0 empty replies, 0 failed calls, 0 questions copying the provision" in done.stdout
+    assert (
+        "skipped: 1 invalid and 0 empty replies, 0 failed calls, 0 questions copying the provision, 0 written for"
+        in done.stdout
+    )
     assert re.search(r"pairs mined from the corpus: train \d+, held_out \d+, .*generated 4\b", done.stdout)
     assert "generate " in done.stdout.splitlines()[-1]  # its time among the stages'
