@@ -27,6 +27,7 @@ from api.settings import IngestionSettings, Settings
 
 if TYPE_CHECKING:
     from ingestion.report import IngestReport
+    from ingestion.tuning import GenerateStats
 
 app = typer.Typer(help="Gweta: legal research with a citation for every sentence.", no_args_is_help=True)
 # soft_wrap: a line is never broken at the console's width (80 columns when output is not a terminal).
@@ -223,6 +224,13 @@ def tune(
     max_pairs: Annotated[int, typer.Option(help="Most query/passage pairs mined from the corpus.")] = 2000,
     epochs: Annotated[int, typer.Option(help="Passes over the mined training pairs.")] = 1,
     batch_size: Annotated[int, typer.Option(help="Pairs per step (each is the others' in-batch negative).")] = 16,
+    generate: Annotated[
+        int, typer.Option(help="Provisions to ask the configured model (GWETA_LLM__*) for questions; 0: none.")
+    ] = 0,
+    generate_minutes: Annotated[float, typer.Option(help="Time limit for asking the model for questions.")] = 10.0,
+    generate_concurrency: Annotated[
+        int, typer.Option(help="Questions asked at once (a local llama.cpp server answers one at a time anyway).")
+    ] = 3,
 ) -> None:
     """Adapt retrieval to the ingested corpus, with no labels: fine-tune the packaged MiniLM on pairs mined from the
     corpus, fit BM25's k1/b and the fusion weights, re-embed into a new collection and switch to it."""
@@ -234,10 +242,12 @@ def tune(
     settings = _settings(data_dir)
     configure_logging("WARNING", json_logs=False)
     _quiet_vector_store_logs()
-    if min(max_minutes, max_pairs, epochs, batch_size - 1) <= 0:
-        err.print("[red]Error:[/red] --max-minutes, --max-pairs and --epochs must be positive, --batch-size over 1")
+    if min(max_minutes, max_pairs, epochs, batch_size - 1, generate_minutes, generate_concurrency) <= 0 or generate < 0:
+        err.print("[red]Error:[/red] --max-minutes, --max-pairs, --epochs, --generate-minutes and "
+                  "--generate-concurrency must be positive, --batch-size over 1, --generate 0 or more")  # fmt: skip
         raise typer.Exit(2)
-    options = TuneOptions(max_pairs, max_minutes, epochs, batch_size)
+    options = TuneOptions(max_pairs, max_minutes, epochs, batch_size, generate=generate,
+                          generate_minutes=generate_minutes, generate_concurrency=generate_concurrency)  # fmt: skip
 
     async def run() -> TuneReport:
         with _progress_bars() as hook:
@@ -258,9 +268,24 @@ def tune(
             f"bm25: k1={report.bm25.k1} b={report.bm25.b}; fusion: dense weight {report.dense_weight}, bm25 1.0",
             "held-out mined pairs, MRR@10: " + ", ".join(f"{k} {v:.3f}" for k, v in report.held_out_mrr.items()),
         ]
+    if report.generated is not None:
+        lines.append(_generated_line(report.generated))
     lines.append("seconds: " + ", ".join(f"{k} {v}" for k, v in report.seconds.items()))
     for line in lines:
         out.print(line, markup=False)
+
+
+def _generated_line(g: GenerateStats) -> str:
+    if g.note == "off":
+        return "generated questions: off (--generate 0)"
+    if g.note:
+        return f"generated questions: none, {g.note} (GWETA_LLM__BACKEND=openai and GWETA_LLM__BASE_URL set one)"
+    return (
+        f"generated questions: {g.questions} from {g.answered} of {g.asked} provisions asked ({g.requested} "
+        f"requested) in {g.seconds}s, stopped by {g.stopped_by}; skipped: {g.invalid} invalid and {g.empty} empty "
+        f"replies, {g.failed} failed calls, {g.copied} questions copying the provision, {g.shared} written for several "
+        f"provisions, {g.unasked} not asked"
+    )
 
 
 def _print_event(event: StreamEvent, as_json: bool) -> None:

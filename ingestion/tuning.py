@@ -3,8 +3,9 @@
 into a new collection and switch to it; or go back to the packaged model.
 
 Nothing here reads a question set: every query is made from the corpus's own text (a provision's title path and
-heading, a defined term, one of its sentences), and the BM25 and fusion choices are measured on pairs held out from
-training (by provision), so the evaluation questions of ``benchmarks/`` stay unseen.
+heading, a defined term, one of its sentences, or, when a model is configured and ``--generate`` asks for it, the
+questions it writes for a provision from that provision alone), and the BM25 and fusion choices are measured on pairs
+held out from training (by provision), so the evaluation questions of ``benchmarks/`` stay unseen.
 """
 
 from __future__ import annotations
@@ -19,27 +20,32 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+import httpx
 import numpy as np
 
+from api.composer.skills import Skill, load_skills
+from api.composer.structured import ask_json
 from api.errors import NotReadyError
 from api.schemas.documents import Chunk
 from api.settings import BM25Settings, Settings
 from api.tools.bm25 import Bm25sIndex, lexical_text, tokenize
 from api.tools.corpus import MANIFEST_KEY, Corpus, Manifest
 from api.tools.embeddings import SentenceTransformerEmbedder, Vectors, load_sentence_transformer
+from api.tools.llm import build_llm
 from api.tools.object_store import build_object_store, put_json
 from api.tools.vector_store import MilvusVectorStore, collection_for
 from api.tuning import PACKAGED_NAME, TuningState, load_state, save_state
 
 if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
     from sentence_transformers import SentenceTransformer
 
 log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int | None], None]
-PairKind = Literal["heading", "definition", "sentence"]
+PairKind = Literal["heading", "definition", "sentence", "generated"]
 K1_GRID = (0.6, 0.9, 1.2, 1.5, 2.0)
 B_GRID = (0.3, 0.5, 0.75, 0.9)
 # Mined queries copy the corpus's words, so BM25 is nearly perfect on them and a free choice drops dense entirely,
@@ -49,6 +55,9 @@ FUSION_POOL = 30  # candidates each side contributes to fusion, as the retriever
 _SENTENCE = re.compile(r"(?<=[.;:])\s+(?=[A-Z(])")
 _DEFINITION = re.compile(r"[\"“']([^\"”']{3,60})[\"”']\s+(?:means|includes|has the meaning)\b")
 _WORDS = re.compile(r"[A-Za-z]{3,}")
+_TOKENS = re.compile(r"\w+")
+COPY_RUN = 8  # a generated question repeating this many consecutive words of its provision teaches nothing BM25 lacks
+GENERATE_STAGE = "generating questions"
 
 
 def _no_progress(stage: str, advance: int, total: int | None) -> None:
@@ -131,6 +140,184 @@ def split_pairs(pairs: Sequence[Pair], held_out: float = 0.2) -> tuple[list[Pair
         bucket = int(hashlib.sha256(pair.section_id.encode()).hexdigest()[:8], 16) % 1000
         (held if bucket < held_out * 1000 else train).append(pair)
     return train, held
+
+
+def attach_negatives(
+    chunks: Sequence[Chunk], candidates: Sequence[tuple[Chunk, PairKind, str, str]], seed: int = 0
+) -> list[Pair]:
+    """Pairs for (chunk, kind, query, positive) candidates, each with the hard negative ``mine_pairs`` gives its own
+    queries: the best BM25 hit from another provision, else any other provision; a candidate with neither is dropped."""
+    if not candidates:
+        return []
+    rng = random.Random(seed)
+    index = Bm25sIndex([c.chunk_id for c in chunks], [tokenize(lexical_text(c)) for c in chunks], BM25Settings())
+    by_id = {c.chunk_id: c for c in chunks}
+    pairs = []
+    for chunk, kind, query, positive in candidates:
+        negative = ""
+        for hit in index._search(query, 10):
+            other = by_id[hit.chunk_id]
+            if _section_key(other) != _section_key(chunk):
+                negative = other.embed_text
+                break
+        if not negative:
+            other = rng.choice(chunks)
+            negative = other.embed_text if _section_key(other) != _section_key(chunk) else ""
+        if negative:
+            pairs.append(Pair(query, positive, negative, chunk.chunk_id, _section_key(chunk), kind))
+    return pairs
+
+
+def copies_provision(question: str, text: str, run: int = COPY_RUN) -> bool:
+    """Whether ``question`` repeats ``run`` or more consecutive words of ``text`` (case and punctuation aside)."""
+    words = _TOKENS.findall(text.lower())
+    seen = {tuple(words[at : at + run]) for at in range(len(words) - run + 1)}
+    asked = _TOKENS.findall(question.lower())
+    return any(tuple(asked[at : at + run]) in seen for at in range(len(asked) - run + 1))
+
+
+def _usable_questions(reply: dict[str, Any]) -> list[str] | None:
+    """The distinct questions (3 to 60 words, at most 3) in a reply; None when it lacks a ``questions`` list."""
+    value = reply.get("questions")
+    if not isinstance(value, list):
+        return None
+    found: list[str] = []
+    for item in value:
+        question = " ".join(item.split()) if isinstance(item, str) else ""
+        if 3 <= len(_TOKENS.findall(question)) <= 60 and question not in found:
+            found.append(question)
+    return found[:3]
+
+
+def _provisions_to_ask(chunks: Sequence[Chunk], limit: int, seed: int) -> list[Chunk]:
+    """One chunk from each of up to ``limit`` provisions (seeded choice), each with enough text to ask about."""
+    rng = random.Random(seed)
+    by_section: dict[str, list[Chunk]] = {}
+    for chunk in chunks:
+        if len(_WORDS.findall(chunk.text)) >= 12:
+            by_section.setdefault(_section_key(chunk), []).append(chunk)
+    keys = sorted(by_section)
+    rng.shuffle(keys)
+    return [rng.choice(by_section[key]) for key in keys[:limit]]
+
+
+@dataclass(slots=True)
+class GenerateStats:
+    """What asking the model for questions gave; ``note`` says why nothing was asked, when nothing was."""
+
+    requested: int = 0  # provisions asked for (--generate)
+    asked: int = 0  # provisions whose call was made
+    answered: int = 0  # provisions with at least one question kept
+    questions: int = 0  # questions kept
+    invalid: int = 0  # replies that were not a JSON object with a "questions" list
+    empty: int = 0  # replies with no usable question in their list
+    failed: int = 0  # calls that failed or timed out
+    copied: int = 0  # questions dropped for repeating COPY_RUN consecutive words of their provision
+    shared: int = 0  # questions written for two or more provisions, dropped from each: they point to none of them
+    unasked: int = 0  # provisions never asked because the time budget ran out
+    stopped_by: str = "done"
+    seconds: float = 0.0
+    note: str = ""
+
+
+async def ask_questions(
+    llm: BaseChatModel | None, skill: Skill, chunks: Sequence[Chunk], limit: int, *, max_seconds: float,
+    call_timeout_s: float, attempts: int = 1, concurrency: int = 3, seed: int = 0, progress: Progress = _no_progress,
+) -> tuple[list[tuple[Chunk, str]], GenerateStats]:  # fmt: skip
+    """Ask ``llm`` for questions about up to ``limit`` provisions, ``concurrency`` at a time, within ``max_seconds``
+    (a call in flight is cut at the deadline). A bad reply or a failed call skips its provision and is counted;
+    it never ends the run. Returns (chunk, question) in the provisions' chosen order, so a seed repeats a run."""
+    stats = GenerateStats(requested=max(0, limit))
+    if limit <= 0:
+        stats.note = "off"
+        return [], stats
+    if llm is None:
+        stats.note = "no model configured"
+        return [], stats
+    todo = _provisions_to_ask(chunks, limit, seed)
+    found: dict[int, list[str]] = {}
+    start = time.perf_counter()
+    deadline = start + max_seconds
+    queue = iter(enumerate(todo))  # shared by the workers; the event loop hands out one item at a time
+    progress(GENERATE_STAGE, 0, len(todo))
+
+    async def ask(at: int, chunk: Chunk, remaining: float) -> None:
+        values = {"title": chunk.title, "heading": chunk.section_heading or chunk.section_number, "text": chunk.text}
+        reply, call = await ask_json(llm, skill, min(call_timeout_s, remaining), attempts, values)
+        if reply is None:
+            if call["outcome"] == "unparsable":
+                stats.invalid += 1
+            else:
+                stats.failed += 1
+                if call["outcome"] == "timeout" and time.perf_counter() >= deadline - 0.05:
+                    stats.stopped_by = "time"  # cut at the deadline, not slow on its own
+            return
+        questions = _usable_questions(reply)
+        if questions is None:
+            stats.invalid += 1
+            return
+        if not questions:
+            stats.empty += 1
+            return
+        kept = [q for q in questions if not copies_provision(q, chunk.embed_text)]
+        stats.copied += len(questions) - len(kept)
+        if kept:
+            found[at] = kept
+
+    async def worker() -> None:
+        for at, chunk in queue:
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                stats.unasked += 1
+                stats.stopped_by = "time"
+                continue
+            stats.asked += 1
+            await ask(at, chunk, remaining)
+            progress(GENERATE_STAGE, 1, None)
+
+    async with asyncio.TaskGroup() as group:
+        for _ in range(max(1, min(concurrency, len(todo)))):
+            group.create_task(worker())
+    # The local model asked "What is the purpose of the … Act?" of 4 provisions of one Act: as a training query it
+    # would pull each of them towards the others.
+    written_for: dict[tuple[str, ...], int] = {}
+    for questions in found.values():
+        for question in questions:
+            key = tuple(_TOKENS.findall(question.lower()))
+            written_for[key] = written_for.get(key, 0) + 1
+    for at in list(found):
+        kept = [q for q in found[at] if written_for[tuple(_TOKENS.findall(q.lower()))] == 1]
+        stats.shared += len(found[at]) - len(kept)
+        if kept:
+            found[at] = kept
+        else:
+            del found[at]
+    pairs = [(todo[at], q) for at in sorted(found) for q in found[at]]
+    stats.answered, stats.questions = len(found), len(pairs)
+    stats.seconds = round(time.perf_counter() - start, 1)
+    return pairs, stats
+
+
+async def generate_pairs(
+    settings: Settings, chunks: Sequence[Chunk], limit: int, max_seconds: float, concurrency: int = 3, seed: int = 0,
+    progress: Progress = _no_progress,
+) -> tuple[list[Pair], GenerateStats]:  # fmt: skip
+    """Pairs of kind "generated": the settings' model's questions for up to ``limit`` provisions, each with its
+    chunk (as embedded) as the positive and a BM25-mined hard negative. No model configured: nothing, and said so."""
+    # A server that answers one request at a time (llama.cpp) keeps a call waiting behind the others in flight, so a
+    # call's limit is the configured one per call in flight: with 30 s each, 3 at a time to the local model timed out
+    # 5 calls of 6 (it answers one provision in ~20 s on 2 busy cores), and a call given up on still holds the server.
+    llm_cfg = settings.llm.model_copy(update={"timeout_s": settings.llm.timeout_s * max(1, concurrency)})
+    skill = load_skills()["generate_questions"]
+    async with httpx.AsyncClient(timeout=httpx.Timeout(llm_cfg.timeout_s, connect=5.0)) as http:
+        found, stats = await ask_questions(
+            build_llm(llm_cfg, http) if limit > 0 else None, skill, chunks, limit, max_seconds=max_seconds,
+            call_timeout_s=llm_cfg.timeout_s, attempts=llm_cfg.call_attempts, concurrency=concurrency, seed=seed,
+            progress=progress,
+        )  # fmt: skip
+    candidates: list[tuple[Chunk, PairKind, str, str]] = [(c, "generated", q, c.embed_text) for c, q in found]
+    pairs = await asyncio.to_thread(attach_negatives, chunks, candidates, seed)
+    return pairs, stats
 
 
 def _mrr(rankings: Sequence[Sequence[str]], gold: Sequence[str], k: int = 10) -> float:
@@ -264,6 +451,7 @@ class TuneReport:
     dense_weight: float = 1.0
     held_out_mrr: dict[str, float] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
+    generated: GenerateStats | None = None
 
 
 @dataclass(slots=True)
@@ -273,6 +461,11 @@ class TuneOptions:
     epochs: int = 1
     batch_size: int = 16
     seed: int = 0
+    # Off unless asked for: each provision is one model call (billed on a hosted API, ~tens of seconds on a local
+    # CPU model), and `gweta tune` otherwise runs offline. With no model configured it is a no-op, said in the report.
+    generate: int = 0
+    generate_minutes: float = 10.0
+    generate_concurrency: int = 3
 
 
 async def _embed_into(
@@ -342,12 +535,20 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = _n
 
     start = time.perf_counter()
     pairs = await asyncio.to_thread(mine_pairs, chunks, options.max_pairs, options.seed)
+    clock["mine"] = time.perf_counter() - start
+    start = time.perf_counter()
+    generated, generate_stats = await generate_pairs(
+        settings, chunks, options.generate, options.generate_minutes * 60, options.generate_concurrency, options.seed,
+        progress,
+    )  # fmt: skip
+    if options.generate:
+        clock["generate"] = time.perf_counter() - start
+    pairs += generated  # split with the mined ones by provision: a held-out provision is unseen in either kind
     train_pairs, held = split_pairs(pairs)
     if len(train_pairs) < 2:
         raise NotReadyError(f"the corpus gave {len(pairs)} training pairs; at least 2 are needed")
     held = held or train_pairs[: max(1, len(train_pairs) // 5)]
-    clock["mine"] = time.perf_counter() - start
-    kinds = {kind: sum(p.kind == kind for p in pairs) for kind in ("heading", "definition", "sentence")}
+    kinds = {kind: sum(p.kind == kind for p in pairs) for kind in ("heading", "definition", "sentence", "generated")}
 
     start = time.perf_counter()
     bm25 = await asyncio.to_thread(fit_bm25, chunks, train_pairs[:500], held)
@@ -400,7 +601,7 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = _n
         await asyncio.to_thread(_drop_collection, settings, state.collection)
     return TuneReport(
         "tuned", version, before, after, collection, model_dir, {"train": len(train_pairs), "held_out": len(held),
-        **kinds}, stats, bm25, dense_weight, held_out, {k: round(v, 1) for k, v in clock.items()},
+        **kinds}, stats, bm25, dense_weight, held_out, {k: round(v, 1) for k, v in clock.items()}, generate_stats,
     )  # fmt: skip
 
 
