@@ -26,8 +26,8 @@ from api.schemas.query import QueryRequest
 from api.settings import IngestionSettings, Settings
 
 if TYPE_CHECKING:
+    from ingestion.pairs import GenerateStats
     from ingestion.report import IngestReport
-    from ingestion.tuning import GenerateStats
 
 app = typer.Typer(help="Gweta: legal research with a citation for every sentence.", no_args_is_help=True)
 # soft_wrap: a line is never broken at the console's width (80 columns when output is not a terminal).

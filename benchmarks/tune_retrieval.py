@@ -27,8 +27,9 @@ from api.settings import BM25Settings
 from api.tools.bm25 import Bm25sIndex, lexical_text, tokenize
 from api.tools.embeddings import load_sentence_transformer
 from ingestion.chunking import chunk_document
+from ingestion.pairs import mine_pairs, split_pairs
 from ingestion.parsers import parse
-from ingestion.tuning import choose_fusion, fit_bm25, fuse, mine_pairs, split_pairs, train
+from ingestion.tuning import choose_fusion, fit_bm25, fuse, train
 
 DATA = Path(os.environ.get("GWETA_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 POOL = 30

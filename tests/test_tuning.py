@@ -15,7 +15,8 @@ from api.tools.embeddings import load_sentence_transformer
 from api.tools.object_store import build_object_store
 from api.tools.vector_store import MilvusVectorStore
 from api.tuning import apply_tuning, load_state
-from ingestion.tuning import TuneOptions, choose_fusion, fuse, mine_pairs, revert, split_pairs, tune
+from ingestion.pairs import mine_pairs, split_pairs
+from ingestion.tuning import TuneOptions, choose_fusion, fuse, revert, tune
 
 
 async def _chunks(data_dir: Path) -> Corpus:

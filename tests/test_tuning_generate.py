@@ -19,7 +19,7 @@ from starlette.responses import Response
 from api.settings import LLMSettings, Settings
 from api.tools.corpus import Corpus
 from api.tools.object_store import build_object_store
-from ingestion.tuning import GENERATE_STAGE, copies_provision, generate_pairs, mine_pairs, split_pairs
+from ingestion.pairs import GENERATE_STAGE, copies_provision, generate_pairs, mine_pairs, split_pairs
 from tests.servers import FakeOpenAI, LiveServer, Reply, answer_json
 
 SKILL = "generate_questions"
