@@ -179,7 +179,7 @@ def test_the_command_passes_generate_to_tune_and_reports_what_came_back(private_
 
         def gweta(*args: str) -> subprocess.CompletedProcess[str]:
             command = [sys.executable, "-m", "api.cli", "tune", *args]
-            return subprocess.run(command, capture_output=True, text=True, env=env, timeout=300, check=False)
+            return subprocess.run(command, capture_output=True, text=True, env=env, timeout=600, check=False)
 
         bad = gweta("--generate", "-1")
         assert bad.returncode == 2 and "--generate 0 or more" in bad.stderr
