@@ -11,6 +11,7 @@ mined from that corpus (``ingestion.tuning``); the questions are read only to sc
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sys
@@ -32,6 +33,7 @@ from ingestion.parsers import parse
 from ingestion.tuning import choose_fusion, fit_bm25, fuse, train
 
 DATA = Path(os.environ.get("GWETA_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+OURS = Path(__file__).resolve().parents[1] / "evaluation" / "dev_questions.jsonl"
 POOL = 30
 
 
@@ -47,8 +49,12 @@ def load(name: str, docs: set[str]) -> tuple[list[Chunk], list[tuple[str, frozen
             q = json.loads(line)
             if set(q["gold_ids"]) <= ids:
                 questions.append((q["question"], frozenset(q["gold_ids"]), "all"))
-    else:
-        records = [json.loads(line) for line in (DATA / "zim_qa" / "questions.jsonl").read_text().splitlines()]
+    else:  # zim_qa's dev questions and ours (evaluation/dev_questions.jsonl), kinds kept apart by source
+        records = [
+            {**json.loads(line), "source": source}
+            for source, path in (("zim_qa", DATA / "zim_qa" / "questions.jsonl"), ("ours", OURS))
+            for line in path.read_text().splitlines()
+        ]
         gold_laws = {g["law_id"] for r in records for g in r.get("gold", [])}
         acts = (DATA / "corpus" / "zimbabwe_legislation" / "acts.jsonl").read_text().splitlines()
         rows = [r for r in map(json.loads, acts) if r["id"] in gold_laws or r["id"] in docs]
@@ -56,7 +62,7 @@ def load(name: str, docs: set[str]) -> tuple[list[Chunk], list[tuple[str, frozen
         for r in records:
             if r.get("gold"):
                 gold = frozenset(f"{g['law_id']}#{g['section']}" for g in r["gold"])
-                questions.append((r["question"], gold, r.get("kind", "all")))
+                questions.append((r["question"], gold, f"{r['source']}/{r.get('kind', 'all')}"))
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / source
         path.write_text("\n".join(json.dumps(r) for r in rows))
@@ -90,6 +96,8 @@ def main() -> None:
     parser.add_argument("--max-minutes", type=float, default=10.0)
     parser.add_argument("--max-pairs", type=int, default=1500)
     parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--learning-rate", type=float, default=2e-5)
     parser.add_argument("--bm25-only", action="store_true", help="Skip the embedders (a corpus too big to embed twice)")
     args = parser.parse_args()
     log = lambda msg: print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)  # noqa: E731
@@ -117,15 +125,27 @@ def main() -> None:
         "bm25 default (k1 1.5, b 0.75)": bm25_rank(1.5, 0.75, texts),
         f"bm25 tuned (k1 {fit.k1}, b {fit.b})": bm25_rank(fit.k1, fit.b, texts),
     }
-    timings: dict[str, float] = {"bm25 fit (s)": bm25_fit_s}
+    timings: dict[str, float | str] = {"bm25 fit (s)": bm25_fit_s}
     model = load_sentence_transformer()
     embeds: dict[str, np.ndarray] = {}
+    steps = itertools.count(1)
+
+    def progress(stage: str, advance: int, total: int | None) -> None:
+        if advance and (step := next(steps)) % 10 == 0:
+            log(f"{stage}: {step}")
+
     for label in () if args.bm25_only else ("packaged", "tuned"):
         if label == "tuned":
-            stats = train(model, fit_pairs, 1, args.batch_size, args.max_minutes * 60)
+            stats = train(
+                model, fit_pairs, args.epochs, args.batch_size, args.max_minutes * 60, args.learning_rate, 0, progress
+            )
             timings["training (s)"] = stats.seconds
             timings["training steps"] = stats.steps
-            timings["training pairs seen"] = min(stats.steps * args.batch_size, len(fit_pairs))
+            timings["training pairs seen"] = stats.steps * args.batch_size
+            timings["epochs, batch size, learning rate"] = f"{args.epochs}, {args.batch_size}, {args.learning_rate}"
+            timings["loss first / last 10 steps"] = (
+                f"{np.mean(stats.losses[:10]):.3f} / {np.mean(stats.losses[-10:]):.3f}" if stats.losses else "-"
+            )
             log(f"trained {stats.steps} steps in {stats.seconds}s, stopped by {stats.stopped_by}")
         t = time.perf_counter()
         doc_vectors = model.encode([c.embed_text for c in chunks], batch_size=32, normalize_embeddings=True)
