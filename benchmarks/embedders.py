@@ -29,7 +29,7 @@ import sys
 import sysconfig
 import time
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -103,16 +103,22 @@ def build(name: str, mpnet_dir: Path) -> Embedder:
     return Embedder(name, path, encode, encode)
 
 
-def cap(chunks: list[Chunk], max_chunks: int) -> list[Chunk]:
-    """Whole documents, in order, until ``max_chunks`` (at least one document)."""
+def cap(
+    chunks: list[Chunk], questions: list[tuple[str, frozenset[str], str]], by_source: bool, max_chunks: int
+) -> list[Chunk]:
+    """Whole documents up to ``max_chunks`` chunks, those holding the most questions' gold first (at least one)."""
     if not max_chunks or len(chunks) <= max_chunks:
         return chunks
+    by_doc: dict[str, list[Chunk]] = {}
+    for c in chunks:
+        by_doc.setdefault(c.doc_key, []).append(c)
+    doc_units = {doc: set(units(mine, range(len(mine)), by_source)) for doc, mine in by_doc.items()}
+    wanted = {doc: sum(bool(g & got) for _, g, _ in questions) for doc, got in doc_units.items()}
     kept: list[Chunk] = []
-    for doc in dict.fromkeys(c.doc_key for c in chunks):
-        mine = [c for c in chunks if c.doc_key == doc]
-        if kept and len(kept) + len(mine) > max_chunks:
+    for doc in sorted(by_doc, key=lambda d: (-wanted[d], len(by_doc[d]))):
+        if kept and len(kept) + len(by_doc[doc]) > max_chunks:
             continue
-        kept += mine
+        kept += by_doc[doc]
     return kept
 
 
@@ -159,8 +165,8 @@ def main() -> None:
         raise SystemExit(f"unknown models: {', '.join(sorted(unknown))}")
 
     chunks, questions, by_source = load(args.corpus, set(filter(None, args.docs.split(","))))
-    chunks = cap(chunks, args.max_chunks)
-    kept = {u for c in chunks for u in units([c], [0], by_source)}
+    chunks = cap(chunks, questions, by_source, args.max_chunks)
+    kept = set(units(chunks, range(len(chunks)), by_source))
     questions = [q for q in questions if q[1] <= kept]
     print(f"[{time.strftime('%H:%M:%S')}] {len(chunks)} chunks, {len(questions)} questions", file=sys.stderr)
     texts = [q for q, _, _ in questions]
@@ -200,7 +206,7 @@ def main() -> None:
             cells.append(f"{r:.3f} | {m:.3f}")
         print(f"| {label} | " + " | ".join(cells) + " |")
     print(f"\nkinds: {', '.join(f'{k} {sum(q[2] == k for q in questions)}' for k in kinds)}\n")
-    print("| model | size on disk (MB) | embed s / 1,000 chunks | s / question (batch) | s / question (one) | load avg |")
+    print("| model | size on disk (MB) | embed s / 1,000 chunks | s / question, batch | s / question, one | load avg |")
     print("| --- | --- | --- | --- | --- | --- |")
     for name, (doc_s, batch_s, single_s, before, after, size) in stats.items():
         print(
