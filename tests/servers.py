@@ -123,6 +123,16 @@ class FakeOpenAI:
         self.streams_abandoned = 0  # streams whose client went away before the end
         self.app = Starlette(routes=[Route("/v1/chat/completions", self.chat, methods=["POST"])])
 
+    @property
+    def calls(self) -> list[str]:
+        """The skills called, in order, except that an expansion and a grade made at once (either may arrive first)
+        read as expand, grade."""
+        out = list(self.skills_called)
+        for i in range(len(out) - 1):
+            if out[i : i + 2] == ["grade", "expand"]:
+                out[i : i + 2] = ["expand", "grade"]
+        return out
+
     def _next(self, skill: str) -> Reply:
         if skill == "synthesize":
             return self.replies.pop(0) if self.replies else Reply(["(no scripted reply)"])
