@@ -120,6 +120,7 @@ class FakeOpenAI:
         self.scripts = {name: list(r) for name, r in (scripts or {}).items()}
         self.requests: list[dict[str, Any]] = []
         self.skills_called: list[str] = []
+        self.arrivals: list[float] = []  # time.monotonic() of each request, in step with skills_called
         self.streams_abandoned = 0  # streams whose client went away before the end
         self.app = Starlette(routes=[Route("/v1/chat/completions", self.chat, methods=["POST"])])
 
@@ -144,6 +145,7 @@ class FakeOpenAI:
         self.requests.append(body)
         skill = skill_of(body)
         self.skills_called.append(skill)
+        self.arrivals.append(time.monotonic())
         reply = self._next(skill)
         if reply.status != 200:
             error = {"error": {"message": "scripted failure", "type": "server_error", "code": None}}
