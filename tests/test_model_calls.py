@@ -5,21 +5,25 @@ loopback model."""
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from api.composer.structured import LLMCall
+from api.main import create_app
 from api.orchestrators.query.evidence import settled, strong_evidence
 from api.orchestrators.query.orchestrator import llm_timings
 from api.orchestrators.query.routing import research_calls, route_call
 from api.orchestrators.query.screening import is_unsure
 from api.orchestrators.query.state import QueryState
 from api.services import Services, open_services
-from api.settings import Settings
-from tests.servers import FakeOpenAI, Reply, answer_json
+from api.settings import LLMSettings, Settings
+from tests.servers import FakeOpenAI, LiveServer, Reply, answer_json
+from tests.sse import collect
 from tests.test_agent import VERBATIM, ask, codes
 from tests.test_stream import assert_contract
 
@@ -129,3 +133,29 @@ async def test_an_unsettled_question_is_expanded_and_graded_at_once(private_data
     assert final["timings"]["llm_expand"] >= 900 and final["timings"]["llm_grade"] >= 900
     assert final["timings"]["research_1"] < final["timings"]["llm_expand"] + final["timings"]["llm_grade"]
     assert final["verified"]  # whatever the model says, the answer shown is verified (here: the quotes)
+
+
+def paced_model() -> Any:
+    """The load benchmark's paced model (``benchmarks/paced_llm.py``), loaded from its file."""
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "paced_llm.py"
+    spec = importlib.util.spec_from_file_location("paced_llm", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+async def test_the_load_benchmarks_paced_model_answers_from_its_sources(private_data_dir: Path) -> None:
+    # The load runs measure verified answers: the paced model quotes its prompt's sources with their markers, so the
+    # gate passes its answer as written (its old canned text failed every time and took the corrective path).
+    paced = paced_model().PacedOpenAI(ttft_s=0.0, tokens_per_s=5000.0, answer_tokens=200)
+    with LiveServer(paced.app) as llm_server:
+        cfg = LLMSettings(backend="openai", base_url=f"{llm_server.url}/v1", model="paced")
+        with LiveServer(create_app(Settings(data_dir=private_data_dir, llm=cfg))) as app:
+            async with httpx.AsyncClient(base_url=app.url, timeout=60) as client:
+                params = {"q": SETTLED, "session_id": "paced"}
+                events = await collect(client, "GET", "/api/v1/query/stream", params=params)
+    final = assert_contract(events)
+    assert paced.calls == {"synthesize": 1} and codes(events) == []
+    assert final["verified"] and not final["abstained"] and final["usage"]["calls_synthesize"] == 1
+    assert len(final["answer"].split()) >= 100 and len({c["section_id"] for c in final["citations"]}) >= 2
