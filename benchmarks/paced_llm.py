@@ -3,13 +3,14 @@
 Every reply waits ``--ttft-ms`` before its first token, then sends one token every 1/``--tokens-per-s`` seconds,
 streamed (``stream: true``) or whole at the end. The answer (the synthesize skill) is written as a good hosted model
 writes it, from the numbered sources in its own prompt: their sentences, verbatim, each ending with its source's
-``[n]`` marker, taken in turn from the first sources of distinct provisions until about ``--answer-tokens`` words
-(fewer when the sources hold fewer); with no sources it abstains. So the service's verification passes it, as it
-passes a faithful model, and a load run measures verified answers. ``--canned`` restores the old filler text that
-cites two sources but states nothing they say (every answer then fails verification: the corrective path under
-load). Structured skills (guard, route, rewrite, plan, expand, grade, replan) get a valid JSON object for their
-schema, paced the same way. ``POST /control`` with ``{"fail": true}`` makes every call answer 503 until
-``{"fail": false}`` (the fault run). The wire format is the scripted test model's (``tests/servers.py``).
+``[n]`` marker, one from each source of a distinct provision in turn until about ``--answer-tokens`` words (the
+sentences come round again when the sources hold fewer, so every answer is about that long); with no sources it
+abstains. So the service's verification passes it, as it passes a faithful model, and a load run measures verified
+answers. ``--canned`` restores the old filler text that cites two sources but states nothing they say (every answer
+then fails verification: the corrective path under load). Structured skills (guard, route, rewrite, plan, expand,
+grade, replan) get a valid JSON object for their schema, paced the same way. ``POST /control`` with ``{"fail": true}``
+makes every call answer 503 until ``{"fail": false}`` (the fault run). The wire format is the scripted test model's
+(``tests/servers.py``).
 
     python benchmarks/paced_llm.py --port 8601 [--ttft-ms 300 --tokens-per-s 50 --answer-tokens 200] [--canned]
 """
@@ -72,17 +73,20 @@ def faithful_tokens(user: str, count: int) -> list[str]:
         ]
         if sentences and header not in by_header:
             by_header[header] = (number, sentences)
-    queues = [list(sentences) for _, sentences in by_header.values()]
-    if not queues:
+    pools = [sentences for _, sentences in by_header.values()]
+    if not pools:
         return "I could not find this in the documents I have.".split()
     chosen: list[str] = []
-    words = 0
-    while words < count and any(queues):
-        for queue in queues:
-            if queue and words < count:
-                sentence = queue.pop(0)
+    words = turn = 0
+    while words < count:  # round after round, so every answer is about ``count`` tokens however few the sources
+        for pool in pools:
+            if turn < len(pool) or turn >= max(map(len, pools)):
+                sentence = pool[turn % len(pool)]
                 chosen.append(sentence)
                 words += len(sentence.split())
+                if words >= count:
+                    break
+        turn += 1
     return [w + " " for w in " ".join(chosen).split()]
 
 
