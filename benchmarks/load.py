@@ -97,6 +97,8 @@ class Level:
     degraded: int = 0
     node_ms: dict[str, float] = field(default_factory=dict)
     llm_calls: dict[str, float] = field(default_factory=dict)
+    model_cores_busy: float = 0.0
+    """CPU of the loopback model server (it shares the cores: a hosted model would not)."""
     warning_codes: dict[str, int] = field(default_factory=dict)
     windows: list[dict[str, float]] = field(default_factory=list)
 
@@ -250,6 +252,8 @@ async def run_level(server: Server, variant: str, level: int, questions: list[st
         results: list[Stream] = []
         started = 0
         peak_rss = start_rss = server.rss_mib()
+        model = psutil.Process(args.llm_pid) if getattr(args, "llm_pid", None) else None
+        model_cpu0 = sum(model.cpu_times()[:2]) if model else 0.0
         cpu0, client0, t0 = server.cpu_s(), time.process_time(), time.perf_counter()
         load_average = os.getloadavg()[0]
         deadline = t0 + args.duration
@@ -304,6 +308,7 @@ async def run_level(server: Server, variant: str, level: int, questions: list[st
         wall = time.perf_counter() - t0
         cpu = server.cpu_s() - cpu0
         client_cpu = time.process_time() - client0
+        model_cpu = sum(model.cpu_times()[:2]) - model_cpu0 if model else 0.0
         sampler.cancel()
         if fault is not None:
             await fault
@@ -335,6 +340,7 @@ async def run_level(server: Server, variant: str, level: int, questions: list[st
         degraded=sum(r.warned for r in ok),
         node_ms=mean_timings([r.timings for r in ok]),
         llm_calls=mean_calls([r.usage for r in ok]),
+        model_cores_busy=round(model_cpu / wall, 2),
         warning_codes={c: sum(c in r.codes for r in ok) for c in sorted({c for r in ok for c in r.codes})},
         windows=windows,
     )
@@ -383,6 +389,7 @@ def start_llm(args: argparse.Namespace) -> tuple[subprocess.Popen[bytes], dict[s
         except httpx.TransportError:
             time.sleep(0.2)
     args.llm_url = f"http://127.0.0.1:{port}"
+    args.llm_pid = proc.pid
     env = {
         "GWETA_LLM__BACKEND": "openai",
         "GWETA_LLM__BASE_URL": f"http://127.0.0.1:{port}/v1",
@@ -483,7 +490,10 @@ def main() -> int:
         lines.append(f"- {r.variant} at {r.level}: mean ms per node: {top}")
         if r.llm_calls:
             calls = ", ".join(f"{k.replace('_', ' ', 1)} {v:.2f}" for k, v in r.llm_calls.items())
-            lines.append(f"- {r.variant} at {r.level}: model calls per answer: {calls}")
+            lines.append(
+                f"- {r.variant} at {r.level}: model calls per answer: {calls}; the loopback model's server "
+                f"kept {r.model_cores_busy:.2f} cores busy"
+            )
         if r.degraded or r.error_kinds:
             lines.append(
                 f"- {r.variant} at {r.level}: {r.degraded} answers with a warning ({r.warning_codes}); "
