@@ -83,6 +83,12 @@ class LLMSettings(BaseModel):
     max_calls_simple: int = Field(4, ge=1, description="LLM calls one simple question may use.")
     max_calls_multi_hop: int = Field(11, ge=1, description="LLM calls one multi-hop question may use.")
     max_rewrites: int = Field(1, ge=0, le=3, description="Grade-and-rewrite retries per research step.")
+    skip_settled: bool = Field(
+        True,
+        description="Skip the router's, expansion's and grade's calls when the question's own search already settles "
+        "what they would decide: the evidence judge finds it answerable even with a grade of nothing relevant. "
+        "Verification of the answer is unchanged.",
+    )
     max_steps: int = Field(3, ge=1, le=5, description="Research steps a multi-hop question may complete.")
     memory_similarity: float = Field(0.92, gt=0, le=1, description="QA memory: how alike a question must be.")
     memory_ttl_s: float = Field(3600.0, ge=0, description="QA memory: how long a verified answer is kept.")

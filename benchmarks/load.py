@@ -71,6 +71,7 @@ class Stream:
     warned: bool = False
     codes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    usage: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -95,6 +96,9 @@ class Level:
     error_kinds: dict[str, int] = field(default_factory=dict)
     degraded: int = 0
     node_ms: dict[str, float] = field(default_factory=dict)
+    llm_calls: dict[str, float] = field(default_factory=dict)
+    model_cores_busy: float = 0.0
+    """CPU of the loopback model server (it shares the cores: a hosted model would not)."""
     warning_codes: dict[str, int] = field(default_factory=dict)
     windows: list[dict[str, float]] = field(default_factory=list)
 
@@ -229,6 +233,7 @@ async def ask(client: httpx.AsyncClient, question: str) -> Stream:
                         data = json.loads(line[6:])
                         if event == b"final":
                             out.timings = data.get("timings", {})
+                            out.usage = data.get("usage", {})
                         else:
                             out.codes.append(data.get("code", ""))
     except httpx.HTTPError as exc:
@@ -247,6 +252,8 @@ async def run_level(server: Server, variant: str, level: int, questions: list[st
         results: list[Stream] = []
         started = 0
         peak_rss = start_rss = server.rss_mib()
+        model = psutil.Process(args.llm_pid) if getattr(args, "llm_pid", None) else None
+        model_cpu0 = sum(model.cpu_times()[:2]) if model else 0.0
         cpu0, client0, t0 = server.cpu_s(), time.process_time(), time.perf_counter()
         load_average = os.getloadavg()[0]
         deadline = t0 + args.duration
@@ -301,6 +308,7 @@ async def run_level(server: Server, variant: str, level: int, questions: list[st
         wall = time.perf_counter() - t0
         cpu = server.cpu_s() - cpu0
         client_cpu = time.process_time() - client0
+        model_cpu = sum(model.cpu_times()[:2]) - model_cpu0 if model else 0.0
         sampler.cancel()
         if fault is not None:
             await fault
@@ -331,9 +339,21 @@ async def run_level(server: Server, variant: str, level: int, questions: list[st
         error_kinds=kinds,
         degraded=sum(r.warned for r in ok),
         node_ms=mean_timings([r.timings for r in ok]),
+        llm_calls=mean_calls([r.usage for r in ok]),
+        model_cores_busy=round(model_cpu / wall, 2),
         warning_codes={c: sum(c in r.codes for r in ok) for c in sorted({c for r in ok for c in r.codes})},
         windows=windows,
     )
+
+
+def mean_calls(usages: list[dict[str, int]]) -> dict[str, float]:
+    """Mean model calls per answer by skill (`final.usage`: calls_<skill>, and timeouts_<skill> among them)."""
+    totals: dict[str, float] = {}
+    for usage in usages:
+        for key, count in usage.items():
+            if key.startswith(("calls_", "timeouts_")):
+                totals[key] = totals.get(key, 0.0) + count
+    return {key: round(total / len(usages), 2) for key, total in sorted(totals.items())} if usages else {}
 
 
 def row(r: Level) -> str:
@@ -369,6 +389,7 @@ def start_llm(args: argparse.Namespace) -> tuple[subprocess.Popen[bytes], dict[s
         except httpx.TransportError:
             time.sleep(0.2)
     args.llm_url = f"http://127.0.0.1:{port}"
+    args.llm_pid = proc.pid
     env = {
         "GWETA_LLM__BACKEND": "openai",
         "GWETA_LLM__BASE_URL": f"http://127.0.0.1:{port}/v1",
@@ -467,6 +488,12 @@ def main() -> int:
     for r in results:
         top = ", ".join(f"{k} {v:.0f}" for k, v in list(r.node_ms.items())[:6])
         lines.append(f"- {r.variant} at {r.level}: mean ms per node: {top}")
+        if r.llm_calls:
+            calls = ", ".join(f"{k.replace('_', ' ', 1)} {v:.2f}" for k, v in r.llm_calls.items())
+            lines.append(
+                f"- {r.variant} at {r.level}: model calls per answer: {calls}; the loopback model's server "
+                f"kept {r.model_cores_busy:.2f} cores busy"
+            )
         if r.degraded or r.error_kinds:
             lines.append(
                 f"- {r.variant} at {r.level}: {r.degraded} answers with a warning ({r.warning_codes}); "

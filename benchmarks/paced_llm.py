@@ -1,12 +1,18 @@
 """A loopback OpenAI-protocol chat server paced like a hosted model, for load runs (benchmarks/load.py).
 
 Every reply waits ``--ttft-ms`` before its first token, then sends one token every 1/``--tokens-per-s`` seconds,
-streamed (``stream: true``) or whole at the end. The answer (the synthesize skill) is about ``--answer-tokens``
-tokens and cites the first two distinct sources it was shown; structured skills (guard, route, rewrite, plan, expand,
-grade, replan) get a valid JSON object for their schema, paced the same way. ``POST /control`` with
-``{"fail": true}`` makes every call answer 503 until ``{"fail": false}`` (the fault run).
+streamed (``stream: true``) or whole at the end. The answer (the synthesize skill) is written as a good hosted model
+writes it, from the numbered sources in its own prompt: their sentences, verbatim, each ending with its source's
+``[n]`` marker, one from each source of a distinct provision in turn until about ``--answer-tokens`` words (the
+sentences come round again when the sources hold fewer, so every answer is about that long); with no sources it
+abstains. So the service's verification passes it, as it passes a faithful model, and a load run measures verified
+answers. ``--canned`` restores the old filler text that cites two sources but states nothing they say (every answer
+then fails verification: the corrective path under load). Structured skills (guard, route, rewrite, plan, expand,
+grade, replan) get a valid JSON object for their schema, paced the same way. ``POST /control`` with ``{"fail": true}``
+makes every call answer 503 until ``{"fail": false}`` (the fault run). The wire format is the scripted test model's
+(``tests/servers.py``).
 
-    python benchmarks/paced_llm.py --port 8601 [--ttft-ms 300 --tokens-per-s 50 --answer-tokens 200]
+    python benchmarks/paced_llm.py --port 8601 [--ttft-ms 300 --tokens-per-s 50 --answer-tokens 200] [--canned]
 """
 
 from __future__ import annotations
@@ -28,10 +34,12 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from api.composer.skills import load_skills  # noqa: E402
+from api.composer.verification import split_sentences  # noqa: E402
+from tests.servers import chat_chunk, chat_completion, skill_of  # noqa: E402
 
-SKILLS = load_skills()
 _SOURCE = re.compile(r"^\[(\d+)\] (.+)$", re.MULTILINE)
+_END = re.compile(r"[.;:]$")
+MIN_SENTENCE_WORDS = 6
 _QUESTION = re.compile(r"(?:Message|Question|Query):\s*\n?<*\n?(.+)", re.IGNORECASE)
 FILLER = (
     "The provision sets out the rule that applies to this situation and the conditions under which it applies, "
@@ -39,20 +47,52 @@ FILLER = (
 ).split()
 
 
-def skill_of(body: dict[str, Any]) -> str:
-    system = next((m["content"] for m in body.get("messages", []) if m.get("role") == "system"), "")
-    for name, skill in SKILLS.items():
-        if system.startswith(skill.system[:60]):
-            return name
-    return "unknown"
-
-
 def user_text(body: dict[str, Any]) -> str:
     return next((m["content"] for m in body.get("messages", []) if m.get("role") == "user"), "")
 
 
+def sources(user: str) -> list[tuple[int, str, str]]:
+    """The numbered sources of a synthesize prompt: (n, header, text), in order."""
+    found = list(_SOURCE.finditer(user))
+    out = []
+    for i, match in enumerate(found):
+        end = found[i + 1].start() if i + 1 < len(found) else user.find("\n\nQuestion:", match.end())
+        out.append((int(match.group(1)), match.group(2), user[match.end() : end if end > 0 else len(user)].strip()))
+    return out
+
+
+def faithful_tokens(user: str, count: int) -> list[str]:
+    """About ``count`` word tokens of sentences copied from the prompt's sources, each with its [n] marker: the
+    sources of distinct provisions first (a rule and its exception are both cited), one sentence from each in turn."""
+    by_header: dict[str, tuple[int, list[str]]] = {}
+    for number, header, text in sources(user):
+        sentences = [
+            _END.sub("", sentence).rstrip() + f" [{number}]."
+            for sentence, _ in split_sentences(" ".join(text.replace("…", " ").split()))
+            if len(sentence.split()) >= MIN_SENTENCE_WORDS and _END.search(sentence)
+        ]
+        if sentences and header not in by_header:
+            by_header[header] = (number, sentences)
+    pools = [sentences for _, sentences in by_header.values()]
+    if not pools:
+        return "I could not find this in the documents I have.".split()
+    chosen: list[str] = []
+    words = turn = 0
+    while words < count:  # round after round, so every answer is about ``count`` tokens however few the sources
+        for pool in pools:
+            if turn < len(pool) or turn >= max(map(len, pools)):
+                sentence = pool[turn % len(pool)]
+                chosen.append(sentence)
+                words += len(sentence.split())
+                if words >= count:
+                    break
+        turn += 1
+    return [w + " " for w in " ".join(chosen).split()]
+
+
 def answer_tokens(user: str, count: int) -> list[str]:
-    """About ``count`` word tokens citing the first two sources with different headings."""
+    """The old canned answer (``--canned``): about ``count`` word tokens citing the first two sources with different
+    headings, in filler text that none of them supports."""
     markers: list[str] = []
     seen: set[str] = set()
     for number, header in _SOURCE.findall(user):
@@ -84,8 +124,9 @@ def structured_reply(skill: str, user: str) -> str:
 
 
 class PacedOpenAI:
-    def __init__(self, ttft_s: float, tokens_per_s: float, answer_tokens: int) -> None:
+    def __init__(self, ttft_s: float, tokens_per_s: float, answer_tokens: int, canned: bool = False) -> None:
         self.ttft_s, self.gap_s, self.answer_tokens = ttft_s, 1.0 / tokens_per_s, answer_tokens
+        self.canned = canned
         self.failing = False
         self.calls: dict[str, int] = {}
         self.app = Starlette(
@@ -111,29 +152,19 @@ class PacedOpenAI:
             return JSONResponse({"error": {"message": "overloaded", "type": "server_error", "code": None}}, 503)
         user = user_text(body)
         if skill == "synthesize":
-            tokens = answer_tokens(user, self.answer_tokens)
+            tokens = (answer_tokens if self.canned else faithful_tokens)(user, self.answer_tokens)
         else:
             text = structured_reply(skill, user)
             tokens = [text[i : i + 4] for i in range(0, len(text), 4)]  # ~4 characters a token
         created, model = int(time.time()), body.get("model", "paced")
         usage = {"prompt_tokens": len(user) // 4, "completion_tokens": len(tokens)}
-        usage["total_tokens"] = sum(usage.values())
 
         if not body.get("stream"):
             await asyncio.sleep(self.ttft_s + self.gap_s * len(tokens))
-            message = {"role": "assistant", "content": "".join(tokens)}
-            return JSONResponse({
-                "id": "chatcmpl-paced", "object": "chat.completion", "created": created, "model": model,
-                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}], "usage": usage,
-            })  # fmt: skip
+            return JSONResponse(chat_completion(created, model, "".join(tokens), usage, cid="chatcmpl-paced"))
 
         def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
-            payload = {
-                "id": "chatcmpl-paced", "object": "chat.completion.chunk", "created": created, "model": model,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}] if delta or finish else [],
-                **extra,
-            }  # fmt: skip
-            return f"data: {json.dumps(payload)}\n\n"
+            return chat_chunk(created, model, delta, finish, cid="chatcmpl-paced", **extra)
 
         async def events() -> AsyncIterator[str]:
             start = time.perf_counter()
@@ -145,7 +176,7 @@ class PacedOpenAI:
                 yield chunk({"content": token})
             yield chunk({}, "stop")
             if body.get("stream_options", {}).get("include_usage"):
-                yield chunk({}, None, usage=usage)
+                yield chunk({}, None, usage={**usage, "total_tokens": sum(usage.values())})
             yield "data: [DONE]\n\n"
 
         return StreamingResponse(events(), media_type="text/event-stream")
@@ -157,8 +188,9 @@ def main() -> int:
     parser.add_argument("--ttft-ms", type=float, default=300)
     parser.add_argument("--tokens-per-s", type=float, default=50)
     parser.add_argument("--answer-tokens", type=int, default=200)
+    parser.add_argument("--canned", action="store_true", help="the old answer: filler its sources do not support")
     args = parser.parse_args()
-    server = PacedOpenAI(args.ttft_ms / 1000, args.tokens_per_s, args.answer_tokens)
+    server = PacedOpenAI(args.ttft_ms / 1000, args.tokens_per_s, args.answer_tokens, args.canned)
     uvicorn.run(server.app, host="127.0.0.1", port=args.port, log_level="warning", access_log=False)
     return 0
 

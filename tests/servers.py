@@ -72,6 +72,35 @@ def skill_of(body: dict[str, Any]) -> str:
 SKILLS = load_skills()
 
 
+def chat_chunk(
+    created: int,
+    model: str,
+    delta: dict[str, Any],
+    finish: str | None = None,
+    *,
+    cid: str = "chatcmpl-test",
+    **extra: Any,
+) -> str:
+    """One ``chat.completion.chunk`` as a server-sent event, as OpenAI streams it; a chunk with neither delta nor
+    finish reason has no choices (the closing usage chunk: pass ``usage=``)."""
+    payload = {
+        "id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}] if delta or finish else [], **extra,
+    }  # fmt: skip
+    return f"data: {json.dumps(payload)}\n\n"
+
+
+def chat_completion(
+    created: int, model: str, content: str, usage: dict[str, int], *, cid: str = "chatcmpl-test"
+) -> dict[str, Any]:
+    """A whole (non-streamed) ``chat.completion`` body; ``usage`` gains its ``total_tokens``."""
+    return {
+        "id": cid, "object": "chat.completion", "created": created, "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {**usage, "total_tokens": sum(usage.values())},
+    }  # fmt: skip
+
+
 def answer_json(value: dict[str, Any], **kwargs: Any) -> Reply:
     """A scripted structured reply: the JSON object, streamed in a few pieces as a model would."""
     text = json.dumps(value)
@@ -91,8 +120,19 @@ class FakeOpenAI:
         self.scripts = {name: list(r) for name, r in (scripts or {}).items()}
         self.requests: list[dict[str, Any]] = []
         self.skills_called: list[str] = []
+        self.arrivals: list[float] = []  # time.monotonic() of each request, in step with skills_called
         self.streams_abandoned = 0  # streams whose client went away before the end
         self.app = Starlette(routes=[Route("/v1/chat/completions", self.chat, methods=["POST"])])
+
+    @property
+    def calls(self) -> list[str]:
+        """The skills called, in order, except that an expansion and a grade made at once (either may arrive first)
+        read as expand, grade."""
+        out = list(self.skills_called)
+        for i in range(len(out) - 1):
+            if out[i : i + 2] == ["grade", "expand"]:
+                out[i : i + 2] = ["expand", "grade"]
+        return out
 
     def _next(self, skill: str) -> Reply:
         if skill == "synthesize":
@@ -105,53 +145,32 @@ class FakeOpenAI:
         self.requests.append(body)
         skill = skill_of(body)
         self.skills_called.append(skill)
+        self.arrivals.append(time.monotonic())
         reply = self._next(skill)
         if reply.status != 200:
             error = {"error": {"message": "scripted failure", "type": "server_error", "code": None}}
             return JSONResponse(error, status_code=reply.status)
         created, model = int(time.time()), body.get("model", "fake")
 
-        def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
-            payload = {
-                "id": "chatcmpl-test", "object": "chat.completion.chunk", "created": created, "model": model,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra,
-            }  # fmt: skip
-            return f"data: {json.dumps(payload)}\n\n"
-
         async def events() -> Any:
-            yield chunk({"role": "assistant", "content": ""})
+            yield chat_chunk(created, model, {"role": "assistant", "content": ""})
             try:
                 for n, piece in enumerate(reply.pieces):
                     await asyncio.sleep(reply.stall_s if n == reply.stall_after else reply.delay_s)
-                    yield chunk({"content": piece})
+                    yield chat_chunk(created, model, {"content": piece})
             except (asyncio.CancelledError, GeneratorExit):
                 self.streams_abandoned += 1
                 raise
-            yield chunk({}, "stop")
+            yield chat_chunk(created, model, {}, "stop")
             if body.get("stream_options", {}).get("include_usage"):
-                usage = {**reply.usage, "total_tokens": sum(reply.usage.values())}
-                payload = {
-                    "id": "chatcmpl-test",
-                    "object": "chat.completion.chunk",
-                    "created": created,
-                    "model": model,
-                    "choices": [],
-                    "usage": usage,
-                }
-                yield f"data: {json.dumps(payload)}\n\n"
+                yield chat_chunk(created, model, {}, usage={**reply.usage, "total_tokens": sum(reply.usage.values())})
             yield "data: [DONE]\n\n"
 
         if not body.get("stream"):
             # A non-streamed response arrives when the whole reply has been generated.
             stall = reply.stall_s if reply.stall_after is not None else 0.0
             await asyncio.sleep(reply.delay_s * len(reply.pieces) + stall)
-            text = "".join(reply.pieces)
-            message = {"role": "assistant", "content": text}
-            return JSONResponse({
-                "id": "chatcmpl-test", "object": "chat.completion", "created": created, "model": model,
-                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-                "usage": {**reply.usage, "total_tokens": sum(reply.usage.values())},
-            })  # fmt: skip
+            return JSONResponse(chat_completion(created, model, "".join(reply.pieces), reply.usage))
         return StreamingResponse(events(), media_type="text/event-stream")
 
 

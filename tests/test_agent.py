@@ -64,14 +64,15 @@ async def test_a_simple_question_expands_grades_and_answers_within_budget(privat
                                 "passages": ["A landlord shall not require a deposit exceeding two months rent."]})],
         "grade": [answer_json({"relevant": [1], "sufficient": True, "rewrite": ""})],
     })  # fmt: skip
-    (events,) = await ask(upstream, private_data_dir, DEPOSIT, expand_timeout_s=5.0)
+    # The deposit's own search settles its evidence: the expansion and the grade are asked for only when told to.
+    (events,) = await ask(upstream, private_data_dir, DEPOSIT, expand_timeout_s=5.0, skip_settled=False)
     final = assert_contract(events)
-    assert upstream.skills_called == ["expand", "grade", "synthesize"]
+    assert upstream.calls == ["expand", "grade", "synthesize"]
     (step,) = final["research"]
     assert step["expansions"] == 2 and step["sufficient"] and len(step["added"]) == 1  # the grade kept passage 1
     assert final["verified"] and final["citations"][0]["section_id"] == "sample/act/2024/3#s3"
     assert final["usage"]["llm_calls"] == 3 <= 4 and final["usage"]["calls_expand"] == 1
-    grade_request = upstream.requests[1]["messages"][1]["content"]
+    grade_request = upstream.requests[upstream.skills_called.index("grade")]["messages"][1]["content"]
     assert "[1] Residential Tenancies Act, 2024" in grade_request  # the grader saw numbered passages
 
 
@@ -80,9 +81,10 @@ async def test_a_weak_search_is_rewritten_and_searched_again(private_data_dir: P
         "grade": [answer_json({"relevant": [], "sufficient": False, "rewrite": "security deposit limit two months"}),
                   answer_json({"relevant": [1, 2], "sufficient": True, "rewrite": ""})],
     })  # fmt: skip
-    (events,) = await ask(upstream, private_data_dir, "Is there a legal cap on what a tenant pays up front?")
+    question = "Is there a legal cap on what a tenant pays up front?"
+    (events,) = await ask(upstream, private_data_dir, question, skip_settled=False)
     final = assert_contract(events)
-    assert upstream.skills_called == ["expand", "grade", "grade", "synthesize"]
+    assert upstream.calls == ["expand", "grade", "grade", "synthesize"]
     (step,) = final["research"]
     assert step["query"] == "security deposit limit two months" and step["rewrites"] == 1
     assert final["usage"]["llm_calls"] == 4 and final["usage"]["query_rewrites"] == 1
@@ -102,9 +104,9 @@ async def test_a_multi_hop_question_is_planned_and_replanned(private_data_dir: P
         "replan": [answer_json({"complete": False, "next": "notice before a rent increase"}),
                    answer_json({"complete": True, "next": ""})],
     })  # fmt: skip
-    (events,) = await ask(upstream, private_data_dir, question, expand_timeout_s=5.0)
+    (events,) = await ask(upstream, private_data_dir, question, expand_timeout_s=5.0, skip_settled=False)
     final = assert_contract(events)
-    assert upstream.skills_called == ["plan", "expand", "grade", "replan", "expand", "grade", "replan", "synthesize"]
+    assert upstream.calls == ["plan", "expand", "grade", "replan", "expand", "grade", "replan", "synthesize"]
     first, second = final["research"]
     assert first["query"] == "maximum deposit a landlord may require"
     assert second["query"] == "notice before a rent increase"
@@ -125,7 +127,8 @@ async def test_a_failed_verification_triggers_one_corrective_search(private_data
     assert QUOTE in final["answer"] and final["verified"]  # the revised answer replaces the first
     assert final["citations"][0]["section_id"] == "sample/act/2024/3#s3" and QUOTE in final["citations"][0]["quote"]
     assert len(final["research"]) == 2 and "any deposit the tenant agrees to" in final["research"][1]["query"]
-    assert upstream.skills_called == ["expand", "grade", "synthesize", "synthesize"]  # corrective step: 1 call
+    # The deposit's own search settles its evidence (no expansion, no grade); the corrective step: 1 call.
+    assert upstream.skills_called == ["synthesize", "synthesize"]
 
 
 async def test_a_near_identical_question_is_answered_from_memory(private_data_dir: Path) -> None:
@@ -135,7 +138,7 @@ async def test_a_near_identical_question_is_answered_from_memory(private_data_di
     cached = assert_contract(again)
     assert cached["cached"] and cached["answer"] == VERBATIM and codes(again) == ["cached_answer"]
     assert cached["citations"][0]["section_id"] == "sample/act/2024/3#s3"
-    assert upstream.skills_called == ["expand", "grade", "synthesize"]  # nothing more for the second question
+    assert upstream.skills_called == ["synthesize"]  # settled evidence; nothing more for the second question
 
 
 async def test_expansions_that_miss_the_time_limit_are_left_out(private_data_dir: Path) -> None:
@@ -143,7 +146,7 @@ async def test_expansions_that_miss_the_time_limit_are_left_out(private_data_dir
         {"queries": ["deposit cap"], "passages": ["A deposit shall not exceed two months."]}, delay_s=1.5
     )
     upstream = FakeOpenAI([Reply([VERBATIM])], {"expand": [slow]})
-    (events,) = await ask(upstream, private_data_dir, DEPOSIT, expand_timeout_s=0.45)
+    (events,) = await ask(upstream, private_data_dir, DEPOSIT, expand_timeout_s=0.45, skip_settled=False)
     final = assert_contract(events)
     assert final["research"][0]["expansions"] == 0 and final["usage"]["llm_timeouts"] == 1
     assert final["verified"] and final["citations"][0]["section_id"] == "sample/act/2024/3#s3"
@@ -163,7 +166,7 @@ async def test_an_answer_resting_on_one_of_several_relevant_provisions_is_sent_b
     both = f"{VERBATIM}\n\nA landlord must give written notice of at least three months before a rent increase [3]."
     grade = answer_json({"relevant": [1, 2, 3, 4, 5, 6], "sufficient": True, "rewrite": ""})
     upstream = FakeOpenAI([Reply([VERBATIM]), Reply([both])], {"grade": [grade]})
-    (events,) = await ask(upstream, private_data_dir, DEPOSIT)
+    (events,) = await ask(upstream, private_data_dir, DEPOSIT, skip_settled=False)  # graded: several relevant
     final = assert_contract(events)
     assert codes(events) == ["single_source", "answer_revised"]  # the gate: two relevant provisions, one cited
     assert final["verified"] and len({c["section_id"] for c in final["citations"]}) == 2

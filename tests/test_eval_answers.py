@@ -24,8 +24,10 @@ PARAPHRASED = "“A landlord may require any deposit the tenant agrees to.” [1
 
 
 async def gweta(llm_url: str, data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    # Expansion and grade are asked for even where the search settles the evidence: the report counts their calls.
     env = {**os.environ, "GWETA_DATA_DIR": str(data_dir), "GWETA_LLM__BACKEND": "openai", "COLUMNS": "200",
-           "GWETA_LLM__BASE_URL": f"{llm_url}/v1", "GWETA_LLM__MODEL": "m-1"}  # fmt: skip
+           "GWETA_LLM__BASE_URL": f"{llm_url}/v1", "GWETA_LLM__MODEL": "m-1",
+           "GWETA_LLM__SKIP_SETTLED": "false"}  # fmt: skip
     command = [*GWETA, "eval", "answers", *args]
     return await asyncio.to_thread(
         subprocess.run, command, capture_output=True, text=True, env=env, timeout=300, check=False

@@ -42,10 +42,11 @@ async def test_llm_tokens_stream_through_with_citations_and_usage(private_data_d
     assert final["answer"] == "".join(pieces)
     assert [c["index"] for c in final["citations"]] == [1]
     assert final["citations"][0]["section_id"] == "sample/act/2024/3#s3"
-    # Unscripted expand and grade calls fail (HTTP 400 from the script): the search and the evidence stand as found.
-    assert upstream.skills_called == ["expand", "grade", "synthesize"]
+    # The question's own search settles its evidence: no expansion and no grade are asked for, only the answer.
+    assert upstream.skills_called == ["synthesize"]
     usage = final["usage"]
-    assert usage["llm_calls"] == 3 and usage["llm_failures"] == 2 and usage["calls_synthesize"] == 1
+    assert usage["llm_calls"] == 1 and usage["llm_failures"] == 0 and usage["calls_synthesize"] == 1
+    assert final["timings"]["llm_synthesize"] > 0 and "llm_expand" not in final["timings"]
     assert usage["input_tokens"] == 120 and usage["output_tokens"] == 30
     assert events[0].json()["budgets"]["llm_calls_simple"] == 4
     # The request is a real chat-completions call: our skill's system prompt, the numbered sources, streaming.

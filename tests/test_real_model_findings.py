@@ -36,9 +36,9 @@ async def test_expansions_do_not_make_the_evidence_judge_abstain(private_data_di
     # gw-dev-002 ("I got sacked … my last wages") abstained with the model and was answered without it: the judge,
     # fitted on one search's evidence, was shown the fused expansions, whose hits carry no dense/BM25 ranks.
     upstream = FakeOpenAI([Reply([RENT_ANSWER])], {"expand": [EXPANDED]})  # the grade fails (HTTP 400)
-    ((events, _),) = await ask(upstream, private_data_dir, RENT, expand_timeout_s=5.0)
+    ((events, _),) = await ask(upstream, private_data_dir, RENT, expand_timeout_s=5.0, skip_settled=False)
     final = assert_contract(events)
-    assert final["research"][0]["expansions"] == 3 and upstream.skills_called == ["expand", "grade", "synthesize"]
+    assert final["research"][0]["expansions"] == 3 and upstream.calls == ["expand", "grade", "synthesize"]
     assert not final["abstained"] and final["verified"]
     assert final["citations"][0]["section_id"] == "sample/act/2024/3#s4"
 

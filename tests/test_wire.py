@@ -99,8 +99,9 @@ async def test_the_corrective_step_searches_again_for_what_it_verifies(private_d
 async def test_strong_evidence_overrules_the_models_clarify(private_data_dir: Path) -> None:
     upstream = FakeOpenAI([], {"route": [answer_json({"route": "clarify", "reason": "too vague"}),
                                          answer_json({"route": "out_of_scope", "reason": "cooking"})]})  # fmt: skip
+    # Asked whatever the evidence (by default strong evidence settles the route without asking the model).
     (overtime, _), (cooking, _) = await ask(
-        upstream, private_data_dir, OVERTIME, "Best sadza recipe?", route_timeout_s=3.0
+        upstream, private_data_dir, OVERTIME, "Best sadza recipe?", route_timeout_s=3.0, skip_settled=False
     )
     final = assert_contract(overtime)
     assert overtime[0].json()["route"] == "rag_qa" and "route_overruled" in codes(overtime)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import os
 from collections import OrderedDict
@@ -69,6 +70,10 @@ class SentenceTransformerEmbedder:
         self.dimensions = int(dims() or 0)
         # One question is embedded by several steps (QA memory, the search, remembering the answer): once is enough.
         self._queries: TTLCache[Vectors] = TTLCache(QUERY_CACHE_S, QUERY_CACHE_ENTRIES)
+        # Counting tokens gets a tokenizer of its own: a fast tokenizer keeps its padding setting in shared state, and
+        # a count (no padding) on the event loop switched padding off under an encode in the model pool, whose batch
+        # then failed ("expected sequence of length 12 at dim 1 (got 11)": error events under 50 paced streams).
+        self._counter = copy.deepcopy(model.tokenizer)
 
     def _encode(self, texts: Sequence[str]) -> Vectors:
         out = self.model.encode(
@@ -89,7 +94,7 @@ class SentenceTransformerEmbedder:
         return vector
 
     def count_tokens(self, text: str) -> int:
-        return len(self.model.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+        return len(self._counter(text, add_special_tokens=False, verbose=False)["input_ids"])
 
 
 class OpenAIEmbedder:

@@ -294,7 +294,11 @@ class HybridRetriever:
         return result
 
     async def retrieve_many(
-        self, query: str, expansions: Awaitable[Expansions] | None = None, filters: SearchFilters = NO_FILTERS
+        self,
+        query: str,
+        expansions: Awaitable[Expansions] | None = None,
+        filters: SearchFilters = NO_FILTERS,
+        first: RetrievalResult | None = None,
     ) -> RetrievalResult:
         """Search ``query`` at once and, when ``expansions`` arrive (a model may still be writing them), each of
         them too; fuse the rankings, the question's own counting double against any one expansion. Hits are every
@@ -302,11 +306,11 @@ class HybridRetriever:
         once; timings are the question's own search.
 
         Raises BackendError when no search backend answered; ``expansions`` is cancelled if the question's own
-        search fails.
+        search fails. ``first``: the question's own search, when it has already run.
         """
         pending = asyncio.ensure_future(expansions) if expansions is not None else None
         try:
-            main = await self.retrieve(query, filters=filters)
+            main = first if first is not None else await self.retrieve(query, filters=filters)
             _raise_if_unavailable(main)
         except BaseException:
             if pending is not None:

@@ -74,6 +74,13 @@ def strong_evidence(result: RetrievalResult, judge: EvidenceJudge | None, questi
     return verdict if verdict.answerable or not by_scores.answerable else by_scores
 
 
+def settled(judge: EvidenceJudge | None, question: str, result: RetrievalResult) -> bool:
+    """True when one search's evidence answers the question whatever a model's grade of it would say: the judge finds
+    it answerable even with a grade of nothing relevant (the grade only moves its verdict up with the share judged
+    relevant). No judge: nothing is settled."""
+    return judge is not None and judge(question, result, 0.0).answerable
+
+
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
 
 

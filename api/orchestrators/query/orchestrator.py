@@ -67,6 +67,14 @@ def usage_summary(state: QueryState) -> dict[str, int]:
     return usage
 
 
+def llm_timings(state: QueryState) -> dict[str, float]:
+    """Milliseconds spent waiting on the model, per skill (``llm_<skill>``; calls made at once each count whole)."""
+    spent: dict[str, float] = {}
+    for call in state.llm:
+        spent[f"llm_{call['skill']}"] = round(spent.get(f"llm_{call['skill']}", 0.0) + call["ms"], 2)
+    return spent
+
+
 def past_deadline(state: QueryState) -> QueryState:
     """What a question that ran out of time keeps: a verified answer (verbatim quotes, or one that passed
     verification), else a plain statement that no verified answer was reached in time; never an unchecked one."""
@@ -186,7 +194,7 @@ class QueryOrchestrator:
             yield TokenEvent(text=state.answer)
             for citation in state.citations:
                 yield CitationEvent(citation=Citation.model_validate(citation))
-        timings = {**state.timings, "total": round((time.perf_counter() - start) * 1000, 2)}
+        timings = {**state.timings, **llm_timings(state), "total": round((time.perf_counter() - start) * 1000, 2)}
         usage = usage_summary(state)
         log.info("answered route=%s abstained=%s usage=%s timings=%s", state.route, state.abstained, usage, timings)
         yield FinalEvent(

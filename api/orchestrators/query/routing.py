@@ -6,6 +6,25 @@ from typing import Literal
 
 from .state import QueryState
 
+ResearchCalls = Literal["none", "grade", "expand_and_grade"]
+"""The model calls a research step makes once its own search is in (expansion and grade run at once)."""
+
+
+def research_calls(state: QueryState, calls_left: int, settled: bool) -> ResearchCalls:
+    """None for the corrective and refinement steps (their one call is the new answer), when the step's own search
+    already settles the evidence verdict whatever a grade would say (``settled``), or when the question's model
+    budget (``calls_left``) has room only for the answer; a retry after a rewrite, or room for one more call, gets
+    the grade alone; otherwise the model expands the query and grades the search's passages, both at once."""
+    if state.step_kind != "research" or settled or calls_left <= 1:
+        return "none"
+    return "grade" if state.rewrites or calls_left == 2 else "expand_and_grade"
+
+
+def route_call(has_model: bool, unsure: bool, strong: bool) -> Literal["model", "rules"]:
+    """Ask the model to route only when the rules were unsure and the question's own search did not find strong
+    evidence for it (which would overrule a model's clarify or out-of-scope anyway): research it."""
+    return "model" if has_model and unsure and not strong else "rules"
+
 
 def after_guard(state: QueryState) -> Literal["contextualize", "respond"]:
     return "respond" if state.route == "blocked" else "contextualize"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable
+from typing import TypeVar
 
 from langgraph.runtime import Runtime
 
@@ -12,14 +14,17 @@ from api.composer.prompts import HYDE_TOKENS, clip_tokens, format_passages
 from api.composer.structured import LLMCall
 from api.observability import describe_question
 from api.schemas.documents import Chunk
-from api.tools.retrieval import Expansions, RetrievalResult
+from api.tools.retrieval import Expansions, RetrievalResult, Retrieved
 
 from ..deps import QueryDeps
+from ..evidence import settled
+from ..routing import research_calls
 from ..screening import MULTI_HOP, split_question
 from ..state import Complexity, HitRef, QueryState, QueryUpdate, Step
 from .common import ms, scope, warn
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 MAX_EXPANSION_QUERIES = 3
 MAX_EXPANSION_PASSAGES = 5
 
@@ -56,9 +61,10 @@ async def _expand(deps: QueryDeps, state: QueryState, query: str, made: list[LLM
 
 
 async def research(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
-    """One research step: search the step's query and, in parallel, the model's alternative phrasings and
-    hypothetical passages (whatever finishes within the expansion time limit); keep what earlier steps did not
-    find; grade it; and when it falls short, rewrite the query and go again (a bounded number of times)."""
+    """One research step: search the step's query; unless that search already settles the evidence verdict, the
+    model's alternative phrasings and hypothetical passages are searched too (whatever finishes within the expansion
+    time limit) while the model grades the search's passages; keep what earlier steps did not find; and when the
+    grade finds it short, rewrite the query and go again (a bounded number of times)."""
     start = time.perf_counter()
     deps = runtime.context
     cfg = deps.settings
@@ -66,31 +72,47 @@ async def research(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdat
     made: list[LLMCall] = []
     # The corrective and refinement steps search plainly: their one model call is the new answer.
     planned = state.step_kind == "research"
-    guided = deps.llm is not None and planned
-    expansion = asyncio.create_task(_expand(deps, state, query, made)) if guided and not state.rewrites else None
-    found = await deps.retriever.retrieve_many(query, expansion, scope(state, deps))
+    filters = scope(state, deps)
+    own = await deps.retriever.retrieve_many(query, filters=filters)
+    seen = {h["chunk_id"] for h in state.hits}
+
+    def fresh_of(result: RetrievalResult) -> list[Retrieved]:
+        # A corrective or refinement step searches for what it verifies, so what earlier steps found may come back.
+        return [h for h in result.hits if h.chunk.chunk_id not in seen or not planned]
+
+    calls_left = deps.llm_calls_left(state.complexity, state.llm)  # 0 without a model
+    skip = calls_left > 1 and planned and cfg.llm.skip_settled
+    calls = research_calls(state, calls_left, skip and settled(deps.judge, query, own))
+    graded_own = fresh_of(own)[: cfg.retrieval.top_k]
+    relevant, sufficient, rewrite, graded = list(range(len(graded_own))), bool(graded_own), "", False
+    found = own
+    if calls != "none":
+        expanding = calls == "expand_and_grade"
+        expansion = _expand(deps, state, query, made) if expanding else None
+        searching = deps.retriever.retrieve_many(query, expansion, filters, first=own) if expanding else None
+        grading = _grade(deps, state, query, [h.chunk for h in graded_own], made) if graded_own else None
+        found, grade = await asyncio.gather(_maybe(searching, own), _maybe(grading, None))
+        if grade is not None:
+            relevant, sufficient, rewrite, graded = grade
+    if graded and sufficient:  # the passages the grade found relevant are enough: what it kept, in its order
+        kept_hits = [graded_own[i] for i in relevant]
+    else:  # the fused ranking less what the grade turned down: the expansions fill in for a search that fell short
+        rejected = {h.chunk.chunk_id for h in graded_own} - {graded_own[i].chunk.chunk_id for i in relevant}
+        kept_hits = [h for h in fresh_of(found) if h.chunk.chunk_id not in rejected][: cfg.retrieval.top_k]
     sent = {code for code, _ in state.warnings}
     warnings = [warn(runtime, code, message) for code, message in found.warnings if code not in sent]
 
-    seen = {h["chunk_id"] for h in state.hits}
-    # A corrective or refinement step searches for what it verifies, so what earlier steps found may come back.
-    fresh = [h for h in found.hits if h.chunk.chunk_id not in seen or not planned][: cfg.retrieval.top_k]
-    chunks = [h.chunk for h in fresh]
-    relevant, sufficient, rewrite, graded = list(range(len(chunks))), bool(chunks), "", False
-    if chunks and guided:
-        relevant, sufficient, rewrite, graded = await _grade(deps, state, query, chunks, made)
-
-    kept = [HitRef(chunk_id=fresh[i].chunk.chunk_id, score=fresh[i].score, ranks=dict(fresh[i].ranks))
-            for i in relevant]  # fmt: skip
+    kept = [HitRef(chunk_id=h.chunk.chunk_id, score=h.score, ranks=dict(h.ranks)) for h in kept_hits]
     added = [h for h in kept if h["chunk_id"] not in seen]
     timings = {f"research_{len(state.steps) + 1}": ms(start)}
     timings.update({k: v for k, v in found.timings.items() if k.startswith(("retrieve_", "fuse", "rerank", "cache"))})
     update = QueryUpdate(
         hits=added, searched=len(deps.corpus), warnings=warnings, llm=made, timings=timings,
-        relevant_sections=[chunks[i].section_id for i in relevant] if graded else [],
+        relevant_sections=[graded_own[i].chunk.section_id for i in relevant] if graded else [],
     )  # fmt: skip
     if planned:
-        update |= _judged(deps, state, query, found, len(relevant) / len(chunks) if graded and chunks else None)
+        share = len(relevant) / len(graded_own) if graded and graded_own else None
+        update |= _judged(deps, state, query, found, share)
     elif state.step_kind == "corrective":  # what it verifies comes first; a refinement only adds evidence
         update["focus"] = [h["chunk_id"] for h in kept]
     # A retry needs a grade of its own and still the answer's call.
@@ -104,6 +126,11 @@ async def research(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdat
                 expansions=found.expansions, rewrites=state.rewrites, kind=state.step_kind)  # fmt: skip
     update |= QueryUpdate(steps=[step], pending=state.pending[1:], rewrites=0, retry=False)
     return update
+
+
+async def _maybe(work: Awaitable[T] | None, default: T) -> T:
+    """``work``'s result, or ``default`` when there is no work to do."""
+    return default if work is None else await work
 
 
 def _judged(deps: QueryDeps, state: QueryState, query: str, found: RetrievalResult, grade: float | None) -> QueryUpdate:

@@ -15,6 +15,7 @@ from api.schemas.events import Route
 from ..choices import split_choices
 from ..deps import QueryDeps
 from ..evidence import strong_evidence
+from ..routing import route_call
 from ..screening import SUSPICIOUS, Intent, follow_up_query, is_unsure, reply, screen
 from ..screening import classify_intent as classify_intent_of
 from ..state import QueryState, QueryUpdate, RouteDecided
@@ -84,14 +85,22 @@ async def contextualize(state: QueryState, runtime: Runtime[QueryDeps]) -> Query
 
 
 async def classify_intent(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
-    """Heuristics first; when they only defaulted (no legal word at all), a quick model call may decide."""
+    """Heuristics first; when they only defaulted (no legal word at all), the question's own search decides when its
+    evidence is strong, else a quick model call may decide."""
     start = time.perf_counter()
     deps = runtime.context
     covered = deps.corpus.jurisdictions
     route: Route
     route, reason = classify_intent_of(state.query, covered)
     update = QueryUpdate()
-    if route == "rag_qa" and is_unsure(state.query) and deps.llm is not None:
+    unsure = route == "rag_qa" and is_unsure(state.query)
+    found = verdict = None
+    if unsure and deps.llm is not None and deps.settings.llm.skip_settled:
+        # A search costs tens of milliseconds; the router's call, a hosted model's first token and more.
+        found = await deps.retriever.retrieve(state.query, filters=scope(state, deps))
+        verdict = strong_evidence(found, deps.judge, state.query)
+    strong = verdict is not None and verdict.answerable
+    if route_call(deps.llm is not None, unsure, strong) == "model":
         decided, update["llm"] = await deps.ask(
             "route", state.complexity, state.llm, deps.settings.llm.route_timeout_s, message=state.query,
             covered=", ".join(sorted(covered)) or "no jurisdiction yet",
@@ -99,7 +108,7 @@ async def classify_intent(state: QueryState, runtime: Runtime[QueryDeps]) -> Que
         chosen = (decided or {}).get("route")
         if decided is not None and chosen in INTENTS:
             route, reason = chosen, str(decided.get("reason") or "decided by the model")[:200]
-        if route in ("clarify", "out_of_scope"):
+        if route in ("clarify", "out_of_scope") and found is None:
             # The model is overruled when the documents plainly answer: judged on the evidence, not the wording.
             found = await deps.retriever.retrieve(state.query, filters=scope(state, deps))
             verdict = strong_evidence(found, deps.judge, state.query)
@@ -107,6 +116,8 @@ async def classify_intent(state: QueryState, runtime: Runtime[QueryDeps]) -> Que
                 update["warnings"] = [warn(runtime, "route_overruled", f"the model routed this as {route}, but the "
                                            "documents hold strong evidence for it; researching it")]  # fmt: skip
                 route, reason = "rag_qa", f"strong evidence: {verdict.reason}"[:200]
+    elif strong and verdict is not None:
+        reason = f"strong evidence: {verdict.reason}"[:200]
     runtime.stream_writer(RouteDecided(route, reason))
     update |= QueryUpdate(route=route, route_reason=reason, timings={"route": ms(start)})
     return update
