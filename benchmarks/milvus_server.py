@@ -229,6 +229,8 @@ async def measure(
     start = time.perf_counter()
     for at in range(0, len(data.vectors), BATCH):
         await store.upsert(data.chunks[at : at + BATCH], data.vectors[at : at + BATCH])
+        if (at + BATCH) % 100_000 == 0:  # a long run cut short still says how fast it inserted
+            say(f"  {at + BATCH:,} rows after {time.perf_counter() - start:.0f} s")
     inserted = time.perf_counter() - start
     say(f"  inserted {len(data.vectors):,} rows in {inserted:.0f} s")
     await store.flush()
