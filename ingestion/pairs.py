@@ -35,6 +35,11 @@ _SENTENCE = re.compile(r"(?<=[.;:])\s+(?=[A-Z(])")
 _DEFINITION = re.compile(r"[\"“']([^\"”']{3,60})[\"”']\s+(?:means|includes|has the meaning)\b")
 _WORDS = re.compile(r"[A-Za-z]{3,}")
 _TOKENS = re.compile(r"\w+")
+# "What does provision 5. … (1) state?" asks for a number, not for what the law says: nobody asks that way.
+_NUMBERED = re.compile(
+    r"\b(?:sections?|subsections?|provisions?|paragraphs?|clauses?|regulations?|articles?)\s*\(?\d|\(\d{1,3}[A-Za-z]?\)",
+    re.I,
+)
 COPY_RUN = 8  # a generated question repeating this many consecutive words of its provision teaches nothing BM25 lacks
 GENERATE_STAGE = "generating questions"
 
@@ -138,15 +143,16 @@ def copies_provision(question: str, text: str, run: int = COPY_RUN) -> bool:
     return any(tuple(asked[at : at + run]) in seen for at in range(len(asked) - run + 1))
 
 
-def _usable_questions(reply: dict[str, Any]) -> list[str] | None:
-    """The distinct questions (3 to 60 words, at most 3) in a reply; None when it lacks a ``questions`` list."""
+def usable_questions(reply: dict[str, Any]) -> list[str] | None:
+    """The distinct questions (3 to 60 words, at most 3) in a reply, none naming a provision by its number; None when
+    the reply lacks a ``questions`` list."""
     value = reply.get("questions")
     if not isinstance(value, list):
         return None
     found: list[str] = []
     for item in value:
         question = " ".join(item.split()) if isinstance(item, str) else ""
-        if 3 <= len(_TOKENS.findall(question)) <= 60 and question not in found:
+        if 3 <= len(_TOKENS.findall(question)) <= 60 and not _NUMBERED.search(question) and question not in found:
             found.append(question)
     return found[:3]
 
@@ -214,7 +220,7 @@ async def ask_questions(
                 if call["outcome"] == "timeout" and time.perf_counter() >= deadline - 0.05:
                     stats.stopped_by = "time"  # cut at the deadline, not slow on its own
             return
-        questions = _usable_questions(reply)
+        questions = usable_questions(reply)
         if questions is None:
             stats.invalid += 1
             return

@@ -19,7 +19,7 @@ from starlette.responses import Response
 from api.settings import LLMSettings, Settings
 from api.tools.corpus import Corpus
 from api.tools.object_store import build_object_store
-from ingestion.pairs import GENERATE_STAGE, copies_provision, generate_pairs, mine_pairs, split_pairs
+from ingestion.pairs import GENERATE_STAGE, copies_provision, generate_pairs, mine_pairs, split_pairs, usable_questions
 from tests.servers import FakeOpenAI, LiveServer, Reply, answer_json
 
 SKILL = "generate_questions"
@@ -89,6 +89,18 @@ def llm_settings(
 async def _corpus(data_dir: Path) -> Corpus:
     settings = Settings(data_dir=data_dir)
     return await Corpus.load(build_object_store(settings.object_store, settings.data_dir))
+
+
+def test_a_reply_keeps_distinct_plain_questions_and_drops_those_asking_for_a_provision_number() -> None:
+    reply = {"questions": [
+        "What does provision 5. Marriage consideration (1) state?", "What does section 12B say?",
+        "When must a landlord refund a deposit?", "When must a landlord  refund a deposit?", "Why?",
+        "Can my boss cut my wages?", "Is a marriage valid without witnesses?",
+    ]}  # fmt: skip
+    assert usable_questions(reply) == [
+        "When must a landlord refund a deposit?", "Can my boss cut my wages?", "Is a marriage valid without witnesses?",
+    ]  # fmt: skip
+    assert usable_questions({"questions": "What is a deposit?"}) is None
 
 
 def test_the_copy_guard_counts_consecutive_words_case_and_punctuation_aside() -> None:
