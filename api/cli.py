@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from pydantic import ValidationError
@@ -193,6 +193,14 @@ def serve(
     data_dir: DataDir = None,
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(envvar="PORT", help="Port to listen on.")] = 8000,
+    loop: Annotated[
+        Literal["auto", "asyncio", "uvloop"],
+        typer.Option(envvar="GWETA_SERVE_LOOP", help="Event loop; auto: uvloop where installed."),
+    ] = "auto",
+    http: Annotated[
+        Literal["auto", "h11", "httptools"],
+        typer.Option(envvar="GWETA_SERVE_HTTP", help="HTTP/1.1 parser; auto: httptools where installed."),
+    ] = "auto",
 ) -> None:
     """Run the HTTP API (SSE streaming at /api/v1/query/stream)."""
     import uvicorn
@@ -208,7 +216,7 @@ def serve(
         err.print(f"[red]Error:[/red] {exc}")
         raise typer.Exit(1) from None
     try:
-        uvicorn.run(create_app(settings), host=host, port=port, log_config=None)
+        uvicorn.run(create_app(settings), host=host, port=port, log_config=None, loop=loop, http=http)
     except GwetaError as exc:
         err.print(f"[red]Error:[/red] {exc.message}")
         raise typer.Exit(1) from None

@@ -31,7 +31,7 @@ from api.tools.corpus import Corpus
 from api.tools.corpus_watch import CorpusWatcher
 from api.tools.embeddings import build_embedder, build_shared_embedder
 from api.tools.firestore import close_firestore, open_firestore
-from api.tools.llm import build_llm
+from api.tools.llm import build_chat_stream, build_llm
 from api.tools.memory import build_memory
 from api.tools.object_store import build_object_store
 from api.tools.reranker import build_reranker
@@ -125,7 +125,8 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
             memory = build_memory(settings, firestore)
             deps = QueryDeps(
                 settings=settings, corpus=corpus, retriever=retriever, bundler=bundler,
-                llm=build_llm(settings.llm, http), skills=skills, memory=memory, judge=judge,
+                llm=build_llm(settings.llm, http), chat=build_chat_stream(settings.llm, http), skills=skills,
+                memory=memory, judge=judge,
             )  # fmt: skip
             log.info("corpus %s: %d documents, %d chunks", corpus.version, len(corpus.manifest.documents), len(corpus))
             model = settings.llm.model if settings.llm.backend != "none" else "extractive"

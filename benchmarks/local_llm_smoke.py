@@ -72,7 +72,8 @@ async def gate_run(services: Any, question: str) -> dict[str, Any]:
     bundle = await deps.bundler.bundle(result.hits)
     tracker = CitationTracker(source_citations(bundle), lambda _event: None)
     start = time.perf_counter()
-    usage = await stream_llm_answer(deps.llm, deps.skills["synthesize"], question, "", tracker)
+    assert deps.chat is not None
+    usage = await stream_llm_answer(deps.chat, deps.skills["synthesize"], question, "", tracker)
     seconds = time.perf_counter() - start
     provisions: dict[str, str] = {}
     for citation in tracker.available.values():

@@ -17,7 +17,7 @@ from api.composer.skills import load_skills
 from api.composer.structured import ask_json
 from api.schemas.events import Citation
 from api.settings import LLMSettings
-from api.tools.llm import build_llm
+from api.tools.llm import build_chat_stream, build_llm
 from tests.servers import LiveServer
 
 SKILLS = load_skills()
@@ -69,11 +69,11 @@ async def test_a_stream_without_usage_is_counted_not_reported_as_zero() -> None:
     upstream = LlamaCppLike()
     with LiveServer(upstream.app) as server:
         async with httpx.AsyncClient() as http:
-            llm = build_llm(settings(server.url), http)
-            assert llm is not None
+            chat = build_chat_stream(settings(server.url), http)
+            assert chat is not None
             events: list[Any] = []
             tracker = CitationTracker([CITATION], events.append)
-            usage = await stream_llm_answer(llm, SKILLS["synthesize"], "minimum age of marriage?", "", tracker)
+            usage = await stream_llm_answer(chat, SKILLS["synthesize"], "minimum age of marriage?", "", tracker)
     assert upstream.requests[0]["stream"] is True
     assert upstream.requests[0]["stream_options"] == {"include_usage": True}
     assert tracker.text == "".join(ANSWER)

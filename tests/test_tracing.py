@@ -32,9 +32,14 @@ async def test_a_query_sends_a_run_for_every_node_and_model_call(private_data_di
     nodes = {"query", "guard", "contextualize", "classify_intent", "recall", "plan", "research", "synthesize",
              "verify", "remember"}  # fmt: skip
     assert nodes <= tracing.run_names, tracing.run_names
-    assert "ChatOpenAI" in tracing.run_names  # the model calls, nested under their nodes
+    assert "ChatStream" in tracing.run_names  # the streamed answer's model run, nested under its node
     assert tracing.api_keys == {"ls-test"}
     everything = b"\n".join(tracing.parts).decode()
     assert trace_id in everything  # runs carry the request's trace id, as the stream's meta does
     outputs = [json.loads(p) for p in tracing.parts if b'"llm"' in p and b'"steps"' in p]
     assert outputs and any(o.get("llm") for o in outputs)  # the per-call usage records reach the trace
+    # The streamed answer's run carries what the model wrote, its usage and the node it answered in.
+    results = [json.loads(p) for p in tracing.parts if p.startswith(b'{"generations"')]
+    written = [r["generations"][0][0]["message"]["kwargs"] for r in results]
+    assert any("deposit" in w["content"] and w["usage_metadata"]["output_tokens"] == 30 for w in written), written
+    assert '"langgraph_node":"synthesize"' in everything and '"ls_model_name":"m-1"' in everything

@@ -6,12 +6,10 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import HumanMessage, SystemMessage
-
 from api.errors import UpstreamLLMError
 from api.schemas.events import Citation
 from api.tools.context import ContextBundle
+from api.tools.llm import ChatStream, TracedRun
 
 from .citations import CitationTracker, make_citation
 from .skills import Skill
@@ -36,7 +34,7 @@ def render_sources(citations: Sequence[Citation]) -> str:
 
 
 async def stream_llm_answer(
-    llm: BaseChatModel,
+    chat: ChatStream,
     skill: Skill,
     question: str,
     history: str,
@@ -48,17 +46,23 @@ async def stream_llm_answer(
     )
     usage: dict[str, int] = {}
     pieces = 0
+    run = TracedRun(chat)
+    await run.start(system, user)
     try:
-        async for chunk in llm.astream([SystemMessage(system), HumanMessage(user)]):
-            if isinstance(chunk.content, str) and chunk.content:
+        async for piece in chat.pieces(system, user):
+            if isinstance(piece, str):
                 pieces += 1
-                tracker.feed(chunk.content)
-            add_usage(usage, getattr(chunk, "usage_metadata", None))
-    except Exception as exc:  # the OpenAI SDK and httpx raise many types; all mean the endpoint failed us
-        log.warning("LLM call failed after %d chars: %r", len(tracker.text), exc)
-        raise UpstreamLLMError(f"the language model failed ({type(exc).__name__})") from exc
+                tracker.feed(piece)
+            else:
+                add_usage(usage, piece)
+    except BaseException as exc:  # UpstreamLLMError, or the watchdog cancelling a stalled answer
+        await run.fail(exc)
+        if isinstance(exc, UpstreamLLMError):
+            log.warning("LLM call failed after %d chars: %s", len(tracker.text), exc.message)
+        raise
     usage = complete_usage(usage, system + user, pieces)
     usage["llm_calls"] = 1
+    await run.end(tracker.text, usage)
     return usage
 
 

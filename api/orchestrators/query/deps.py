@@ -13,6 +13,7 @@ from api.composer.structured import LLMCall, ask_json
 from api.settings import Settings
 from api.tools.context import ContextBundler
 from api.tools.corpus import Corpus
+from api.tools.llm import ChatStream
 from api.tools.memory import AnswerMemory
 from api.tools.retrieval import HybridRetriever
 
@@ -29,6 +30,9 @@ class QueryDeps:
     retriever: HybridRetriever
     bundler: ContextBundler
     llm: BaseChatModel | None
+    """Structured calls (JSON mode); None: no model configured, answers are extractive."""
+    chat: ChatStream | None
+    """The streamed answer, on the same endpoint and model as ``llm``."""
     skills: dict[str, Skill]
     memory: AnswerMemory
     judge: EvidenceJudge | None = None

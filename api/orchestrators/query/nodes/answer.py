@@ -100,7 +100,7 @@ async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpd
     stages: dict[str, float] = {}
     calls: list[LLMCall] = []
     in_time = not state.deadline or time.monotonic() < finish_by(state, deps)
-    if deps.llm is not None and in_time and deps.llm_calls_left(state.complexity, state.llm) >= 1:
+    if deps.chat is not None and in_time and deps.llm_calls_left(state.complexity, state.llm) >= 1:
         bundle = await deps.bundler.bundle(hits)
         tracker.available = {c.index: c for c in source_citations(bundle)}
         offered = [c.model_dump() for c in tracker.available.values()]
@@ -109,7 +109,7 @@ async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpd
         outcome: LLMOutcome = "ok"
         usage: dict[str, int] = {}
         cut: Cut = ""
-        work = stream_llm_answer(deps.llm, deps.skills["synthesize"], state.asked, history(state), tracker)
+        work = stream_llm_answer(deps.chat, deps.skills["synthesize"], state.asked, history(state), tracker)
         try:
             cut, usage = await watched(work, tracker, deps.settings.llm.stall_timeout_s, finish_by(state, deps))
         except UpstreamLLMError as exc:
