@@ -116,7 +116,7 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
                 )  # fmt: skip
                 bundler = ContextBundler(
                     corpus, embedder.count_tokens, settings.retrieval.context_tokens,
-                    settings.retrieval.provision_tokens,
+                    settings.retrieval.provision_tokens, settings.object_store.answer_wait_s,
                 )  # fmt: skip
                 judge = FittedJudge(answerability, lexical, thesaurus) if answerability is not None else None
                 return retriever, bundler, judge

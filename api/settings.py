@@ -34,6 +34,15 @@ class ObjectStoreSettings(BaseModel):
     access_key_id: SecretStr = SecretStr("")
     secret_access_key: SecretStr = SecretStr("")
     prefix: str = ""
+    answer_wait_s: float = Field(
+        2.0,
+        gt=0,
+        description="Longest an answer waits for parent documents; after it, the provision's indexed text "
+        "is used (with a warning where verification reads it) and the read goes on to fill the cache.",
+    )
+    connect_timeout_s: float = Field(5.0, gt=0, description="S3: limit for opening a connection.")
+    read_timeout_s: float = Field(15.0, gt=0, description="S3: limit for a response to start or continue.")
+    attempts: int = Field(3, ge=1, le=10, description="S3: tries per call (retried on throttling and 5xx).")
 
 
 class BM25Settings(BaseModel):

@@ -47,6 +47,57 @@ class LiveServer:
         self.thread.join(timeout=30)
 
 
+class SlowProxy:
+    """A TCP proxy on 127.0.0.1 in front of ``upstream`` (host, port), in its own thread and event loop, that holds
+    every piece of a request for ``delay`` seconds before passing it on: a slowed network or a slow object store, as
+    a client sees it. Set ``delay`` at any time; 0 passes bytes straight through."""
+
+    def __init__(self, upstream: tuple[str, int]) -> None:
+        self.upstream = upstream
+        self.delay = 0.0
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.server: asyncio.Server | None = None
+
+    def __enter__(self) -> SlowProxy:
+        self.thread.start()
+        self.server = asyncio.run_coroutine_threadsafe(
+            asyncio.start_server(self._serve, "127.0.0.1", 0), self.loop
+        ).result(10)
+        return self
+
+    @property
+    def url(self) -> str:
+        assert self.server is not None
+        return f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
+
+    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, held: bool) -> None:
+        try:
+            while data := await reader.read(65536):
+                if held and self.delay:
+                    await asyncio.sleep(self.delay)
+                writer.write(data)
+                await writer.drain()
+        except (ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            writer.close()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection(*self.upstream)
+        await asyncio.gather(self._pipe(reader, up_writer, True), self._pipe(up_reader, writer, False))
+
+    def __exit__(self, *exc: object) -> None:
+        async def stop() -> None:
+            assert self.server is not None
+            self.server.close()
+
+        asyncio.run_coroutine_threadsafe(stop(), self.loop).result(10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=10)
+        self.loop.close()
+
+
 @dataclass
 class Reply:
     """One scripted chat-completions reply: content pieces streamed in order, or an HTTP failure."""

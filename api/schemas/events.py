@@ -33,6 +33,7 @@ WarningCode = Literal[
     "model_answer_unverified",
     "route_overruled",
     "not_covered",
+    "sources_slow",
 ]
 
 

@@ -42,6 +42,8 @@ class ContextBundle:
     """Chunk ids of hits whose provision did not fit the budget."""
     fetches: int = 0
     """Parent documents read from the object store (the rest came from the fetch cache)."""
+    late: list[str] = field(default_factory=list)
+    """Parent documents not read in time (``ObjectStoreSettings.answer_wait_s``): their chunks stood in."""
     ms: float = 0.0
 
 
@@ -58,9 +60,15 @@ def merge_spans(spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
 
 class ContextBundler:
     def __init__(
-        self, corpus: Corpus, count_tokens: Callable[[str], int], budget_tokens: int = 1500, provision_tokens: int = 600
+        self,
+        corpus: Corpus,
+        count_tokens: Callable[[str], int],
+        budget_tokens: int = 1500,
+        provision_tokens: int = 600,
+        wait_s: float = 2.0,
     ) -> None:
         self.corpus = corpus
+        self.wait_s = wait_s
         self.count_tokens = count_tokens
         self.budget_tokens = budget_tokens
         self.provision_tokens = provision_tokens
@@ -90,15 +98,17 @@ class ContextBundler:
         groups: dict[str, list[Retrieved]] = {}
         for hit in hits:
             groups.setdefault(hit.chunk.section_id, []).append(hit)
+        # Counted per call (the corpus is shared by every request in flight); a parent that is late or gone leaves
+        # its chunks to say what they say.
+        reads = await self.corpus.documents([g[0].chunk.doc_key for g in groups.values()], self.wait_s)
         parents: dict[str, Section | None] = {}
-        fetches = 0  # counted here, per call: the corpus is shared by every request in flight
         for section_id, group in groups.items():
-            document, fetched = await self.corpus.fetch_document(group[0].chunk.doc_key)
-            fetches += fetched
+            document = reads.found.get(group[0].chunk.doc_key)
             parents[section_id] = document.section(section_id) if document else None
         # Counting tokens of whole provisions is model-tokenizer work: off the event loop.
         result = await asyncio.to_thread(self._assemble, groups, parents)
-        result.fetches = fetches
+        result.fetches = reads.fetched
+        result.late = reads.late
         result.ms = round((time.perf_counter() - start) * 1000, 2)
         return result
 

@@ -10,10 +10,13 @@ Object store layout (shared with ``ingestion``)::
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import hashlib
+import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 from pydantic import BaseModel, Field
 
@@ -21,6 +24,7 @@ from api.schemas.documents import Chunk, Document
 from api.tools.cache import TTLCache
 from api.tools.object_store import ObjectStore, get_json, get_many_json
 
+log = logging.getLogger(__name__)
 MANIFEST_KEY = "indexes/manifest.json"
 DOCUMENT_CACHE_S = 3600.0
 DOCUMENT_CACHE_ENTRIES = 256
@@ -47,6 +51,15 @@ class ManifestEntry(BaseModel):
     chunk_ids: list[str]
     origin: str = Field("", description="The resolved path of the file it was ingested from.")
     source_fingerprint: str = Field("", description="The file's bytes, parser version and OCR engine, hashed.")
+
+
+class DocumentReads(NamedTuple):
+    found: dict[str, Document | None]
+    """Read in time (from the cache or the store); None: the document is not in the store."""
+    late: list[str]
+    """Not read in time, or the read failed."""
+    fetched: int
+    """How many of ``found`` this call read from the object store."""
 
 
 class Manifest(BaseModel):
@@ -121,9 +134,49 @@ class Corpus:
         self._docs.put(doc_key, document)
         return document, True
 
+    async def documents(self, doc_keys: Sequence[str], within_s: float) -> DocumentReads:
+        """Parent documents, read at once, for an answer that cannot wait on a slow or failing object store: those
+        in by ``within_s`` (None for a document that is gone), and the keys of those that were not, or whose read
+        failed. A late read goes on in the background and fills the fetch cache for the next question."""
+        found: dict[str, Document | None] = {}
+        reads: dict[str, asyncio.Task[tuple[Document | None, bool]]] = {}
+        for key in dict.fromkeys(doc_keys):
+            cached = self._docs.get(key)
+            if cached is not None:
+                found[key] = cached
+            else:
+                reads[key] = asyncio.ensure_future(self.fetch_document(key))
+        if reads:
+            await asyncio.wait(reads.values(), timeout=within_s)
+        late, fetched = [], 0
+        for key, read in reads.items():
+            if read.done() and read.exception() is None:
+                found[key], from_store = read.result()
+                fetched += from_store
+            else:
+                late.append(key)
+                read.add_done_callback(_log_late_read)
+        return DocumentReads(found, late, fetched)
+
+    def section_text(self, section_id: str) -> str:
+        """A section's indexed text, its chunks joined in order: what verification reads when the parent document
+        cannot be (chunks are verbatim slices, so a quote spanning two of them may not be found: stricter, never
+        laxer)."""
+        texts, ordinal = [], 0
+        while (chunk := self.chunks.get(f"{section_id}/c{ordinal}")) is not None:
+            texts.append(chunk.text)
+            ordinal += 1
+        return "\n".join(texts)
+
     @classmethod
     async def load(cls, store: ObjectStore) -> Corpus:
         manifest = await Manifest.load(store)
         raws = await get_many_json(store, [chunks_object_key(k) for k in manifest.documents])
         chunks = [Chunk.model_validate(c) for raw in raws if raw for c in raw]
         return cls(manifest, chunks, store)
+
+
+def _log_late_read(read: asyncio.Task[tuple[Document | None, bool]]) -> None:
+    """A parent document read that an answer stopped waiting for: its failure (if any) is logged, not lost."""
+    if not read.cancelled() and read.exception() is not None:
+        log.warning("reading a parent document failed: %s", read.exception())

@@ -93,7 +93,11 @@ class S3ObjectStore:
             region_name=cfg.region,
             aws_access_key_id=cfg.access_key_id.get_secret_value() or None,
             aws_secret_access_key=cfg.secret_access_key.get_secret_value() or None,
-            config=Config(retries={"max_attempts": 5, "mode": "standard"}),
+            config=Config(
+                retries={"max_attempts": cfg.attempts, "mode": "standard"},
+                connect_timeout=cfg.connect_timeout_s,
+                read_timeout=cfg.read_timeout_s,
+            ),
         )
 
     def _key(self, key: str) -> str:

@@ -39,14 +39,28 @@ WARNING_CODES: dict[str, WarningCode] = {
 }
 
 
-async def _provisions(deps: QueryDeps, citations: Iterable[Citation]) -> dict[str, str]:
+async def _provisions(
+    runtime: Runtime[QueryDeps], citations: Iterable[Citation]
+) -> tuple[dict[str, str], list[SentWarning]]:
+    """The cited provisions' text, by section id, from their parent documents, read at once and for at most the
+    object store's ``answer_wait_s``. A provision whose document is late (a slow or failing store) is checked
+    against its indexed text instead, with a warning; one whose document is gone is left out (its quotes fail)."""
+    deps = runtime.context
+    cited = list(citations)
+    reads = await deps.corpus.documents([c.doc_key for c in cited], deps.settings.object_store.answer_wait_s)
     provisions: dict[str, str] = {}
-    for citation in citations:
-        document = await deps.corpus.document(citation.doc_key)
+    for citation in cited:
+        document = reads.found.get(citation.doc_key)
         section = document.section(citation.section_id) if document else None
         if section is not None:
             provisions[citation.section_id] = section.text
-    return provisions
+        elif citation.doc_key in reads.late and (text := deps.corpus.section_text(citation.section_id)):
+            provisions[citation.section_id] = text
+    if not reads.late:
+        return provisions, []
+    return provisions, [warn(runtime, "sources_slow", f"the document store did not answer in time for "
+                             f"{len(reads.late)} cited document(s), so their quotes were checked against the indexed "
+                             "text of the provisions")]  # fmt: skip
 
 
 def _time_left(state: QueryState, deps: QueryDeps) -> bool:
@@ -63,9 +77,8 @@ async def verify(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
         return await _verify_model(state, runtime, start)
     deps = runtime.context
     offered = {c["index"]: Citation.model_validate(c) for c in state.citations}
-    result = verify_answer(state.answer, offered, await _provisions(deps, offered.values()),
-                           len(set(state.relevant_sections)))  # fmt: skip
-    warnings = []
+    provisions, warnings = await _provisions(runtime, offered.values())
+    result = verify_answer(state.answer, offered, provisions, len(set(state.relevant_sections)))
     if result.quotes_failed:
         warnings.append(warn(runtime, "unverified_quote", f"{len(result.quotes_failed)} quoted passage(s) do not "
                              "appear in the cited provisions; treat them as unverified"))  # fmt: skip
@@ -102,7 +115,8 @@ async def _verify_model(state: QueryState, runtime: Runtime[QueryDeps], start: f
     deps = runtime.context
     offered = {c["index"]: Citation.model_validate(c) for c in state.offered}
     text = complete_sentences(state.answer)  # a fragment the model had not finished is never kept
-    gate = gate_model_answer(text, offered, await _provisions(deps, offered.values()))
+    provisions, slow = await _provisions(runtime, offered.values())
+    gate = gate_model_answer(text, offered, provisions)
     relevant = len(set(state.relevant_sections))
     log.debug("gate offered: %s", {i: (c.section_id, c.quote[:80]) for i, c in offered.items()})
     for failed in gate.failed:
@@ -120,7 +134,7 @@ async def _verify_model(state: QueryState, runtime: Runtime[QueryDeps], start: f
             held = HeldAnswer(source="model" if gate.passed else "model_trimmed", answer=gate.answer,
                               citations=[c.model_dump() for c in gate.citations], removed=len(gate.failed))  # fmt: skip
         return QueryUpdate(
-            verification=summary, verified=False, warnings=[warning], corrected=True, step_kind="corrective",
+            verification=summary, verified=False, warnings=[*slow, warning], corrected=True, step_kind="corrective",
             pending=[corrective_query(gate, state.asked)], timings={"verify": ms(start)}, held=held,
         )  # fmt: skip
     extractive = ExtractiveAnswer("", [], True)
@@ -129,8 +143,8 @@ async def _verify_model(state: QueryState, runtime: Runtime[QueryDeps], start: f
         extracted, cited = await extractive_answer(deps.retriever.embedder, state.asked, hits, 1, state.lay_terms)
         extractive = ExtractiveAnswer(extracted, cited, not extracted)
     final = kept_if_better(choose_final(gate, extractive, abstention_text(state, deps)), state.held)
-    warnings = [warn(runtime, WARNING_CODES.get(code, "unsupported_statement"), message)
-                for code, message in final.warnings]  # fmt: skip
+    warnings = slow + [warn(runtime, WARNING_CODES.get(code, "unsupported_statement"), message)
+                       for code, message in final.warnings]  # fmt: skip
     # The model's answer as streamed when every marker it wrote is the citation the gate attached and nothing was
     # trimmed; anything else the reader is shown replaces it, streamed again after an answer_revised warning.
     as_written = final.source == "model" and final.answer == gate.answer
@@ -210,7 +224,7 @@ async def select_choice(state: QueryState, runtime: Runtime[QueryDeps]) -> Query
     start = time.perf_counter()
     deps = runtime.context
     cited = [Citation.model_validate(c) for c in state.citations]
-    provisions = await _provisions(deps, cited)
+    provisions, slow = await _provisions(runtime, cited)
     evidence = {c.index: provisions.get(c.section_id, c.quote) for c in cited}
     chosen: MultipleChoice | None = None
     calls: list[LLMCall] = []
@@ -224,5 +238,5 @@ async def select_choice(state: QueryState, runtime: Runtime[QueryDeps]) -> Query
     block = "\n\n" + choice_text(chosen)
     tracker.feed("\n\n")
     stream_words(block.lstrip(), tracker)
-    return {"answer": state.answer + block, "choice": chosen.model_dump(), "llm": calls,
+    return {"answer": state.answer + block, "choice": chosen.model_dump(), "llm": calls, "warnings": slow,
             "timings": {"select_choice": ms(start)}}  # fmt: skip
