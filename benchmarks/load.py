@@ -37,6 +37,7 @@ import time
 import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psutil
@@ -290,10 +291,18 @@ async def run_level(server: Server, variant: str, level: int, questions: list[st
                     windows.append({
                         "end_s": round(next_window), "answers": len(done), "rss_mib": round(rss, 1), "fds": fds,
                         "llm_unavailable": sum("llm_unavailable" in r.codes for r in done),
+                        "sources_slow": sum("sources_slow" in r.codes for r in done),
                         "threads": threads, **{f"final_{k}": v for k, v in latency.items()},
                     })  # fmt: skip
                     next_window += args.window
                 await asyncio.sleep(0.5)
+
+        async def slow_store() -> None:
+            start, end, delay = args.store_slow
+            await asyncio.sleep(start)
+            args.proxy.delay = delay
+            await asyncio.sleep(end - start)
+            args.proxy.delay = 0.0
 
         async def outage() -> None:
             start, end = args.llm_outage
@@ -304,14 +313,16 @@ async def run_level(server: Server, variant: str, level: int, questions: list[st
 
         sampler = asyncio.create_task(sample())
         fault = asyncio.create_task(outage()) if args.llm_outage else None
+        slowed = asyncio.create_task(slow_store()) if args.store_slow else None
         await asyncio.gather(*(client_loop(i) for i in range(level)))
         wall = time.perf_counter() - t0
         cpu = server.cpu_s() - cpu0
         client_cpu = time.process_time() - client0
         model_cpu = sum(model.cpu_times()[:2]) - model_cpu0 if model else 0.0
         sampler.cancel()
-        if fault is not None:
-            await fault
+        for task in (fault, slowed):
+            if task is not None:
+                await task
     ok = [r for r in results if not r.error]
     rejected = sum(r.status == 503 for r in results)
     kinds: dict[str, int] = {}
@@ -413,6 +424,11 @@ async def main_async(args: argparse.Namespace, data_dir: Path) -> list[Level]:
     if args.llm:
         llm, llm_env = start_llm(args)
         env |= llm_env
+    store = None
+    if args.s3:
+        store, proxy, s3_env = start_s3(data_dir)
+        args.proxy = proxy
+        env |= s3_env
     levels = [int(x) for x in args.levels.split(",")]
     results: list[Level] = []
     try:
@@ -430,7 +446,37 @@ async def main_async(args: argparse.Namespace, data_dir: Path) -> list[Level]:
         if llm is not None:
             llm.terminate()
             llm.wait(timeout=10)
+        if store is not None:
+            args.proxy.__exit__(None, None, None)
+            store.stop()
     return results
+
+
+def start_s3(data_dir: Path) -> tuple[Any, Any, dict[str, str]]:
+    """A real S3 server (moto) on 127.0.0.1 holding the data dir's objects, behind a proxy that can hold every
+    request (``--store-slow``); the servers read their corpus through the proxy (Milvus Lite stays in the data dir)."""
+    import boto3
+    from moto.server import ThreadedMotoServer
+
+    sys.path.insert(0, str(ROOT))
+    from tests.servers import SlowProxy
+
+    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    moto.start()
+    host, port = moto.get_host_and_port()
+    s3 = boto3.client("s3", endpoint_url=f"http://{host}:{port}", region_name="us-east-1",
+                      aws_access_key_id="test", aws_secret_access_key="test")  # fmt: skip
+    s3.create_bucket(Bucket="load")
+    objects = data_dir / "objects"
+    for path in sorted(p for p in objects.rglob("*") if p.is_file()):
+        s3.upload_file(str(path), "load", path.relative_to(objects).as_posix())
+    proxy = SlowProxy((host, port)).__enter__()
+    env = {
+        "GWETA_OBJECT_STORE__BACKEND": "s3", "GWETA_OBJECT_STORE__ENDPOINT_URL": proxy.url,
+        "GWETA_OBJECT_STORE__BUCKET": "load", "GWETA_OBJECT_STORE__REGION": "us-east-1",
+        "GWETA_OBJECT_STORE__ACCESS_KEY_ID": "test", "GWETA_OBJECT_STORE__SECRET_ACCESS_KEY": "test",
+    }  # fmt: skip
+    return moto, proxy, env
 
 
 def main() -> int:
@@ -453,11 +499,18 @@ def main() -> int:
         "--llm-outage", type=lambda v: tuple(float(x) for x in v.split(",")), help="START,END s into each level: "
         "the paced model answers 503 in between (the fault run; needs --llm)"
     )  # fmt: skip
+    parser.add_argument("--s3", action="store_true", help="read the corpus from a loopback S3 server (moto)")
+    parser.add_argument(
+        "--store-slow", type=lambda v: tuple(float(x) for x in v.split(",")), help="START,END,DELAY: between START "
+        "and END s into each level, every request to the S3 server is held DELAY s (the fault run; needs --s3)"
+    )  # fmt: skip
     parser.add_argument("--server-log", type=Path, help="append each server's log here")
     parser.add_argument("--title", default="")
     parser.add_argument("--out", type=Path, help="Markdown report")
     parser.add_argument("--json", type=Path, help="the figures, for benchmarks/load_plot.py")
     args = parser.parse_args()
+    if args.store_slow and not args.s3:
+        parser.error("--store-slow needs --s3")
 
     # A terminated harness still stops the servers it started (the finally blocks run on SystemExit).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -501,10 +554,11 @@ def main() -> int:
             )
         if r.windows:
             lines += ["", f"{r.variant} at {r.level}, per {args.window:.0f} s window:", "",
-                      "| until s | answers | without LLM | final P50 / P95 ms | RSS MiB | open files | threads |",
-                      "| ---: | ---: | ---: | --- | ---: | ---: | ---: |"]  # fmt: skip
+                      "| until s | answers | without LLM | store slow | final P50 / P95 ms | RSS MiB | open files | "
+                      "threads |", "| ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |"]  # fmt: skip
             lines += [
-                f"| {w['end_s']:.0f} | {w['answers']:.0f} | {w['llm_unavailable']:.0f} | {w.get('final_p50', 0):.0f} / "
+                f"| {w['end_s']:.0f} | {w['answers']:.0f} | {w['llm_unavailable']:.0f} | {w['sources_slow']:.0f} | "
+                f"{w.get('final_p50', 0):.0f} / "
                 f"{w.get('final_p95', 0):.0f} | {w['rss_mib']:.0f} | {w['fds']:.0f} | {w['threads']:.0f} |"
                 for w in r.windows
             ]
