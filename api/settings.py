@@ -43,6 +43,7 @@ class ObjectStoreSettings(BaseModel):
     connect_timeout_s: float = Field(5.0, gt=0, description="S3: limit for opening a connection.")
     read_timeout_s: float = Field(15.0, gt=0, description="S3: limit for a response to start or continue.")
     attempts: int = Field(3, ge=1, le=10, description="S3: tries per call (retried on throttling and 5xx).")
+    threads: int = Field(16, ge=1, le=128, description="S3: calls in flight at once (the store's own threads).")
 
 
 class BM25Settings(BaseModel):

@@ -7,15 +7,20 @@ keys like ``docs/sample-act-2024-3.json`` and write atomically, so a reader neve
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import tempfile
-from collections.abc import Sequence
+import weakref
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from api.errors import BackendError, BadRequestError
 from api.settings import ObjectStoreSettings
+
+T = TypeVar("T")
 
 
 class ObjectStore(Protocol):
@@ -79,12 +84,17 @@ class LocalObjectStore:
 
 
 class S3ObjectStore:
-    """Any S3-compatible bucket (Cloudflare R2 in production); boto3 is sync, so every call runs in a thread."""
+    """Any S3-compatible bucket (Cloudflare R2 in production). boto3 is sync, so every call runs in a thread of the
+    store's own pool: a slow store then holds only these threads, not the event loop's default executor that BM25,
+    Milvus and the audit log share (on 2 cores that one has 6 threads, and 3-second reads once queued every search
+    behind them: `benchmarks/results/load_fault_store.md`)."""
 
     def __init__(self, cfg: ObjectStoreSettings) -> None:
         import boto3
         from botocore.config import Config
 
+        self._pool = ThreadPoolExecutor(max_workers=cfg.threads, thread_name_prefix="object-store")
+        weakref.finalize(self, self._pool.shutdown, wait=False)
         self.bucket = cfg.bucket
         self.prefix = cfg.prefix
         self.client = boto3.client(
@@ -97,6 +107,7 @@ class S3ObjectStore:
                 retries={"max_attempts": cfg.attempts, "mode": "standard"},
                 connect_timeout=cfg.connect_timeout_s,
                 read_timeout=cfg.read_timeout_s,
+                max_pool_connections=cfg.threads,
             ),
         )
 
@@ -115,18 +126,21 @@ class S3ObjectStore:
         except BotoCoreError as exc:
             raise BackendError(f"object store {method} failed: {type(exc).__name__}") from exc
 
+    async def _in_pool(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._pool, functools.partial(fn, *args, **kwargs))
+
     async def put_bytes(self, key: str, data: bytes) -> None:
-        await asyncio.to_thread(self._call, "put_object", Key=self._key(key), Body=data)
+        await self._in_pool(self._call, "put_object", Key=self._key(key), Body=data)
 
     async def get_bytes(self, key: str) -> bytes | None:
         def get() -> bytes | None:
             resp = self._call("get_object", Key=self._key(key))
             return None if resp is None else bytes(resp["Body"].read())
 
-        return await asyncio.to_thread(get)
+        return await self._in_pool(get)
 
     async def delete(self, key: str) -> None:
-        await asyncio.to_thread(self._call, "delete_object", Key=self._key(key))
+        await self._in_pool(self._call, "delete_object", Key=self._key(key))
 
     async def list_keys(self, prefix: str) -> list[str]:
         def list_all() -> list[str]:
@@ -139,7 +153,7 @@ class S3ObjectStore:
                     return sorted(keys)
                 token = {"ContinuationToken": resp["NextContinuationToken"]}
 
-        return await asyncio.to_thread(list_all)
+        return await self._in_pool(list_all)
 
 
 async def put_json(store: ObjectStore, key: str, value: Any) -> None:
