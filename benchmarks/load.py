@@ -130,7 +130,8 @@ class Server:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "api.cli", "serve", "--port", str(self.port)],
             cwd=root,
-            env={**os.environ, **NO_CACHES, **env, "GWETA_DATA_DIR": str(data_dir.resolve())},
+            # A variant may name its own data dir (--variant-env NAME:GWETA_DATA_DIR=D: the corpus-size run).
+            env={**os.environ, **NO_CACHES, "GWETA_DATA_DIR": str(data_dir.resolve()), **env},
             stdout=self.log,
             stderr=subprocess.STDOUT,
         )
