@@ -46,6 +46,14 @@ def test_the_mismatches_that_count_and_the_wordings_that_do_not() -> None:
                         "two months' rent.")  # fmt: skip
     assert not opposite("An employee cannot be dismissed without a hearing.", "An employer shall give a hearing.")
     assert not opposite("A person may marry with consent.", "No person shall marry without consent.")
+    # Leave to go past a limit the clause sets (a real small model's "may charge interest above the prescribed rate").
+    limit = "No lender shall stipulate for, demand or receive interest at a rate greater than the prescribed rate."
+    assert opposite("A lender may charge interest above the prescribed rate.", limit)
+    assert opposite("A lender can receive interest at more than the prescribed rate.", limit)
+    assert not opposite("A lender may charge interest up to the prescribed rate.", limit)  # within the limit
+    assert not opposite("A lender may not charge more than the prescribed rate.", limit)  # both forbid
+    assert opposite("The entry may be sent later than thirty days after the marriage.",
+                    "The other shall, not later than thirty days after the date of marriage, be transmitted.")  # fmt: skip
 
 
 def test_the_gate_removes_a_sentence_that_reverses_its_cited_provision() -> None:

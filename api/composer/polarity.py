@@ -6,15 +6,19 @@ This module reads only what it can read reliably: whether a clause forbids or de
 ``cannot``, ``no person … shall``, ``prohibited``, ``need not``, ``the right not to``) and whether a sentence grants a
 permission (``may``, ``can``, ``is entitled``, ``is allowed``).
 
-Two mismatches count:
+Three mismatches count:
 - the sentence forbids or denies what its clause states without a negation ("need not refund" against "shall be
   refunded");
 - the sentence grants a permission its clause forbids ("may contract a marriage" against "no person … may contract a
-  marriage").
+  marriage");
+- the sentence permits going past a limit its clause sets ("a lender may charge interest above the prescribed rate"
+  against "no lender shall … receive … interest at a rate greater than the prescribed rate", or against "shall … be
+  transmitted … not later than thirty days"). A real small model wrote that first sentence, and it passed.
 
 What it leaves to the meaning measure, because the same polarity can be worded either way:
 - conditions and exceptions ("cannot be dismissed without a hearing" says what "must be given a hearing" says);
-- quantity bounds ("may ask up to two months' rent" says what "shall not require more than two months' rent" says);
+- other quantity bounds ("may ask up to two months' rent" says what "shall not require more than two months' rent"
+  says: a permission within the limit);
 - obligations against prohibitions ("must have two witnesses" against "no marriage without two witnesses").
 """
 
@@ -30,6 +34,7 @@ _CLAUSE_NEGATION = re.compile(
     r"|\b(?:doesn't|don't|isn't|aren't)\s+(?:apply|need|have\s+(?:a|the)\s+right|have\s+to|permitted|allowed|entitled)\b"
     r"|\b(?:no|nobody|neither|nor|never)\b(?=[^.;:]{0,240}?\b(?:shall|may|must|can|will)\b)"
     r"|\bno\s+one\b|\bunder\s+no\s+circumstances\b|\bright\s+not\s+to\b"
+    r"|\bno\s+(?:\w+\s+){1,3}?to\s+be\b"  # a heading's prohibition: "No liquor to be consumed … later than …"
     r"|\b(?:prohibited|forbidden|unlawful|illegal|only)\b",
     re.I,
 )
@@ -50,13 +55,47 @@ _PERMISSION = re.compile(
 )
 
 
+# Going past an upper limit, and staying within one ("not more than", "not exceeding", "up to").
+_BEYOND = re.compile(
+    r"\b(?:more|greater|higher|larger|longer|later)\s+than\b|\bexceed(?:s|ed|ing)?\b|\bin\s+excess\s+of\b"
+    r"|\babove\b|\bbeyond\b",
+    re.I,
+)
+_WITHIN = re.compile(
+    r"\b(?:not|no)\s+(?:more|greater|higher|larger|longer|later)\s+than\b|\bnot\s+(?:to\s+)?exceed(?:s|ing)?\b"
+    r"|\bup\s+to\b|\bat\s+(?:the\s+)?most\b|\bwithin\b|\bmaximum\s+of\b",
+    re.I,
+)
+_OBLIGATION = re.compile(r"\b(?:shall|must)\b(?!\s+not\b)|\b(?:is|are)\s+required\s+to\b", re.I)
+
+
+def permits_beyond(sentence: str) -> bool:
+    """Whether ``sentence`` grants leave to go past a limit ("may charge interest above the prescribed rate")."""
+    return (
+        not forbids(sentence)
+        and bool(_PERMISSION.search(sentence))
+        and not _WITHIN.search(sentence)
+        and bool(_BEYOND.search(sentence))
+    )
+
+
+def limits(clause: str) -> bool:
+    """Whether ``clause`` sets an upper limit: forbids going past something ("no lender shall … receive … interest at
+    a rate greater than", "shall not require a deposit that exceeds"), or obliges within one ("shall … not later
+    than thirty days")."""
+    past = bool(_BEYOND.search(_WITHIN.sub(" ", clause)))
+    return (forbids(clause) and past) or (bool(_WITHIN.search(clause)) and bool(_OBLIGATION.search(clause)))
+
+
 def forbids(text: str) -> bool:
     """Whether ``text`` forbids or denies something (its main clause carries a negation)."""
     return bool(_CLAUSE_NEGATION.search(text))
 
 
 def opposite(sentence: str, clause: str) -> bool:
-    """Whether ``sentence`` says the opposite of ``clause``, by the two mismatches the module describes."""
+    """Whether ``sentence`` says the opposite of ``clause``, by the three mismatches the module describes."""
+    if permits_beyond(sentence) and limits(clause) and not _CONDITION.search(sentence):
+        return True
     said, stated = forbids(sentence), forbids(clause)
     if said == stated or _CONDITION.search(sentence) or _BOUND.search(sentence) or _CONDITION.search(clause):
         return False
