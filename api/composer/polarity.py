@@ -66,7 +66,12 @@ _WITHIN = re.compile(
     r"|\bup\s+to\b|\bat\s+(?:the\s+)?most\b|\bwithin\b|\bmaximum\s+of\b",
     re.I,
 )
+# A duty to act within a limit ("shall … not later than thirty days", "within fourteen days"); "shall grant … up to
+# ninety days" limits what is granted, not what may be asked for, so it is not one.
+_DEADLINE = re.compile(r"\bnot\s+(?:later|more|longer)\s+than\b|\bnot\s+(?:to\s+)?exceed(?:s|ing)?\b|\bwithin\b", re.I)
 _OBLIGATION = re.compile(r"\b(?:shall|must)\b(?!\s+not\b)|\b(?:is|are)\s+required\s+to\b", re.I)
+# A permission on a condition ("if you need more than this, you may request …") is no blanket leave past a limit.
+_CONDITIONAL = re.compile(r"\b(?:if|when|whenever|where|unless|except|without|provided|subject\s+to)\b", re.I)
 
 
 def permits_beyond(sentence: str) -> bool:
@@ -75,6 +80,7 @@ def permits_beyond(sentence: str) -> bool:
         not forbids(sentence)
         and bool(_PERMISSION.search(sentence))
         and not _WITHIN.search(sentence)
+        and not _CONDITIONAL.search(sentence)
         and bool(_BEYOND.search(sentence))
     )
 
@@ -84,7 +90,7 @@ def limits(clause: str) -> bool:
     a rate greater than", "shall not require a deposit that exceeds"), or obliges within one ("shall … not later
     than thirty days")."""
     past = bool(_BEYOND.search(_WITHIN.sub(" ", clause)))
-    return (forbids(clause) and past) or (bool(_WITHIN.search(clause)) and bool(_OBLIGATION.search(clause)))
+    return (forbids(clause) and past) or (bool(_DEADLINE.search(clause)) and bool(_OBLIGATION.search(clause)))
 
 
 def forbids(text: str) -> bool:
@@ -94,7 +100,7 @@ def forbids(text: str) -> bool:
 
 def opposite(sentence: str, clause: str) -> bool:
     """Whether ``sentence`` says the opposite of ``clause``, by the three mismatches the module describes."""
-    if permits_beyond(sentence) and limits(clause) and not _CONDITION.search(sentence):
+    if permits_beyond(sentence) and limits(clause):
         return True
     said, stated = forbids(sentence), forbids(clause)
     if said == stated or _CONDITION.search(sentence) or _BOUND.search(sentence) or _CONDITION.search(clause):
