@@ -52,8 +52,8 @@ def test_the_mismatches_that_count_and_the_wordings_that_do_not() -> None:
     assert opposite("A lender can receive interest at more than the prescribed rate.", limit)
     assert not opposite("A lender may charge interest up to the prescribed rate.", limit)  # within the limit
     assert not opposite("A lender may not charge more than the prescribed rate.", limit)  # both forbid
-    assert opposite("The entry may be sent later than thirty days after the marriage.",
-                    "The other shall, not later than thirty days after the date of marriage, be transmitted.")  # fmt: skip
+    deadline = "The other shall, not later than thirty days after the date of marriage, be transmitted."
+    assert opposite("The entry may be sent later than thirty days after the marriage.", deadline)
 
 
 def test_the_gate_removes_a_sentence_that_reverses_its_cited_provision() -> None:
