@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -425,14 +426,13 @@ async def main_async(args: argparse.Namespace, data_dir: Path) -> list[Level]:
     if args.llm:
         llm, llm_env = start_llm(args)
         env |= llm_env
-    store = None
-    if args.s3:
-        store, proxy, s3_env = start_s3(data_dir)
-        args.proxy = proxy
-        env |= s3_env
     levels = [int(x) for x in args.levels.split(",")]
     results: list[Level] = []
+    s3 = contextlib.ExitStack()
     try:
+        if args.s3:
+            args.proxy, s3_env = await start_s3(data_dir, s3)
+            env |= s3_env
         for level in levels:
             for name, root in variants:
                 server = Server(Path(root), data_dir, env | own_env.get(name, {}))
@@ -447,37 +447,31 @@ async def main_async(args: argparse.Namespace, data_dir: Path) -> list[Level]:
         if llm is not None:
             llm.terminate()
             llm.wait(timeout=10)
-        if store is not None:
-            args.proxy.__exit__(None, None, None)
-            store.stop()
+        s3.close()
     return results
 
 
-def start_s3(data_dir: Path) -> tuple[Any, Any, dict[str, str]]:
+async def start_s3(data_dir: Path, stack: contextlib.ExitStack) -> tuple[Any, dict[str, str]]:
     """A real S3 server (moto) on 127.0.0.1 holding the data dir's objects, behind a proxy that can hold every
-    request (``--store-slow``); the servers read their corpus through the proxy (Milvus Lite stays in the data dir)."""
-    import boto3
-    from moto.server import ThreadedMotoServer
-
+    request (``--store-slow``); the servers read their corpus through the proxy (Milvus Lite stays in the data dir).
+    Both stop when ``stack`` closes. Returns the proxy and the servers' environment."""
     sys.path.insert(0, str(ROOT))
-    from tests.servers import SlowProxy
+    from api.tools.object_store import S3ObjectStore
+    from tests.servers import SlowProxy, moto_s3, s3_bucket
 
-    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    moto.start()
-    host, port = moto.get_host_and_port()
-    s3 = boto3.client("s3", endpoint_url=f"http://{host}:{port}", region_name="us-east-1",
-                      aws_access_key_id="test", aws_secret_access_key="test")  # fmt: skip
-    s3.create_bucket(Bucket="load")
-    objects = data_dir / "objects"
-    for path in sorted(p for p in objects.rglob("*") if p.is_file()):
-        s3.upload_file(str(path), "load", path.relative_to(objects).as_posix())
-    proxy = SlowProxy((host, port)).__enter__()
+    endpoint = stack.enter_context(moto_s3())
+    cfg = await asyncio.to_thread(s3_bucket, endpoint, "load")
+    store, objects = S3ObjectStore(cfg), data_dir / "objects"
+    paths = [p for p in objects.rglob("*") if p.is_file()]
+    await asyncio.gather(*(store.put_bytes(p.relative_to(objects).as_posix(), p.read_bytes()) for p in paths))
+    host, port = endpoint.removeprefix("http://").split(":")
+    proxy = stack.enter_context(SlowProxy((host, int(port))))
     env = {
         "GWETA_OBJECT_STORE__BACKEND": "s3", "GWETA_OBJECT_STORE__ENDPOINT_URL": proxy.url,
-        "GWETA_OBJECT_STORE__BUCKET": "load", "GWETA_OBJECT_STORE__REGION": "us-east-1",
+        "GWETA_OBJECT_STORE__BUCKET": cfg.bucket, "GWETA_OBJECT_STORE__REGION": cfg.region,
         "GWETA_OBJECT_STORE__ACCESS_KEY_ID": "test", "GWETA_OBJECT_STORE__SECRET_ACCESS_KEY": "test",
     }  # fmt: skip
-    return moto, proxy, env
+    return proxy, env
 
 
 def main() -> int:

@@ -6,11 +6,14 @@ import asyncio
 import json
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
 
 import uvicorn
+from pydantic import SecretStr
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -18,6 +21,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from api.composer.skills import load_skills
+from api.settings import ObjectStoreSettings
 
 
 class LiveServer:
@@ -45,6 +49,32 @@ class LiveServer:
     def __exit__(self, *exc: object) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=30)
+
+
+@contextmanager
+def moto_s3() -> Iterator[str]:
+    """A real S3-compatible server (moto) on 127.0.0.1, for as long as the block runs: its endpoint URL."""
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
+
+
+def s3_bucket(endpoint: str, bucket: str, **extra: Any) -> ObjectStoreSettings:
+    """Create ``bucket`` on the loopback S3 server at ``endpoint``; the object store settings that reach it."""
+    import boto3
+
+    creds = {"aws_access_key_id": "test", "aws_secret_access_key": "test"}
+    boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", **creds).create_bucket(Bucket=bucket)
+    return ObjectStoreSettings(
+        backend="s3", bucket=bucket, endpoint_url=endpoint, region="us-east-1", access_key_id=SecretStr("test"),
+        secret_access_key=SecretStr("test"), **extra,
+    )  # fmt: skip
 
 
 class SlowProxy:
@@ -88,11 +118,8 @@ class SlowProxy:
         await asyncio.gather(self._pipe(reader, up_writer, True), self._pipe(up_reader, writer, False))
 
     def __exit__(self, *exc: object) -> None:
-        async def stop() -> None:
-            assert self.server is not None
-            self.server.close()
-
-        asyncio.run_coroutine_threadsafe(stop(), self.loop).result(10)
+        assert self.server is not None
+        self.loop.call_soon_threadsafe(self.server.close)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=10)
         self.loop.close()

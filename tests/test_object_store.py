@@ -3,23 +3,17 @@
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
-import boto3
 import pytest
-from moto.server import ThreadedMotoServer
-from pydantic import SecretStr
 
 from api.errors import BadRequestError
-from api.settings import ObjectStoreSettings
 from api.tools.object_store import LocalObjectStore, ObjectStore, S3ObjectStore, get_json, put_json
+from tests.servers import moto_s3, s3_bucket
 
 
 @pytest.fixture(scope="module")
 def s3_endpoint() -> Iterator[str]:
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
+    with moto_s3() as endpoint:
+        yield endpoint
 
 
 @pytest.fixture(params=["local", "s3"])
@@ -29,13 +23,7 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
         return
     endpoint = request.getfixturevalue("s3_endpoint")
     bucket = f"b-{tmp_path.name.lower().replace('_', '-')[-40:]}"
-    creds = {"aws_access_key_id": "test", "aws_secret_access_key": "test"}
-    boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", **creds).create_bucket(Bucket=bucket)
-    cfg = ObjectStoreSettings(
-        backend="s3", bucket=bucket, endpoint_url=endpoint, region="us-east-1", prefix="gweta/",
-        access_key_id=SecretStr("test"), secret_access_key=SecretStr("test"),
-    )  # fmt: skip
-    yield S3ObjectStore(cfg)
+    yield S3ObjectStore(s3_bucket(endpoint, bucket, prefix="gweta/"))
 
 
 async def test_put_get_overwrite_delete(store: ObjectStore) -> None:

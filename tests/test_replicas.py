@@ -14,14 +14,12 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import boto3
 import httpx
 import pytest
-from moto.server import ThreadedMotoServer
-from pydantic import SecretStr
 
 from api.settings import ObjectStoreSettings, Settings
 from tests.conftest import SAMPLE_CORPUS, ingest_into
+from tests.servers import moto_s3, s3_bucket
 
 BEEKEEPING_ACT = """<!-- id: sample/act/2025/2; jurisdiction: SAMPLE; note: written for the tests, not real law -->
 # Apiary Registration Act, 2025
@@ -34,18 +32,9 @@ Every beekeeper who keeps more than five hives shall register each apiary with t
 
 
 @pytest.fixture
-def s3(tmp_path: Path) -> Iterator[ObjectStoreSettings]:
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    endpoint = f"http://{host}:{port}"
-    creds = {"aws_access_key_id": "test", "aws_secret_access_key": "test"}
-    boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", **creds).create_bucket(Bucket="replicas")
-    yield ObjectStoreSettings(
-        backend="s3", bucket="replicas", endpoint_url=endpoint, region="us-east-1",
-        access_key_id=SecretStr("test"), secret_access_key=SecretStr("test"),
-    )  # fmt: skip
-    server.stop()
+def s3() -> Iterator[ObjectStoreSettings]:
+    with moto_s3() as endpoint:
+        yield s3_bucket(endpoint, "replicas")
 
 
 def free_port() -> int:

@@ -10,16 +10,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import boto3
 import httpx
 import pytest
-from moto.server import ThreadedMotoServer
-from pydantic import SecretStr
 
 from api.main import create_app
 from api.settings import ObjectStoreSettings, RetrievalSettings, Settings
 from tests.conftest import SAMPLE_CORPUS, ingest_into
-from tests.servers import LiveServer, SlowProxy
+from tests.servers import LiveServer, SlowProxy, moto_s3, s3_bucket
 from tests.sse import collect
 
 QUESTION = {"q": "How much deposit can a landlord ask for?"}
@@ -29,17 +26,8 @@ DELAY_S = 4.0
 
 @pytest.fixture
 def s3() -> Iterator[ObjectStoreSettings]:
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    endpoint = f"http://{host}:{port}"
-    creds = {"aws_access_key_id": "test", "aws_secret_access_key": "test"}
-    boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", **creds).create_bucket(Bucket="slow")
-    yield ObjectStoreSettings(
-        backend="s3", bucket="slow", endpoint_url=endpoint, region="us-east-1", access_key_id=SecretStr("test"),
-        secret_access_key=SecretStr("test"), answer_wait_s=WAIT_S,
-    )  # fmt: skip
-    server.stop()
+    with moto_s3() as endpoint:
+        yield s3_bucket(endpoint, "slow", answer_wait_s=WAIT_S)
 
 
 async def ask(client: httpx.AsyncClient) -> tuple[dict[str, object], list[str], float]:

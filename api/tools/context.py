@@ -42,8 +42,6 @@ class ContextBundle:
     """Chunk ids of hits whose provision did not fit the budget."""
     fetches: int = 0
     """Parent documents read from the object store (the rest came from the fetch cache)."""
-    late: list[str] = field(default_factory=list)
-    """Parent documents not read in time (``ObjectStoreSettings.answer_wait_s``): their chunks stood in."""
     ms: float = 0.0
 
 
@@ -108,7 +106,6 @@ class ContextBundler:
         # Counting tokens of whole provisions is model-tokenizer work: off the event loop.
         result = await asyncio.to_thread(self._assemble, groups, parents)
         result.fetches = reads.fetched
-        result.late = reads.late
         result.ms = round((time.perf_counter() - start) * 1000, 2)
         return result
 

@@ -20,6 +20,7 @@ import httpx
 from langchain_core.callbacks import AsyncCallbackManager
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, LLMResult
 from langchain_core.runnables import ensure_config
 from pydantic import SecretStr
@@ -189,10 +190,8 @@ class TracedRun:
             await self._run.on_llm_error(exc)
 
 
-def usage_metadata(usage: Usage) -> Any:
+def usage_metadata(usage: Usage) -> UsageMetadata:
     """``usage`` as LangChain's UsageMetadata (input, output and total tokens)."""
-    from langchain_core.messages.ai import UsageMetadata
-
     inputs, outputs = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
     return UsageMetadata(input_tokens=inputs, output_tokens=outputs,
                          total_tokens=usage.get("total_tokens", inputs + outputs))  # fmt: skip
