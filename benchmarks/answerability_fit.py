@@ -12,6 +12,10 @@ unanswerable; injections left out). Computes the evidence features (api/composer
 4. the model fitted on all questions, with the threshold chosen on the out-of-fold probabilities, written to
    api/data/answerability.toml with --write.
 
+Vetoes (``--veto``, "quantity" by default) are checks rather than weights: a question they fail is abstained on
+whatever its probability, in the cross-validation as in the service. A check that separates a few questions
+perfectly is learned as a weight only when those questions are in the training folds, so held out it adds nothing.
+
     .venv/bin/python benchmarks/answerability_fit.py --data-dir .bench-data --write \
         --out benchmarks/results/answerability.md
 
@@ -40,11 +44,14 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"
 Matrix = npt.NDArray[np.float64]
 # Feature sets compared in the report (each cross-validated the same way); --features picks the shipped one.
+# The logistic model's inputs; "quantity" is a veto by default (--veto), a check rather than a weight.
+LOGISTIC = tuple(f for f in FEATURES if f != "quantity")
 FEATURE_SETS = {
     "first six": FEATURES[:6],
-    "all": FEATURES,
-    "all but pairs": tuple(f for f in FEATURES if f != "pairs"),
-    "idf coverage instead of coverage": tuple(f for f in FEATURES if f != "coverage"),
+    "all": LOGISTIC,
+    "all but pairs": tuple(f for f in LOGISTIC if f != "pairs"),
+    "idf coverage instead of coverage": tuple(f for f in LOGISTIC if f != "coverage"),
+    "all, quantity as a weight too": FEATURES,
     "coverage, rarity and pairs only": ("coverage", "coverage_idf", "key_covered", "unknown", "pairs"),
 }
 
@@ -142,8 +149,9 @@ class HeldOut:
         return (a / n if n else 0.0), a, n
 
 
-def cross_validate(x: Matrix, y: Matrix, repeats: int, budget: float) -> HeldOut:
-    """Repeated stratified 5-fold CV; each fold's model and threshold come from the other folds only."""
+def cross_validate(x: Matrix, y: Matrix, repeats: int, budget: float, keep: Matrix) -> HeldOut:
+    """Repeated stratified 5-fold CV; each fold's model and threshold come from the other folds only. ``keep`` is 0
+    for a question a veto feature abstains on (its probability counts as 0), else 1."""
     rng = random.Random(20261122)
     oof_sum, seen, abstained = np.zeros(len(y)), np.zeros(len(y)), np.zeros(len(y))
     for _ in range(repeats):
@@ -155,9 +163,9 @@ def cross_validate(x: Matrix, y: Matrix, repeats: int, budget: float) -> HeldOut
             for inner in folds(y[train], 5, rng):
                 inner_train = [j for j in range(len(train)) if j not in set(inner)]
                 inner_model = fit(x[train][inner_train], y[train][inner_train])
-                inner_p[inner] = predict(inner_model, x[train][inner])
+                inner_p[inner] = predict(inner_model, x[train][inner]) * keep[train][inner]
             t = pick_threshold(inner_p, y[train], budget)
-            p = predict(model, x[test])
+            p = predict(model, x[test]) * keep[test]
             oof_sum[test] += p
             seen[test] += 1
             abstained[test] += p < t
@@ -173,6 +181,10 @@ def main() -> int:
     parser.add_argument(
         "--features", type=lambda v: v.split(","), default=list(FEATURE_SETS["all"]), help="Comma-separated."
     )
+    parser.add_argument(
+        "--veto", type=lambda v: [f for f in v.split(",") if f], default=["quantity"],
+        help="Comma-separated features whose 0 means abstain ('' for none).",
+    )  # fmt: skip
     parser.add_argument(
         "--label", choices=["evidence", "corpus"], default="evidence", help="What 'answerable' means to the fit."
     )
@@ -198,12 +210,19 @@ def main() -> int:
     def cells(held: HeldOut) -> str:
         return " | ".join(f"{r:.2f} ({a}/{n})" for r, a, n in (held.rate(m) for m in groups.values()))
 
+    keep = np.ones(len(y))
+    for name in args.veto:
+        keep *= x_all[:, FEATURES.index(name)] != 0.0
     comparison = []
+    veto_note = f" (veto: {', '.join(args.veto)})" if args.veto else ""
     for name, subset in FEATURE_SETS.items():
-        one = cross_validate(x_all[:, [FEATURES.index(f) for f in subset]], y, args.repeats, args.budget)
-        comparison.append(f"| {name} | {', '.join(subset)} | {cells(one)} |")
+        one = cross_validate(x_all[:, [FEATURES.index(f) for f in subset]], y, args.repeats, args.budget, keep)
+        comparison.append(f"| {name}{veto_note} | {', '.join(subset)} | {cells(one)} |")
     x = x_all[:, [FEATURES.index(f) for f in args.features]]
-    held = cross_validate(x, y, args.repeats, args.budget)
+    if args.veto:
+        none = cross_validate(x, y, args.repeats, args.budget, np.ones(len(y)))
+        comparison.append(f"| shipped features, no veto | {', '.join(args.features)} | {cells(none)} |")
+    held = cross_validate(x, y, args.repeats, args.budget, keep)
     oof = held.oof
     threshold = pick_threshold(oof, y, args.budget)
     final = fit(x, y)
@@ -226,7 +245,8 @@ def main() -> int:
         f"({sum(it.source == 'zim_qa' for it in items)}, injections left out)",
         f"- evidence: the service's hybrid retrieval over `{args.data_dir.name}` ({corpus_note}), top_k 6, cache off, "
         f"lay-term thesaurus {'off' if args.no_lay_terms else 'on'}",
-        f"- features: {', '.join(args.features)}; class-balanced L2 logistic regression (numpy)",
+        f"- features: {', '.join(args.features)}; class-balanced L2 logistic regression (numpy)"
+        + (f"; veto (a 0 means abstain): {', '.join(args.veto)}" if args.veto else ""),
         f"- label the judge is fitted to (`--label {args.label}`): {label}",
         f"- honest figures: {args.repeats} × stratified 5-fold cross-validation; every fold's model *and* threshold "
         f"are chosen on the other folds only (threshold: most abstaining that keeps training abstentions on "
@@ -295,7 +315,7 @@ def main() -> int:
             "# Written by benchmarks/answerability_fit.py from the development questions only; see",
             "# benchmarks/results/answerability.md for the cross-validated trade-off. grade_weight is a prior",
             "# (not fitted): the grade skill's share of relevant passages moves the logit by grade_weight*(g-0.5).",
-            f'version = "{len(y)}q-{threshold:.3f}"',
+            f'version = "{len(y)}q-{threshold:.3f}' + "".join(f"-{v}" for v in args.veto) + '"',
             f"features = {json.dumps(list(args.features))}",
             f"mean = {json.dumps([round(float(v), 6) for v in mean])}",
             f"scale = {json.dumps([round(float(v), 6) for v in scale])}",
@@ -303,6 +323,7 @@ def main() -> int:
             f"bias = {b:.6f}",
             f"threshold = {threshold:.6f}",
             "grade_weight = 2.0",
+            f"veto = {json.dumps(list(args.veto))}",
         ]
         DEFAULT_PATH.write_text("\n".join(toml) + "\n")
     if args.out:

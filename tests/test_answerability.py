@@ -15,6 +15,7 @@ from api.composer.answerability import (
     evidence_features,
     load_answerability_model,
     meaning_words,
+    number_near,
     pairs_near,
 )
 from api.errors import ConfigError
@@ -56,6 +57,7 @@ def test_the_packaged_model_loads_and_is_consistent() -> None:
         ({"scale": "[1, 1, 1, 1, 1, 0]"}, "positive"),
         ({"threshold": "1.5"}, "threshold"),
         ({"weights": "[1, 2]"}, "one value per feature"),
+        ({"veto": '["stars"]'}, "veto must name"),
     ],
 )
 def test_a_broken_model_file_is_refused(tmp_path: Path, change: dict[str, str], problem: str) -> None:
@@ -103,6 +105,8 @@ async def test_features_and_verdicts_from_a_real_retrieval(private_data_dir: Pat
     assert yes.features["pairs"] >= 0.5 and no.features["pairs"] == 0.0
     assert yes.features["key_covered"] == 1.0 and yes.features["coverage_idf"] > no.features["coverage_idf"]
     assert yes.probability > no.probability and yes.answerable and not no.answerable
+    # "How much deposit…" asks for an amount, and the deposit provision states one ("two months' rent").
+    assert yes.features["quantity"] == 1.0 and no.features["quantity"] == 1.0  # the second asks for none
     assert lay["coverage"] == 1.0  # "landlord" is covered by the thesaurus's "lessor" or by itself
 
 
@@ -118,3 +122,34 @@ def test_neighbouring_question_words_count_only_when_they_stand_together() -> No
     assert pairs_near(["leave"], families, stems) == 1.0 and pairs_near([], families, stems) == 0.0
     # A thesaurus term of the word counts as the word.
     assert pairs_near(["adoption", "child"], {**families, "adoption": {"adopt"}}, stems) == 1.0
+
+
+def test_an_amount_counts_only_near_the_question_topic() -> None:
+    def near(text: str, topic: list[str]) -> bool:
+        return number_near(topic, {w: {stem(w)} for w in topic}, [stem(t) for t in tokenize(text)])
+
+    maternity = "a female employee shall be granted maternity leave on full pay for a period of ninety-eight days"
+    assert near(maternity, ["maternity"]) and near("paid leave of 90 days for every adoption", ["adoption"])
+    assert not near(maternity, ["adoption"])  # the topic is not there at all
+    far = "an adoption order may be made on application " + "by the applicant " * 8 + "within thirty days"
+    assert not near(far, ["adoption"])  # a number, but nowhere near the topic
+    assert not near("no period is stated for adoption leave", ["adoption"])
+
+
+def test_a_veto_abstains_whatever_the_probability() -> None:
+    model = AnswerabilityModel("t", FEATURES[:6], (0.0,) * 6, (1.0,) * 6, (1.0,) * 6, 5.0, 0.5, 2.0, ("quantity",))
+    strong = {**dict.fromkeys(FEATURES, 1.0), "unknown": 0.0}
+    assert model.decide(strong).answerable and model.probability(strong) > 0.99
+    refused = model.decide({**strong, "quantity": 0.0})
+    assert not refused.answerable and "quantity" in refused.reason
+    assert model.decide({k: v for k, v in strong.items() if k != "quantity"}).answerable  # no such feature: no veto
+
+
+async def test_a_question_asking_for_an_amount_needs_a_number_on_its_topic(private_data_dir: Path) -> None:
+    asks = "How many days of paternity leave is a father entitled to?"
+    async with open_services(Settings(data_dir=private_data_dir)) as services:
+        retriever = services.orchestrator.deps.retriever
+        result = await retriever.retrieve(asks)
+        verdict = decide_answerable(asks, result, retriever.lexical, load_answerability_model(), retriever.thesaurus)
+    # The sample statutes state periods of leave, but none near "paternity" or "father".
+    assert verdict.features["quantity"] == 0.0 and not verdict.answerable and "quantity" in verdict.reason

@@ -19,7 +19,9 @@ first. Instead, a few features of the evidence go through a small logistic model
   one of the best provisions has within a few words of each other: a provision that says "adoption" in one place and
   "leave" in another is about something else.
 
-The model file names the features it uses (any of these, in its own order), so a refit may drop or add one.
+The model file names the features it uses (any of these, in its own order), so a refit may drop or add one, and
+the features that ``veto`` an answer: a check whose failure means abstention whatever the other features say
+(``quantity``: a question asking "how many days" is not answered by a provision that states no number on its topic).
 
 With a model configured, the ``grade`` skill's verdict (share of passages judged relevant) can be added; its
 weight is a stated prior, not fitted (no graded development run exists yet).
@@ -36,6 +38,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
+from api.composer.support import without_references
 from api.errors import ConfigError
 from api.tools.bm25 import LexicalIndex, stem, tokenize
 from api.tools.retrieval import RetrievalResult
@@ -44,8 +47,25 @@ from api.tools.thesaurus import Thesaurus
 DEFAULT_PATH = Path(__file__).resolve().parent.parent / "data" / "answerability.toml"
 FEATURES = (
     "dense_top", "bm25_norm", "coverage", "unknown", "agreement", "best_rank", "coverage_idf", "key_covered", "pairs",
+    "quantity",
 )  # fmt: skip
 PAIR_WINDOW = 4
+QUANTITY_WINDOW = 12
+# A question asking for an amount, a period, an age or a rate expects a number in the provision that answers it.
+ASKS_QUANTITY = re.compile(
+    r"\bhow (?:many|much|long|old|soon|often)\b|\bwhat (?:percentage|proportion|share|amount|age|rate|interest)\b"
+    r"|\bat what age\b|\b(?:minimum|maximum)\b|\bdeadline\b|\bwithin how\b",
+    re.I,
+)
+# The words that ask for the amount are not its topic ("maximum number of pupils": the topic is pupils).
+QUANTITY_WORDS = frozenset(
+    "minimum maximum number many much long old soon often amount percentage proportion share rate age period "
+    "deadline days day weeks week months month years year hours hour time limit cap".split()
+)
+NUMBER_WORDS = frozenset(
+    "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
+    "eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million half".split()
+)
 TOP = 10
 COVERAGE_HITS = 3
 # Words that say how a question is asked rather than what it is about.
@@ -103,6 +123,9 @@ def evidence_features(
     families = {w: {stem(w)} | {stem(r) for r in related.get(w, ())} for w in words}
     coverage = coverage_idf = key_covered = pairs = 0.0
     rarest = max(words, key=lambda w: weight[w]) if words else ""
+    asks_quantity = bool(ASKS_QUANTITY.search(question))
+    topic = sorted((w for w in words if w not in QUANTITY_WORDS | NUMBER_WORDS), key=lambda w: -weight[w])[:2]
+    quantity = 0.0 if asks_quantity and topic else 1.0
     for hit in result.hits[:COVERAGE_HITS]:
         chunk = hit.chunk
         stems = [stem(t) for t in tokenize(f"{chunk.title} {chunk.section_heading} {chunk.text}")]
@@ -112,6 +135,9 @@ def evidence_features(
         coverage_idf = max(coverage_idf, sum(weight[w] for w in covered) / sum(weight.values()))
         key_covered = max(key_covered, float(rarest in covered))
         pairs = max(pairs, pairs_near(words, families, stems))
+        if quantity == 0.0:
+            facts = [stem(t) for t in tokenize(without_references(chunk.text))]  # "(2)", "section 12" are not amounts
+            quantity = float(number_near(topic, families, facts))
     plain = [w for w in words if not related.get(w)]
     unknown = sum(lexical.family_frequency(w) == 0 for w in plain) / len(words) if words else 0.0
 
@@ -126,7 +152,7 @@ def evidence_features(
     return {
         "dense_top": float(dense_top), "bm25_norm": float(bm25_norm), "coverage": coverage, "unknown": unknown,
         "agreement": agreement, "best_rank": best_rank, "coverage_idf": coverage_idf, "key_covered": key_covered,
-        "pairs": pairs,
+        "pairs": pairs, "quantity": quantity,
     }  # fmt: skip
 
 
@@ -149,6 +175,17 @@ def pairs_near(words: Sequence[str], families: Mapping[str, set[str]], stems: Se
     return near / (len(words) - 1)
 
 
+def number_near(topic: Sequence[str], families: Mapping[str, set[str]], stems: Sequence[str]) -> bool:
+    """A number (digits or words) within QUANTITY_WINDOW words of one of the ``topic`` words in ``stems``."""
+    numbers = [i for i, s in enumerate(stems) if s.isdigit() or s in NUMBER_WORDS]
+    if not numbers:
+        return False
+    for i, s in enumerate(stems):
+        if any(s in families[w] for w in topic) and any(abs(i - j) <= QUANTITY_WINDOW for j in numbers):
+            return True
+    return False
+
+
 class _ModelFile(BaseModel):
     version: str = Field(min_length=1)
     features: list[str]
@@ -158,12 +195,15 @@ class _ModelFile(BaseModel):
     bias: float
     threshold: float = Field(gt=0, lt=1)
     grade_weight: float = 0.0
+    veto: list[str] = []
 
     @model_validator(mode="after")
     def _consistent(self) -> _ModelFile:
         unknown = [f for f in self.features if f not in FEATURES]
         if not self.features or unknown or len(set(self.features)) != len(self.features):
             raise ValueError(f"features must be distinct names from {list(FEATURES)}; got {self.features}")
+        if any(f not in FEATURES for f in self.veto):
+            raise ValueError(f"veto must name features from {list(FEATURES)}; got {self.veto}")
         if not len(self.mean) == len(self.scale) == len(self.weights) == len(self.features):
             raise ValueError("mean, scale and weights need one value per feature")
         if any(s <= 0 for s in self.scale):
@@ -183,6 +223,8 @@ class AnswerabilityModel:
     bias: float
     threshold: float
     grade_weight: float = 0.0
+    veto: tuple[str, ...] = ()
+    """Features whose value 0 means abstain, whatever the probability."""
 
     def logit(self, features: Mapping[str, float], grade: float | None = None) -> float:
         z = self.bias + sum(
@@ -199,8 +241,11 @@ class AnswerabilityModel:
 
     def decide(self, features: Mapping[str, float], grade: float | None = None) -> Verdict:
         p = self.probability(features, grade)
-        answerable = p >= self.threshold
-        if answerable:
+        vetoed = [name for name in self.veto if features.get(name, 1.0) == 0.0]
+        answerable = p >= self.threshold and not vetoed
+        if vetoed:
+            reason = f"the evidence does not answer the question (failed: {', '.join(vetoed)}; p={p:.2f})"
+        elif answerable:
             reason = f"the evidence answers the question (p={p:.2f} ≥ {self.threshold:.2f})"
         else:
             pulls = zip(self.features, self.mean, self.scale, self.weights, strict=True)
@@ -220,7 +265,7 @@ def load_answerability_model(path: Path | None = None) -> AnswerabilityModel:
         raise ConfigError(f"answerability model {source} is invalid: {exc}") from None
     return AnswerabilityModel(
         parsed.version, tuple(parsed.features), tuple(parsed.mean), tuple(parsed.scale), tuple(parsed.weights),
-        parsed.bias, parsed.threshold, parsed.grade_weight,
+        parsed.bias, parsed.threshold, parsed.grade_weight, tuple(parsed.veto),
     )  # fmt: skip
 
 

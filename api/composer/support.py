@@ -137,7 +137,9 @@ def _words_value(phrase: str) -> int | None:
     return value or None
 
 
-def _clean(text: str) -> str:
+def without_references(text: str) -> str:
+    """``text`` with references to provisions and instruments blanked out ("section 3(1)", "(a)", "Chapter 5:16"),
+    so that what numbers are left are facts about the law."""
     text = text.replace("’", "'").replace("\u2011", "-").replace("\u2013", "-")
     text = _ACT_YEAR.sub(r"\1\2", text)  # "the Labour Act, 2004": the year names the Act
     return _REFERENCE.sub(" ", text)
@@ -174,7 +176,7 @@ def _unit(text: str, start: int, end: int) -> str:
 def quantities(text: str) -> set[tuple[float, str]]:
     """(value, unit) for every number stated in ``text``, as digits or words ("eighteen years" -> (18, "year")),
     references aside; the unit is "" when none follows."""
-    cleaned = _clean(text)
+    cleaned = without_references(text)
     found: set[tuple[float, str]] = set()
     for match in _DIGITS.finditer(cleaned):
         raw = re.sub(r"[,\u00a0\u2009 ]", "", match.group(0))
@@ -212,7 +214,7 @@ def months(text: str) -> set[str]:
 def bodies(text: str) -> set[str]:
     """Named public bodies and office-holders ("the Registrar-General", "the High Court"), lower-cased."""
     found = set()
-    for match in _BODY.finditer(_clean(text)):
+    for match in _BODY.finditer(without_references(text)):
         words = match.group(1).split()
         while words and words[0] in _BODY_FILLER:
             words = words[1:]
@@ -238,7 +240,7 @@ class Facts:
 def facts(text: str) -> Facts:
     """The checkable facts of ``text``; cached, since the same provisions are checked against answer after answer
     (a tenth of an answer's CPU under load went to reading them again)."""
-    cleaned = _clean(text)
+    cleaned = without_references(text)
     return Facts(
         frozenset(quantities(text)), frozenset(months(text)), frozenset(bodies(text)), _percent(cleaned),
         _currency(cleaned),
