@@ -118,7 +118,9 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
                     corpus, embedder.count_tokens, settings.retrieval.context_tokens,
                     settings.retrieval.provision_tokens, settings.object_store.answer_wait_s,
                 )  # fmt: skip
-                judge = FittedJudge(answerability, lexical, thesaurus) if answerability is not None else None
+                judge = (
+                    FittedJudge(answerability, lexical, thesaurus, corpus.titles) if answerability is not None else None
+                )
                 return retriever, bundler, judge
 
             retriever, bundler, judge = assemble(corpus, lexical)

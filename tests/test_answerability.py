@@ -15,6 +15,7 @@ from api.composer.answerability import (
     evidence_features,
     load_answerability_model,
     meaning_words,
+    missing_laws,
     number_near,
     pairs_near,
 )
@@ -153,3 +154,16 @@ async def test_a_question_asking_for_an_amount_needs_a_number_on_its_topic(priva
         verdict = decide_answerable(asks, result, retriever.lexical, load_answerability_model(), retriever.thesaurus)
     # The sample statutes state periods of leave, but none near "paternity" or "father".
     assert verdict.features["quantity"] == 0.0 and not verdict.answerable and "quantity" in verdict.reason
+
+
+def test_a_named_law_counts_as_held_only_when_a_title_matches_it() -> None:
+    titles = ["Labour Act", "Criminal Law (Codification and Reform) Act", "Consumer Protection Act", "Marriages Act"]
+    assert missing_laws("What does the Road Traffic Act say about speeding?", titles) == ["Road Traffic Act"]
+    assert missing_laws("How is redundancy pay worked out under the UK Employment Rights Act 1996?", titles) == [
+        "UK Employment Rights Act"
+    ]
+    # Shortened and differently cased names of held laws, and sentences that start with a capital.
+    assert missing_laws("What does the Criminal Law Code say about theft?", titles) == []
+    assert missing_laws("Under Consumer Protection Act, may I return goods?", titles) == []
+    assert missing_laws("Is this allowed under section 3 of the Marriages Act [Chapter 5:17]?", titles) == []
+    assert missing_laws("Can my employer sack me without a hearing?", titles) == []

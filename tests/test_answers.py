@@ -46,3 +46,12 @@ async def test_minimum_age_of_marriage_cites_section_3(zim: Services, shared_dat
 async def test_a_question_the_statutes_do_not_answer_is_declined(zim: Services) -> None:
     final = await final_answer(zim, "What is the speed limit on a highway?")
     assert final.abstained and not final.citations and "could not find" in final.answer
+
+
+async def test_a_question_naming_a_law_the_corpus_lacks_is_declined_and_told_so(zim: Services) -> None:
+    # The Marriages Act would otherwise answer well: "age" and "marriage" are all over it.
+    final = await final_answer(zim, "What is the minimum age of marriage under the Matrimonial Causes Act?")
+    assert final.abstained and not final.citations
+    assert "no law named “Matrimonial Causes Act”" in final.answer
+    named = await final_answer(zim, "What is the minimum age of marriage under the Marriages Act?")
+    assert not named.abstained and named.citations[0].section_id == "zw/act/2022/1#s3"

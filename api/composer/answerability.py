@@ -17,11 +17,17 @@ first. Instead, a few features of the evidence go through a small logistic model
   best provisions, else 0;
 - ``pairs``: the share of the question's neighbouring meaning-bearing words ("adoption leave", "minimum age") that
   one of the best provisions has within a few words of each other: a provision that says "adoption" in one place and
-  "leave" in another is about something else.
+  "leave" in another is about something else;
+- ``quantity``: for a question that asks for an amount ("how many days", "what is the minimum age", "how much"),
+  1 when one of the best provisions states a number within a few words of one of the question's two rarest topic
+  words, else 0 (1 for every other question): the expected answer type, as in classic question answering;
+- ``named_law``: 0 when the question names a law ("under the Road Traffic Act") that no document title in the corpus
+  matches, else 1: whatever provision the search finds, it is not from the law the question asks about.
 
 The model file names the features it uses (any of these, in its own order), so a refit may drop or add one, and
 the features that ``veto`` an answer: a check whose failure means abstention whatever the other features say
-(``quantity``: a question asking "how many days" is not answered by a provision that states no number on its topic).
+(``quantity`` and ``named_law``: a question asking "how many days" is not answered by a provision that states no
+number on its topic, nor one naming a law by a provision of another).
 
 With a model configured, the ``grade`` skill's verdict (share of passages judged relevant) can be added; its
 weight is a stated prior, not fitted (no graded development run exists yet).
@@ -47,7 +53,7 @@ from api.tools.thesaurus import Thesaurus
 DEFAULT_PATH = Path(__file__).resolve().parent.parent / "data" / "answerability.toml"
 FEATURES = (
     "dense_top", "bm25_norm", "coverage", "unknown", "agreement", "best_rank", "coverage_idf", "key_covered", "pairs",
-    "quantity",
+    "quantity", "named_law",
 )  # fmt: skip
 PAIR_WINDOW = 4
 QUANTITY_WINDOW = 12
@@ -61,6 +67,16 @@ ASKS_QUANTITY = re.compile(
 QUANTITY_WORDS = frozenset(
     "minimum maximum number many much long old soon often amount percentage proportion share rate age period "
     "deadline days day weeks week months month years year hours hour time limit cap".split()
+)
+# "the Road Traffic Act", "the Criminal Law (Codification and Reform) Act", "the Criminal Law Code".
+_NAMED_LAW = re.compile(
+    r"\b(?:[A-Z][\w'’-]*|\([^)]{1,60}\))(?:\s+(?:[A-Z][\w'’-]*|\([^)]{1,60}\)|of|and|for|on|in|&))*"
+    r"\s+(?:Act|Code|Ordinance)\b"
+)
+# Words that join a name or start the sentence it stands in ("Under Consumer Protection Act, may I…").
+_NAME_FILLER = frozenset(
+    "the of and for on in act acts code ordinance under according to per by does do is are can could may must what "
+    "how which where when why who whether if".split()
 )
 NUMBER_WORDS = frozenset(
     "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
@@ -98,10 +114,35 @@ class Verdict:
     """One plain sentence for logs and the abstention's "what I searched" note."""
 
 
+def missing_laws(question: str, titles: Sequence[str]) -> list[str]:
+    """The laws the question names that no title matches ("the UK Employment Rights Act"). A name matches a title
+    holding each of its words or a word it begins or that begins it, so "the Criminal Law Code" finds the Criminal
+    Law (Codification and Reform) Act and "the Labour Act" finds the Labour Act [Chapter 28:01]."""
+    held = [set(re.findall(r"[a-z0-9]+", t.lower())) for t in titles]
+    missing = []
+    for match in _NAMED_LAW.finditer(question):
+        name = match.group(0)
+        words = [w for w in re.findall(r"[a-z0-9]+", name.lower()) if w not in _NAME_FILLER]
+        if words and not any(all(_word_in(w, title) for w in words) for title in held):
+            missing.append(name.removeprefix("The ").removeprefix("the "))
+    return missing
+
+
+def _word_in(word: str, title: set[str]) -> bool:
+    if word in title:
+        return True
+    return len(word) >= 4 and any(len(t) >= 4 and (t.startswith(word) or word.startswith(t)) for t in title)
+
+
 def evidence_features(
-    question: str, result: RetrievalResult, lexical: LexicalIndex, thesaurus: Thesaurus | None = None
+    question: str,
+    result: RetrievalResult,
+    lexical: LexicalIndex,
+    thesaurus: Thesaurus | None = None,
+    titles: Sequence[str] | None = None,
 ) -> dict[str, float]:
-    """The features of one question's retrieved evidence (all in [0, 1] except bm25_norm, which is rarely above 1)."""
+    """The features of one question's retrieved evidence (all in [0, 1] except bm25_norm, which is rarely above 1);
+    ``titles`` are the corpus's document titles (``named_law`` is 1 without them)."""
     dense = result.stages.get("dense", [])
     bm25 = result.stages.get("bm25", [])
     dense_top = max((score for _, score in dense), default=0.0)
@@ -153,6 +194,7 @@ def evidence_features(
         "dense_top": float(dense_top), "bm25_norm": float(bm25_norm), "coverage": coverage, "unknown": unknown,
         "agreement": agreement, "best_rank": best_rank, "coverage_idf": coverage_idf, "key_covered": key_covered,
         "pairs": pairs, "quantity": quantity,
+        "named_law": float(titles is None or not missing_laws(question, titles)),
     }  # fmt: skip
 
 
@@ -276,6 +318,7 @@ def decide_answerable(
     model: AnswerabilityModel,
     thesaurus: Thesaurus | None = None,
     grade: float | None = None,
+    titles: Sequence[str] | None = None,
 ) -> Verdict:
     """The graph's one call: features of this question's evidence, then the model's verdict."""
-    return model.decide(evidence_features(question, result, lexical, thesaurus), grade)
+    return model.decide(evidence_features(question, result, lexical, thesaurus, titles), grade)

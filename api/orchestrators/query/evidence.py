@@ -44,9 +44,11 @@ class FittedJudge:
     model: AnswerabilityModel
     lexical: LexicalIndex
     thesaurus: Thesaurus | None = None
+    titles: Sequence[str] | None = None
+    """The corpus's document titles, for the check that a law the question names is held."""
 
     def __call__(self, question: str, result: RetrievalResult, grade: float | None) -> EvidenceVerdict:
-        verdict = decide_answerable(question, result, self.lexical, self.model, self.thesaurus, grade)
+        verdict = decide_answerable(question, result, self.lexical, self.model, self.thesaurus, grade, self.titles)
         return EvidenceVerdict(verdict.answerable, round(verdict.probability, 3), verdict.reason)
 
 

@@ -10,6 +10,7 @@ from collections.abc import Awaitable
 
 from langgraph.runtime import Runtime
 
+from api.composer.answerability import missing_laws
 from api.composer.citations import CitationTracker, stream_words
 from api.composer.extractive import abstention, extractive_answer
 from api.composer.llm import is_abstention, source_citations, stream_llm_answer
@@ -146,8 +147,10 @@ async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpd
 def abstention_text(state: QueryState, deps: QueryDeps) -> str:
     """Say that nothing found answers the question, what was searched, and a narrower question to try."""
     titles = list(dict.fromkeys(deps.corpus.chunks[h["chunk_id"]].title for h in state.hits))
-    parts = [abstention(state.asked, state.searched), searched_note([s["query"] for s in state.steps]),
-             narrower_question(state.asked, titles)]  # fmt: skip
+    absent = missing_laws(state.asked, deps.corpus.titles)
+    parts = [abstention(state.asked, state.searched),
+             f"The documents I hold include no law named {', '.join(f'“{n}”' for n in absent)}." if absent else "",
+             searched_note([s["query"] for s in state.steps]), narrower_question(state.asked, titles)]  # fmt: skip
     return " ".join(p for p in parts if p)
 
 
