@@ -97,6 +97,7 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
                     f"is {label}: run 'gweta reembed' with these settings first (or configure the model it was "
                     "embedded with)"
                 )
+            vectors.warm()  # the in-memory exact index, built while the rest loads (Milvus Lite only)
             lexical = await load_lexical_index(store, settings.bm25)
             reranker = build_reranker(settings.reranker, pool)
             thesaurus = load_thesaurus(settings.retrieval.lay_terms_path) if settings.retrieval.lay_terms else None
