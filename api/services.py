@@ -120,7 +120,9 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
                     settings.retrieval.provision_tokens, settings.object_store.answer_wait_s,
                 )  # fmt: skip
                 judge = (
-                    FittedJudge(answerability, lexical, thesaurus, corpus.titles) if answerability is not None else None
+                    FittedJudge(answerability, lexical, thesaurus, corpus.titles_for)
+                    if answerability is not None
+                    else None
                 )
                 return retriever, bundler, judge
 

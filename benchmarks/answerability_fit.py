@@ -90,7 +90,7 @@ async def collect(data_dir: Path, questions: list[dict[str, object]], lay_terms:
                 continue
             result = await retriever.retrieve(str(q["question"]))
             features = evidence_features(
-                str(q["question"]), result, retriever.lexical, retriever.thesaurus, services.corpus.titles
+                str(q["question"]), result, retriever.lexical, retriever.thesaurus, services.corpus.titles_for("")
             )
             wanted = {f"{g['law_id']}#{g['section']}" for g in gold}
             found = any(section_unit(h.chunk.section_id) in wanted for h in result.hits)

@@ -166,3 +166,17 @@ async def test_documents_need_a_token_and_respect_tenants(secured: LiveServer) -
         assert "relocation fund" in view["section"]["text"]
         listed = (await client.get("/api/v1/documents", headers=member)).json()["documents"]
         assert "acme/policy/2025/1" in {d["doc_key"] for d in listed}
+
+
+async def test_an_abstention_never_names_what_another_tenant_holds(secured: LiveServer) -> None:
+    """ "No law named …" is decided on the titles the caller may read: the outsider is told the corpus holds no such
+    law (true for them), the owner is not, and neither answer depends on the other tenant's documents."""
+    question = {"q": "Does the Acme Staff Deposit Code pay the housing deposit of an employee who relocates?"}
+    async with httpx.AsyncClient(base_url=secured.url, timeout=60) as client:
+        outsider = {"Authorization": f"Bearer {token('user-2', tenant='other')}"}
+        member = {"Authorization": f"Bearer {token('user-3', tenant='acme')}"}
+        told = (await collect(client, "GET", "/api/v1/query/stream", params=question, headers=outsider))[-1].json()
+        owned = (await collect(client, "GET", "/api/v1/query/stream", params=question, headers=member))[-1].json()
+    assert told["abstained"] and "no law named “Acme Staff Deposit Code”" in told["answer"]
+    assert "no law named" not in owned["answer"]
+    assert not owned["abstained"] and owned["citations"][0]["doc_key"] == "acme/policy/2025/1"

@@ -58,9 +58,16 @@ FEATURES = (
 PAIR_WINDOW = 4
 QUANTITY_WINDOW = 12
 # A question asking for an amount, a period, an age or a rate expects a number in the provision that answers it.
+# "Minimum"/"maximum" only with a measurable noun ("the minimum age", "the maximum prison sentence"), not "the minimum
+# requirements to register a company".
+MEASURES = (
+    "age|number|amount|sum|period|term|days?|weeks?|months?|years?|hours?|sentence|fine|penalty|wage|salary|pay|rate|"
+    "percentage|fee|limit|leave|value|speed|distance|size|height|weight|depth|width|length|capacity|quantity"
+)
 ASKS_QUANTITY = re.compile(
-    r"\bhow (?:many|much|long|old|soon|often)\b|\bwhat (?:percentage|proportion|share|amount|age|rate|interest)\b"
-    r"|\bat what age\b|\b(?:minimum|maximum)\b|\bdeadline\b|\bwithin how\b",
+    r"\bhow (?:many|much|long|old|soon|often)\b|\bwhat (?:percentage|proportion|share|amount|age|rate)\b"
+    rf"|\bat what age\b|\b(?:minimum|maximum)\s+(?:[\w'-]+\s+){{0,2}}?(?:{MEASURES})\b"
+    r"|\b(?:what is|is there) (?:a |the )?deadline\b|\bwithin how\b",
     re.I,
 )
 # The words that ask for the amount are not its topic ("maximum number of pupils": the topic is pupils).
@@ -68,15 +75,22 @@ QUANTITY_WORDS = frozenset(
     "minimum maximum number many much long old soon often amount percentage proportion share rate age period "
     "deadline days day weeks week months month years year hours hour time limit cap".split()
 )
-# "the Road Traffic Act", "the Criminal Law (Codification and Reform) Act", "the Criminal Law Code".
+# A law named after "the", in title case: "the Road Traffic Act", "the Criminal Law (Codification and Reform) Act".
+# Only after a lower-case "the", so that a sentence's first word ("Has Labour Act…"), a title-cased question or two
+# names joined by "and" are not read as one name; a word of a name is never "Act", "Code" or "Ordinance" itself.
+_NAME_WORD = r"(?!(?:Act|Code|Ordinance)\b)[A-Z][\w'’-]*"
 _NAMED_LAW = re.compile(
-    r"\b(?:[A-Z][\w'’-]*|\([^)]{1,60}\))(?:\s+(?:[A-Z][\w'’-]*|\([^)]{1,60}\)|of|and|for|on|in|&))*"
-    r"\s+(?:Act|Code|Ordinance)\b"
+    rf"(?<![\w-])the\s+((?:{_NAME_WORD}|\([^)]{{1,60}}\))(?:\s+(?:{_NAME_WORD}|\([^)]{{1,60}}\)|of|and|for|on|in|&))*"
+    r"\s+(?:Act|Code|Ordinance))\b"
 )
-# Words that join a name or start the sentence it stands in ("Under Consumer Protection Act, may I…").
-_NAME_FILLER = frozenset(
-    "the of and for on in act acts code ordinance under according to per by does do is are can could may must what "
-    "how which where when why who whether if".split()
+# Joining words, and words that stand for a law already named ("the Principal Act", "the amending Act").
+_NAME_FILLER = frozenset("the of and for on in act acts code ordinance principal amending amendment said".split())
+# The names of countries are not part of a law's name as people say it ("the Zimbabwe Labour Act", "the UK
+# Employment Rights Act"); a question about another country's law is screened before retrieval anyway.
+_COUNTRY = re.compile(
+    r"^(?:zimbabwe|zimbabwean|uk|england|english|scotland|wales|british|south|africa|african|kenya|kenyan|zambia|"
+    r"zambian|botswana|nigeria|nigerian|india|indian|australia|australian|canada|canadian|us|usa|american|federal|"
+    r"national)$"
 )
 NUMBER_WORDS = frozenset(
     "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
@@ -118,14 +132,32 @@ def missing_laws(question: str, titles: Sequence[str]) -> list[str]:
     """The laws the question names that no title matches ("the UK Employment Rights Act"). A name matches a title
     holding each of its words or a word it begins or that begins it, so "the Criminal Law Code" finds the Criminal
     Law (Codification and Reform) Act and "the Labour Act" finds the Labour Act [Chapter 28:01]."""
-    held = [set(re.findall(r"[a-z0-9]+", t.lower())) for t in titles]
+    ordered = [re.findall(r"[a-z0-9]+", t.lower()) for t in titles]
+    held = [set(words) for words in ordered]
     missing = []
     for match in _NAMED_LAW.finditer(question):
-        name = match.group(0)
-        words = [w for w in re.findall(r"[a-z0-9]+", name.lower()) if w not in _NAME_FILLER]
-        if words and not any(all(_word_in(w, title) for w in words) for title in held):
-            missing.append(name.removeprefix("The ").removeprefix("the "))
+        name = match.group(1)
+        words = [
+            w for w in re.findall(r"[a-z0-9]+", re.sub(r"[’']s\b", "", name.lower()))
+            if w not in _NAME_FILLER and not _COUNTRY.match(w)
+        ]  # fmt: skip
+        if words and not any(all(_word_in(w, title) for w in words) for title in held) and not _initials(name, ordered):
+            missing.append(name)
     return missing
+
+
+def _initials(name: str, ordered: Sequence[list[str]]) -> bool:
+    """An all-capitals short name ("the COBE Act") that is a held title's initials, with or without its joining
+    words ("Companies and Other Business Entities Act")."""
+    parts = name.split()
+    if len(parts) != 2 or not parts[0].isupper() or not parts[0].isalpha():
+        return False
+    short = parts[0].lower()
+    for words in ordered:
+        named = [w for w in words if w not in ("act", "code", "ordinance") and not w.isdigit()]
+        if short in ("".join(w[0] for w in named), "".join(w[0] for w in named if w not in _NAME_FILLER)):
+            return True
+    return False
 
 
 def _word_in(word: str, title: set[str]) -> bool:
@@ -177,7 +209,7 @@ def evidence_features(
         key_covered = max(key_covered, float(rarest in covered))
         pairs = max(pairs, pairs_near(words, families, stems))
         if quantity == 0.0:
-            facts = [stem(t) for t in tokenize(without_references(chunk.text))]  # "(2)", "section 12" are not amounts
+            facts = tokenize(without_references(chunk.text))  # "(2)", "section 12" are not amounts
             quantity = float(number_near(topic, families, facts))
     plain = [w for w in words if not related.get(w)]
     unknown = sum(lexical.family_frequency(w) == 0 for w in plain) / len(words) if words else 0.0
@@ -217,13 +249,14 @@ def pairs_near(words: Sequence[str], families: Mapping[str, set[str]], stems: Se
     return near / (len(words) - 1)
 
 
-def number_near(topic: Sequence[str], families: Mapping[str, set[str]], stems: Sequence[str]) -> bool:
-    """A number (digits or words) within QUANTITY_WINDOW words of one of the ``topic`` words in ``stems``."""
-    numbers = [i for i, s in enumerate(stems) if s.isdigit() or s in NUMBER_WORDS]
+def number_near(topic: Sequence[str], families: Mapping[str, set[str]], tokens: Sequence[str]) -> bool:
+    """A number (digits, "US$500", or words) within QUANTITY_WINDOW words of one of the ``topic`` words (whose
+    stem families are ``families``) in ``tokens``."""
+    numbers = [i for i, t in enumerate(tokens) if t in NUMBER_WORDS or any(ch.isdigit() for ch in t)]
     if not numbers:
         return False
-    for i, s in enumerate(stems):
-        if any(s in families[w] for w in topic) and any(abs(i - j) <= QUANTITY_WINDOW for j in numbers):
+    for i, token in enumerate(tokens):
+        if any(stem(token) in families[w] for w in topic) and any(abs(i - j) <= QUANTITY_WINDOW for j in numbers):
             return True
     return False
 

@@ -91,6 +91,7 @@ class Corpus:
         # Parent documents fetched for small-to-big expansion: kept an hour, the most recently used few hundred.
         self._docs: TTLCache[Document] = TTLCache(DOCUMENT_CACHE_S, DOCUMENT_CACHE_ENTRIES)
         self.fetches = 0
+        self._titles_for: dict[str, list[str]] = {}
 
     @property
     def version(self) -> str:
@@ -103,6 +104,17 @@ class Corpus:
     @functools.cached_property
     def titles(self) -> list[str]:
         return sorted({entry.title for entry in self.manifest.documents.values()})
+
+    def titles_for(self, tenant: str) -> list[str]:
+        """Titles of the documents a caller of ``tenant`` may read: its own and the public corpus's."""
+        if (titles := self._titles_for.get(tenant)) is None:
+            readable = {"", tenant}
+            titles = sorted({
+                entry.title for entry in self.manifest.documents.values()
+                if entry.chunk_ids and (c := self.chunks.get(entry.chunk_ids[0])) is not None and c.tenant in readable
+            })  # fmt: skip
+            self._titles_for[tenant] = titles
+        return titles
 
     def __len__(self) -> int:
         return len(self.chunks)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import re
 import threading
@@ -126,6 +125,18 @@ class ExactIndex:
         self._masks: OrderedDict[SearchFilters, npt.NDArray[np.bool_]] = OrderedDict()
         self._masks_lock = threading.Lock()
 
+    @classmethod
+    def joined(cls, parts: Sequence[ExactIndex], dimensions: int) -> ExactIndex:
+        """One index of ``parts`` in order (built a page at a time, so a page's vectors are Python floats only while
+        that page is converted: 12 KB a row as floats against 1.5 KB as float32)."""
+        index = cls([], dimensions)
+        if parts:
+            index.ids = [i for part in parts for i in part.ids]
+            index.matrix = np.concatenate([part.matrix for part in parts])
+            for name in ("doc_key", "jurisdiction", "doc_type", "date", "tenant"):
+                setattr(index, name, np.concatenate([getattr(part, name) for part in parts]))
+        return index
+
     def __len__(self) -> int:
         return len(self.ids)
 
@@ -222,7 +233,9 @@ class MilvusVectorStore:
         self._generation = 0
         """Bumped by every write: an ExactIndex read before a write is never served after it."""
         self._exact_refused = -1
-        """The generation whose row count was over ``exact_max_rows`` (no index is built until the next write)."""
+        """The generation whose row count was over ``exact_max_rows``, or whose build failed: no index is built
+        again until the next write."""
+        self._closed = False
         try:
             self.client = MilvusClient(uri, token=token) if token else MilvusClient(uri)
         except MilvusException as exc:
@@ -291,7 +304,8 @@ class MilvusVectorStore:
     def warm(self) -> None:
         """Start building the ExactIndex in the background (Milvus Lite only); searches use Lite until it is ready."""
         idle = self._exact_build is None or self._exact_build.done()
-        if self.exact_max_rows and self.exact is None and idle and self._exact_refused != self._generation:
+        wanted = self.exact_max_rows and self.exact is None and not self._closed
+        if wanted and idle and self._exact_refused != self._generation:
             self._exact_build = asyncio.get_running_loop().create_task(self._build_exact(self._generation))
 
     async def exact_ready(self) -> bool:
@@ -307,11 +321,13 @@ class MilvusVectorStore:
                 self._exact_refused = generation
                 log.info("%d vectors, over exact_max_rows %d: searching Milvus Lite", rows, self.exact_max_rows)
                 return
-            index = await asyncio.to_thread(lambda: ExactIndex(self._scan(EXACT_FIELDS), self.dimensions))
-        except BackendError as exc:
+            parts = await asyncio.to_thread(self._scan, EXACT_FIELDS, lambda rows: ExactIndex(rows, self.dimensions))
+            index = await asyncio.to_thread(ExactIndex.joined, parts, self.dimensions)
+        except Exception as exc:  # noqa: BLE001 (Lite answers meanwhile; a failed build is logged, not raised)
+            self._exact_refused = generation
             log.warning("exact index not built, searching Milvus Lite: %s", exc)
             return
-        if generation == self._generation:
+        if generation == self._generation and not self._closed:
             self.exact = index
             log.info("exact index of %d vectors ready (%.0f MB)", len(index), index.matrix.nbytes / 1e6)
 
@@ -376,21 +392,24 @@ class MilvusVectorStore:
 
     async def ids(self) -> set[str]:
         """Every stored chunk id."""
-        return {str(r["id"]) for r in await asyncio.to_thread(self._scan, ["id"])}
+        pages = await asyncio.to_thread(self._scan, ["id"], lambda rows: [str(r["id"]) for r in rows])
+        return {i for page in pages for i in page}
 
-    def _scan(self, fields: list[str]) -> list[dict[str, Any]]:
-        """Every row's ``fields``, paged (a single query is capped at 16,384 rows); Lite is held one page at a time,
-        so searches go on between pages."""
-        rows: list[dict[str, Any]] = []
+    def _scan(self, fields: list[str], convert: Callable[[list[dict[str, Any]]], T]) -> list[T]:
+        """Every row's ``fields``, a page at a time (a single query is capped at 16,384 rows), each page converted
+        as it comes. Lite is held one page at a time, so searches go on between pages; a close stops the scan."""
+        pages: list[T] = []
         iterator = self._run(
             self.client.query_iterator, self.collection, batch_size=4096, filter='id != ""', output_fields=fields
         )
         try:
-            while batch := self._run(iterator.next):
-                rows.extend(batch)
+            while not self._closed and (batch := self._run(iterator.next)):
+                pages.append(convert(batch))
         finally:
             self._run(iterator.close)
-        return rows
+        if self._closed:
+            raise BackendError("the vector store was closed during a scan")
+        return pages
 
     async def count(self) -> int:
         rows = await asyncio.to_thread(
@@ -404,10 +423,9 @@ class MilvusVectorStore:
         await asyncio.to_thread(self._run, self.client.flush, self.collection)
 
     async def close(self) -> None:
-        if self._exact_build is not None and not self._exact_build.done():
-            self._exact_build.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._exact_build
+        self._closed = True
+        if self._exact_build is not None:
+            await asyncio.wait([self._exact_build])  # a build stops at its next page
         await asyncio.to_thread(self._run, self.client.close)
 
 

@@ -4,7 +4,7 @@ every part of the question, and what an abstention tells the reader. Pure functi
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -34,7 +34,9 @@ class EvidenceJudge(Protocol):
     """Decides from one search's evidence whether the corpus answers the question (``grade``: the share of passages
     the model judged relevant, when it graded them)."""
 
-    def __call__(self, question: str, result: RetrievalResult, grade: float | None) -> EvidenceVerdict: ...
+    def __call__(
+        self, question: str, result: RetrievalResult, grade: float | None, tenant: str = ""
+    ) -> EvidenceVerdict: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,11 +46,15 @@ class FittedJudge:
     model: AnswerabilityModel
     lexical: LexicalIndex
     thesaurus: Thesaurus | None = None
-    titles: Sequence[str] | None = None
-    """The corpus's document titles, for the check that a law the question names is held."""
+    titles_for: Callable[[str], Sequence[str]] | None = None
+    """The titles a caller of a tenant may read (``Corpus.titles_for``), for the check that a law the question
+    names is held: never another tenant's, whose names an abstention would otherwise give away."""
 
-    def __call__(self, question: str, result: RetrievalResult, grade: float | None) -> EvidenceVerdict:
-        verdict = decide_answerable(question, result, self.lexical, self.model, self.thesaurus, grade, self.titles)
+    def __call__(
+        self, question: str, result: RetrievalResult, grade: float | None, tenant: str = ""
+    ) -> EvidenceVerdict:
+        titles = self.titles_for(tenant) if self.titles_for is not None else None
+        verdict = decide_answerable(question, result, self.lexical, self.model, self.thesaurus, grade, titles)
         return EvidenceVerdict(verdict.answerable, round(verdict.probability, 3), verdict.reason)
 
 
@@ -66,21 +72,23 @@ def strong_by_scores(result: RetrievalResult) -> EvidenceVerdict:
     return EvidenceVerdict(strong, round(float(dense), 3), reason)
 
 
-def strong_evidence(result: RetrievalResult, judge: EvidenceJudge | None, question: str) -> EvidenceVerdict:
+def strong_evidence(
+    result: RetrievalResult, judge: EvidenceJudge | None, question: str, tenant: str = ""
+) -> EvidenceVerdict:
     """Strong evidence overrules a model's ``clarify`` or ``out_of_scope``: the judge's verdict when there is one,
     and the best hit's scores either way (a judge saying answerable is enough, so is agreement of both backends)."""
     by_scores = strong_by_scores(result)
     if judge is None:
         return by_scores
-    verdict = judge(question, result, None)
+    verdict = judge(question, result, None, tenant)
     return verdict if verdict.answerable or not by_scores.answerable else by_scores
 
 
-def settled(judge: EvidenceJudge | None, question: str, result: RetrievalResult) -> bool:
+def settled(judge: EvidenceJudge | None, question: str, result: RetrievalResult, tenant: str = "") -> bool:
     """True when one search's evidence answers the question whatever a model's grade of it would say: the judge finds
     it answerable even with a grade of nothing relevant (the grade only moves its verdict up with the share judged
     relevant). No judge: nothing is settled."""
-    return judge is not None and judge(question, result, 0.0).answerable
+    return judge is not None and judge(question, result, 0.0, tenant).answerable
 
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")

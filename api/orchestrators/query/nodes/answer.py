@@ -147,7 +147,7 @@ async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpd
 def abstention_text(state: QueryState, deps: QueryDeps) -> str:
     """Say that nothing found answers the question, what was searched, and a narrower question to try."""
     titles = list(dict.fromkeys(deps.corpus.chunks[h["chunk_id"]].title for h in state.hits))
-    absent = missing_laws(state.asked, deps.corpus.titles)
+    absent = missing_laws(state.asked, deps.corpus.titles_for(state.tenant))
     parts = [abstention(state.asked, state.searched),
              f"The documents I hold include no law named {', '.join(f'“{n}”' for n in absent)}." if absent else "",
              searched_note([s["query"] for s in state.steps]), narrower_question(state.asked, titles)]  # fmt: skip

@@ -82,7 +82,7 @@ async def research(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdat
 
     calls_left = deps.llm_calls_left(state.complexity, state.llm)  # 0 without a model
     skip = calls_left > 1 and planned and cfg.llm.skip_settled
-    calls = research_calls(state, calls_left, skip and settled(deps.judge, query, own))
+    calls = research_calls(state, calls_left, skip and settled(deps.judge, query, own, state.tenant))
     graded_own = fresh_of(own)[: cfg.retrieval.top_k]
     relevant, sufficient, rewrite, graded = list(range(len(graded_own))), bool(graded_own), "", False
     found = own
@@ -141,7 +141,7 @@ def _judged(deps: QueryDeps, state: QueryState, query: str, found: RetrievalResu
         return update
     # The judge was fitted on one search's evidence: fused expansions' hits carry no dense/BM25 ranks (best_rank 0),
     # which made a real model's lay questions abstain where the extractive path answered.
-    verdict = deps.judge(query, found.own or found, grade)
+    verdict = deps.judge(query, found.own or found, grade, state.tenant)
     log.info("evidence for %s: %s", describe_question(query, deps.settings.privacy), verdict.reason)
     update |= QueryUpdate(answerable=bool(state.answerable) or verdict.answerable, evidence_note=verdict.reason)
     return update

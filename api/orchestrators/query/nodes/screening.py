@@ -98,7 +98,7 @@ async def classify_intent(state: QueryState, runtime: Runtime[QueryDeps]) -> Que
     if unsure and deps.llm is not None and deps.settings.llm.skip_settled:
         # A search costs tens of milliseconds; the router's call, a hosted model's first token and more.
         found = await deps.retriever.retrieve(state.query, filters=scope(state, deps))
-        verdict = strong_evidence(found, deps.judge, state.query)
+        verdict = strong_evidence(found, deps.judge, state.query, state.tenant)
     strong = verdict is not None and verdict.answerable
     if route_call(deps.llm is not None, unsure, strong) == "model":
         decided, update["llm"] = await deps.ask(
@@ -111,7 +111,7 @@ async def classify_intent(state: QueryState, runtime: Runtime[QueryDeps]) -> Que
         if route in ("clarify", "out_of_scope") and found is None:
             # The model is overruled when the documents plainly answer: judged on the evidence, not the wording.
             found = await deps.retriever.retrieve(state.query, filters=scope(state, deps))
-            verdict = strong_evidence(found, deps.judge, state.query)
+            verdict = strong_evidence(found, deps.judge, state.query, state.tenant)
             if verdict.answerable:
                 update["warnings"] = [warn(runtime, "route_overruled", f"the model routed this as {route}, but the "
                                            "documents hold strong evidence for it; researching it")]  # fmt: skip
