@@ -148,6 +148,8 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
                             orchestrator.deps, corpus=corpus, retriever=retriever, bundler=bundler, judge=judge
                         )
 
+                    # Every answer searches the same way from the first: the exact index, built while the rest loaded.
+                    await vectors.exact_ready()
                     served = corpus.version if set(lexical.chunk_ids) == set(corpus.chunks) else ""
                     watcher = CorpusWatcher(store, settings.bm25, served, swap, settings.corpus_poll_s)
                     watcher.start()

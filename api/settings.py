@@ -25,10 +25,11 @@ class VectorStoreSettings(BaseModel):
     index_params: dict[str, int] = Field(default_factory=dict, description="e.g. {'M': 16, 'efConstruction': 200}.")
     search_params: dict[str, int] = Field(default_factory=dict, description="e.g. {'ef': 64} or {'nprobe': 16}.")
     exact_max_rows: int = Field(
-        200_000,
+        0,
         ge=0,
         description="Milvus Lite only: keep up to this many vectors in memory (1.5 KB each at 384 dimensions) and "
-        "search them exactly, several times faster than Lite's own search; 0 turns it off.",
+        "search them exactly, several times faster than Lite's own (approximate) search; 0, the default, is off "
+        "until the answerability judge is refitted on exact results (benchmarks/results/exact_search.md).",
     )
 
 

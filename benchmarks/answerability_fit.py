@@ -318,7 +318,7 @@ def main() -> int:
             "# Answerability model: logistic regression over evidence features (api/composer/answerability.py).",
             "# Written by benchmarks/answerability_fit.py from the development questions only; see",
             "# benchmarks/results/answerability.md for the cross-validated trade-off. grade_weight is a prior",
-            "# (not fitted): the grade skill's share of relevant passages moves the logit by grade_weight*(g-0.5).",
+            "# (not fitted): the grade skill's share of relevant passages raises the logit by weight*max(0,g-0.5).",
             f'version = "{len(y)}q-{threshold:.3f}' + "".join(f"-{v}" for v in args.veto) + '"',
             f"features = {json.dumps(list(args.features))}",
             f"mean = {json.dumps([round(float(v), 6) for v in mean])}",

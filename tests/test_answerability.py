@@ -83,7 +83,9 @@ def test_probability_and_grade_move_the_right_way() -> None:
     assert model.probability(base) == pytest.approx(0.5)
     assert model.probability({**base, "coverage": 1.0}) == pytest.approx(1 / (1 + math.exp(-1)))
     assert model.probability({**base, "unknown": 1.0}) < 0.5
-    assert model.probability(base, grade=1.0) > 0.5 > model.probability(base, grade=0.0)
+    # A grade raises the probability and never lowers it: the model's "irrelevant" does not overrule the evidence.
+    assert model.probability(base, grade=1.0) > model.probability(base, grade=0.75) > 0.5
+    assert model.probability(base, grade=0.0) == model.probability(base, grade=0.5) == model.probability(base)
     refused = model.decide({**base, "unknown": 1.0})
     assert not refused.answerable and "unknown" in refused.reason
     assert model.decide({**base, "coverage": 1.0}).answerable
