@@ -21,7 +21,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from api.settings import Settings
+from api.settings import Settings, VectorStoreSettings
 from api.tools.embeddings import build_embedder
 from api.tools.vector_store import build_vector_store
 
@@ -37,7 +37,7 @@ def questions() -> list[str]:
 
 
 async def main_async(args: argparse.Namespace) -> str:
-    settings = Settings(data_dir=args.data_dir)
+    settings = Settings(data_dir=args.data_dir, vector_store=VectorStoreSettings(exact_max_rows=args.max_rows))
     with ThreadPoolExecutor(1) as pool:
         embedder = build_embedder(settings.embeddings, pool)
         asked = questions()
@@ -100,6 +100,7 @@ def main() -> int:
     parser.add_argument("--data-dir", type=Path, default=ROOT / ".bench-data")
     parser.add_argument("--k", type=int, default=30, help="Results per search (the retriever's candidates).")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--max-rows", type=int, default=1_000_000, help="exact_max_rows for this run.")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     report = asyncio.run(main_async(args))
