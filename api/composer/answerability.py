@@ -21,8 +21,8 @@ first. Instead, a few features of the evidence go through a small logistic model
 - ``quantity``: for a question that asks for an amount ("how many days", "what is the minimum age", "how much"),
   1 when one of the best provisions states a number within a few words of one of the question's two rarest topic
   words, else 0 (1 for every other question): the expected answer type, as in classic question answering;
-- ``named_law``: 0 when the question names a law ("under the Road Traffic Act") that no document title in the corpus
-  matches, else 1: whatever provision the search finds, it is not from the law the question asks about.
+- ``named_law``: 0 when the question names a law ("under the Road Traffic Act") that no document title the caller may
+  read matches, else 1: whatever provision the search finds, it is not from the law the question asks about.
 
 The model file names the features it uses (any of these, in its own order), so a refit may drop or add one, and
 the features that ``veto`` an answer: a check whose failure means abstention whatever the other features say
@@ -31,9 +31,10 @@ number on its topic, nor one naming a law by a provision of another).
 
 With a model configured, the ``grade`` skill's verdict (share of passages judged relevant) can be added, and only
 ever raises the probability: its weight is a stated prior, not fitted, and a small model's "irrelevant" overruled
-evidence the judge found good. Over the 385 Acts (``benchmarks/results/eval_answers_local_llm_385.md``) a grade that
-could also lower it made the model path abstain on 5 of 45 answerable questions (2 that the quotes answered from a
-gold provision) for one more unanswerable question caught; with a model the answer must not be worse than without.
+evidence the judge found good. Over the 385 Acts (``eval_answers_local_llm_385_grade_both_ways.md`` in
+``benchmarks/results``) a grade that could also lower it made the model path abstain on 5 of 45 answerable
+questions (2 that the quotes answered, one from a gold provision) for one more unanswerable question caught; with a
+model the answer must not be worse than without.
 """
 
 from __future__ import annotations
