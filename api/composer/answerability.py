@@ -138,10 +138,13 @@ def missing_laws(question: str, titles: Sequence[str]) -> list[str]:
     """The laws the question names that no title matches ("the UK Employment Rights Act"). A name matches a title
     holding each of its words or a word it begins or that begins it, so "the Criminal Law Code" finds the Criminal
     Law (Codification and Reform) Act and "the Labour Act" finds the Labour Act [Chapter 28:01]."""
+    named = list(_NAMED_LAW.finditer(question))
+    if not named:
+        return []  # most questions name no law: the titles are not read
     ordered = [re.findall(r"[a-z0-9]+", t.lower()) for t in titles]
     held = [set(words) for words in ordered]
     missing = []
-    for match in _NAMED_LAW.finditer(question):
+    for match in named:
         name = match.group(1)
         words = [
             w for w in re.findall(r"[a-z0-9]+", re.sub(r"[’']s\b", "", name.lower()))

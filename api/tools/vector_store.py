@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -68,6 +69,23 @@ class SearchFilters:
             and (self.date_to is None or 0 < day <= date_number(self.date_to, end=True))
             and (self.tenants is None or chunk.tenant in self.tenants)
         )
+
+    def mask(self, index: ExactIndex) -> npt.NDArray[np.bool_]:
+        """The rows of ``index`` this admits, as a boolean array (the same rules as ``admits``)."""
+        mask = np.ones(len(index), dtype=bool)
+        if self.jurisdiction is not None:
+            mask &= index.jurisdiction == self.jurisdiction
+        if self.doc_type is not None:
+            mask &= index.doc_type == self.doc_type
+        if self.doc_keys is not None:
+            mask &= np.isin(index.doc_key, list(self.doc_keys))
+        if self.date_from is not None:
+            mask &= index.date >= date_number(self.date_from)
+        if self.date_to is not None:
+            mask &= (index.date > 0) & (index.date <= date_number(self.date_to, end=True))
+        if self.tenants is not None:
+            mask &= np.isin(index.tenant, list(self.tenants))
+        return mask
 
     def milvus_expression(self) -> str:
         clauses = []
@@ -157,24 +175,12 @@ class ExactIndex:
         return [Hit(self.ids[i], float(scores[i])) for i in top]
 
     def _mask(self, filters: SearchFilters) -> npt.NDArray[np.bool_]:
-        """Rows ``filters`` admits, by the rules of its Milvus expression (the last few kept)."""
+        """Rows ``filters`` admits (the last few kept)."""
         with self._masks_lock:
             if (cached := self._masks.get(filters)) is not None:
                 self._masks.move_to_end(filters)
                 return cached
-        mask = np.ones(len(self.ids), dtype=bool)
-        if filters.jurisdiction is not None:
-            mask &= self.jurisdiction == filters.jurisdiction
-        if filters.doc_type is not None:
-            mask &= self.doc_type == filters.doc_type
-        if filters.doc_keys is not None:
-            mask &= np.isin(self.doc_key, list(filters.doc_keys))
-        if filters.date_from is not None:
-            mask &= self.date >= date_number(filters.date_from)
-        if filters.date_to is not None:
-            mask &= (self.date > 0) & (self.date <= date_number(filters.date_to, end=True))
-        if filters.tenants is not None:
-            mask &= np.isin(self.tenant, list(filters.tenants))
+        mask = filters.mask(self)
         with self._masks_lock:
             self._masks[filters] = mask
             if len(self._masks) > MASKS_KEPT:
@@ -331,9 +337,17 @@ class MilvusVectorStore:
             self.exact = index
             log.info("exact index of %d vectors ready (%.0f MB)", len(index), index.matrix.nbytes / 1e6)
 
-    def _written(self) -> None:
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Around a write: the ExactIndex is dropped before it and again after it, so neither an index in use nor
+        one built while the write ran is served once it is done."""
         self._generation += 1
         self.exact = None
+        try:
+            yield
+        finally:
+            self._generation += 1
+            self.exact = None
 
     async def upsert(self, chunks: Sequence[Chunk], vectors: Vectors) -> None:
         rows = [
@@ -350,28 +364,19 @@ class MilvusVectorStore:
             for c, v in zip(chunks, vectors, strict=True)
         ]
         if rows:
-            self._written()
-            try:
+            with self._writing():
                 await asyncio.to_thread(self._run, self.client.upsert, self.collection, rows)
-            finally:
-                self._written()
 
     async def delete_document(self, doc_key: str) -> None:
-        self._written()
-        try:
+        with self._writing():
             expression = f"doc_key == {_quote(doc_key)}"
             await asyncio.to_thread(self._run, self.client.delete, self.collection, filter=expression)
-        finally:
-            self._written()
 
     async def delete_ids(self, ids: Sequence[str]) -> None:
-        self._written()
-        try:
+        with self._writing():
             for start in range(0, len(ids), 1000):
                 batch = list(ids[start : start + 1000])
                 await asyncio.to_thread(self._run, self.client.delete, self.collection, ids=batch)
-        finally:
-            self._written()
 
     async def search(self, vector: Vectors, limit: int, filters: SearchFilters = NO_FILTERS) -> list[Hit]:
         if self.exact_max_rows:
