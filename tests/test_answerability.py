@@ -19,11 +19,14 @@ from api.composer.answerability import (
     missing_laws,
     number_near,
     pairs_near,
+    rarity,
+    topic_words,
 )
 from api.errors import ConfigError
 from api.services import open_services
-from api.settings import Settings
-from api.tools.bm25 import stem, tokenize
+from api.settings import BM25Settings, Settings
+from api.tools.bm25 import RankBM25Index, stem, tokenize
+from api.tools.thesaurus import load_thesaurus
 
 ANSWERABLE = "How much deposit can a landlord ask for?"
 UNANSWERABLE = "Is bitcoin mining with cryptocurrency rigs legal?"
@@ -191,3 +194,17 @@ def test_a_named_law_counts_as_held_only_when_a_title_matches_it() -> None:
     assert missing_laws("Has Labour Act changed? What Is The Minimum Wage Under The Labour Act?", titles) == []
     assert missing_laws("What does the COBE Act say, and the Principal Act?", [*titles, COBE]) == []
     assert missing_laws("What does the XYZ Act say?", titles) == ["XYZ Act"]
+
+
+def test_the_topic_is_the_questions_rare_words_with_their_legal_equivalents() -> None:
+    texts = [f"The employer shall pay the employee wages for week {n}." for n in range(60)]
+    texts += ["An employer shall not deduct anything from a student's remuneration.", "Interest on loans."]
+    index = RankBM25Index([f"c{i}" for i in range(len(texts))], [tokenize(t) for t in texts], BM25Settings())
+    assert rarity(index, "boss") > rarity(index, "student") == rarity(index, "loans") > rarity(index, "wages")
+    question = "Can my boss deduct interest on student loans from my wages?"
+    topic = topic_words(question, index, load_thesaurus())
+    # In at most one chunk of 62 (or none, as "boss"): the topic; in most chunks ("wages"): not.
+    assert set(topic) == {"boss", "deduct", "interest", "student", "loans"}
+    assert "employer" in topic["boss"] and topic["student"] == frozenset()
+    assert set(topic_words(question, index, None, max_share=0.0)) == set(topic)  # one chunk counts, however small
+    assert set(topic_words(question, index, None, max_share=1.0)) == set(topic) | {"wages"}

@@ -8,8 +8,10 @@ import pytest
 from api.composer.support import (
     SUPPORT_THRESHOLD,
     bodies,
+    content_terms,
     missing_facts,
     numbers,
+    off_topic,
     provision_units,
     quantities,
     support,
@@ -88,3 +90,23 @@ def test_the_best_window_is_a_verbatim_span_of_the_provision() -> None:
     start, end = result.span
     assert "level 10" in provision[start:end] and provision[start:end].startswith("(3)")
     assert all(provision[a:b].strip() == provision[a:b] for a, b in provision_units(provision))
+
+
+def test_a_topic_word_counts_as_there_by_its_family_or_its_legal_equivalent() -> None:
+    provision = "No employer shall make any deduction from an employee's remuneration. No person shall have in his " \
+                "possession any firearm."  # fmt: skip
+    topic = {"boss": frozenset({"employer"}), "deduct": frozenset[str](), "possess": frozenset[str]()}
+    assert off_topic("Your boss may not deduct money from your wages.", provision, topic) == []
+    assert off_topic("Nobody may possess a firearm without a certificate.", provision, topic) == []
+    # A topic word the sentence does not repeat is not checked; one it repeats must be in the provision.
+    assert off_topic("A student may not possess a firearm.", provision, {"student": frozenset[str]()}) == ["student"]
+    assert off_topic("Nobody may possess a firearm.", provision, {"student": frozenset[str]()}) == []
+    claim = "No student shall have in his possession any firearm."
+    strays = support(claim, provision, topic={"student": frozenset[str]()})
+    assert strays.off_topic == ("student",) and not strays.supported
+    assert support(claim, provision).supported  # without the check it passes: every other word is the provision's
+
+
+def test_a_possessive_is_its_noun() -> None:
+    assert {"minister", "court"} <= content_terms("the Minister's permission and the court’s order")
+    assert "yes" not in content_terms("Yes, it is an offence.")

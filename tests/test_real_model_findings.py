@@ -85,3 +85,21 @@ async def test_a_corrective_answer_that_comes_out_worse_gives_way_to_the_first(p
     assert final["verified"] and QUOTE in final["answer"] and "5%" not in final["answer"]
     assert "unlimited" not in final["answer"] and not final["answer"].startswith("Section 3")  # not the quotes-only
     assert final["citations"][0]["section_id"] == "sample/act/2024/3#s3"
+
+
+async def test_a_provision_applied_to_a_topic_it_never_mentions_is_not_shown(private_data_dir: Path) -> None:
+    # gw-dev-062 over the 385 Acts: "What interest is charged on government student loans…?" was answered, verified,
+    # with the rate of a section on loans to local authorities, its every word but "student" copied from it.
+    # Here a deposit for a supply of electricity is given the limit section 3 sets on a tenant's deposit for a lease.
+    question = "Can a landlord require a deposit for a supply of electricity?"
+    swapped = (
+        "A landlord shall not require a deposit for the supply of electricity that exceeds the rent payable "
+        "for two months [1]."
+    )
+    upstream = FakeOpenAI([Reply([swapped]), Reply([swapped])])
+    ((events, _),) = await ask(upstream, private_data_dir, question)
+    final = assert_contract(events)
+    assert upstream.skills_called.count("synthesize") == 2  # the corrective step ran, and the model said it again
+    assert "unsupported_statement" in codes(events) and "model_answer_unverified" in codes(events)
+    assert final["verified"] and "deposit for the supply of electricity" not in final["answer"]  # the quotes instead
+    assert final["verification"]["claims_off_topic"] == 1

@@ -315,3 +315,20 @@ def test_a_numbered_list_item_is_one_sentence_and_its_number_no_claim() -> None:
     assert [s.text[:3] for s in gate.claims] == ["1. ", "2. "] and gate.passed
     assert "1 [" not in gate.answer and "2 [" not in gate.answer
     assert "transferee of the undertaking [2].\n2. **Terms**" in gate.answer
+
+
+def test_a_sentence_applying_a_provision_to_a_topic_it_never_mentions_is_unsupported() -> None:
+    # gw-dev-062 with the real model over the 385 Acts: asked "What interest is charged on government student loans?",
+    # it copied the rate of a section on loans to local authorities, every word but "student", and the gate passed it.
+    answer = "A university shall not require a deposit from a student that exceeds the rent payable for two months [1]."
+    without = gate_model_answer(answer, offer("tenancy_s3"), TEXTS)
+    assert without.passed  # the words and the facts are all the provision's: only the topic tells them apart
+    topic = {"university": frozenset[str](), "student": frozenset[str]()}
+    gate = gate_model_answer(answer, offer("tenancy_s3"), TEXTS, topic)
+    assert not gate.passed and gate.claims[0].verdict == "unsupported"
+    assert gate.claims[0].off_topic == ["university", "student"] and gate.summary()["claims_off_topic"] == 1
+    assert gate.answer == "" and gate.citations == []
+    # The same sentence about what the provision is about passes with the same topic check in place.
+    landlord = gate_model_answer("A landlord shall not require a deposit over two months' rent [1].",
+                                 offer("tenancy_s3"), TEXTS, {"landlord": frozenset[str]()})  # fmt: skip
+    assert landlord.passed and landlord.claims[0].off_topic == []

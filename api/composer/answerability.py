@@ -48,7 +48,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
-from api.composer.support import without_references
+from api.composer.support import Topic, without_references
 from api.errors import ConfigError
 from api.tools.bm25 import LexicalIndex, stem, tokenize
 from api.tools.retrieval import RetrievalResult
@@ -60,6 +60,10 @@ FEATURES = (
     "quantity", "named_law",
 )  # fmt: skip
 PAIR_WINDOW = 4
+TOPIC_SHARE = 0.018
+"""A question word names its topic when its family is in at most this share of the corpus's chunks (idf about 4), or
+in one chunk at most however small the corpus: over the 385 Acts "student", "husband", "firearm", not "period",
+"charge", "government" (``benchmarks/topic_check.py`` measures the choice)."""
 QUANTITY_WINDOW = 12
 # A question asking for an amount, a period, an age or a rate expects a number in the provision that answers it.
 # "Minimum"/"maximum" only with a measurable noun ("the minimum age", "the maximum prison sentence"), not "the minimum
@@ -113,6 +117,8 @@ QUESTION_WORDS = frozenset(
     "zimbabwe zimbabwean zimbabweans i'm it's can't don't doesn't".split()
 )
 
+_QUESTION_STEMS = frozenset(stem(w) for w in QUESTION_WORDS)  # "needed" asks as "need" does
+
 
 def meaning_words(question: str) -> list[str]:
     """The question's meaning-bearing words, in order, once each (function and question words out)."""
@@ -121,6 +127,37 @@ def meaning_words(question: str) -> list[str]:
         if token not in QUESTION_WORDS and not token.isdigit() and len(token) > 2 and token not in seen:
             seen.append(token)
     return seen
+
+
+def rarity(lexical: LexicalIndex, word: str) -> float:
+    """The idf of a word's family over the corpus's chunks (the rarest words name a question's topic)."""
+    return math.log(1 + (len(lexical) + 0.5) / (lexical.family_frequency(word) + 0.5))
+
+
+def lay_equivalents(question: str, words: Sequence[str], thesaurus: Thesaurus | None) -> dict[str, set[str]]:
+    """For each of the question's ``words``, the single words of the legal terms the thesaurus gives for it; a lay
+    phrase ("laid off") is an entry although its words are not, and its legal words count for each of them."""
+    if thesaurus is None:
+        return {}
+    related = thesaurus.related(words)
+    for phrase in thesaurus.expand(question).matched:
+        for word in phrase.split():
+            if word in related:
+                related[word] |= {p for t in thesaurus.legal_terms(phrase) for p in re.findall(r"[a-z0-9]+", t)}
+    return related
+
+
+def topic_words(
+    question: str, lexical: LexicalIndex, thesaurus: Thesaurus | None = None, max_share: float = TOPIC_SHARE
+) -> Topic:
+    """The question's meaning-bearing words rare enough in the corpus to name its topic (``TOPIC_SHARE``), each with
+    its legal equivalents: what a sentence of the answer that repeats one must find in the provision it cites
+    (``api.composer.support.off_topic``)."""
+    most = max(1.0, max_share * len(lexical))
+    words = [w for w in meaning_words(question)
+             if lexical.family_frequency(w) <= most and stem(w) not in _QUESTION_STEMS]  # fmt: skip
+    related = lay_equivalents(question, words, thesaurus)
+    return {w: frozenset(related.get(w, ())) for w in words}
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,15 +230,8 @@ def evidence_features(
     bm25_norm = (bm25[0][1] / idf) if bm25 and idf > 0 else 0.0
 
     words = meaning_words(question)
-    related = thesaurus.related(words) if thesaurus is not None else {}
-    # A lay phrase ("laid off") is a thesaurus entry although its words are not; its legal words count for it.
-    if thesaurus is not None:
-        expansion = thesaurus.expand(question)
-        for phrase in expansion.matched:
-            for word in phrase.split():
-                if word in related:
-                    related[word] |= {p for t in thesaurus.legal_terms(phrase) for p in re.findall(r"[a-z0-9]+", t)}
-    weight = {w: math.log(1 + (total + 0.5) / (lexical.family_frequency(w) + 0.5)) for w in words}
+    related = lay_equivalents(question, words, thesaurus)
+    weight = {w: rarity(lexical, w) for w in words}
     families = {w: {stem(w)} | {stem(r) for r in related.get(w, ())} for w in words}
     coverage = coverage_idf = key_covered = pairs = 0.0
     rarest = max(words, key=lambda w: weight[w]) if words else ""

@@ -6,6 +6,11 @@
 - Meaning: the share of the sentence's content words (light stems, a few legal synonyms folded) found in the best
   window of one to three consecutive sentences of the provision. ``SUPPORT_THRESHOLD`` was chosen on the labelled
   examples in ``tests/data/claim_support.jsonl`` (``python benchmarks/claim_support.py`` prints the sweep).
+- Topic: a sentence that carries one of the question's rare words ("student" in "What interest is charged on student
+  loans?") must cite a provision that speaks of it (or of a legal term the lay-term thesaurus gives for it), in its
+  text, title or heading. A rate copied from a section on loans to councils is not the rate of a student loan, however
+  many of the section's words the sentence repeats. The caller says which words are the question's topic
+  (``api.composer.answerability.topic_words``: rarity needs the corpus).
 
 Pure functions over text: the verifier and the benchmark call the same code.
 """
@@ -13,6 +18,7 @@ Pure functions over text: the verifier and the benchmark call the same code.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -71,7 +77,7 @@ _BODY_FILLER = {"The", "A", "An", "Under", "According", "If", "In", "Only", "Eve
 _STOP = frozenset(
     "a an and are as at be been being by for from has have had how i in into is it its of on or so that the their "
     "then there these this those to was were what when where which who whom why with do does did can my me we you "
-    "your our they them he she his her also such any all other under per than only".split()
+    "your our they them he she his her also such any all other under per than only yes".split()
 )
 # Words that say where a claim comes from rather than what it claims.
 _META = frozenset(
@@ -110,9 +116,39 @@ def _stem(word: str) -> str:
 
 
 def content_terms(text: str) -> set[str]:
-    """Meaning-bearing word stems: no function words, no words about sources, no numbers (facts check those)."""
-    words = _WORD.findall(_REFERENCE.sub(" ", text).lower().replace("’", "'"))
+    """Meaning-bearing word stems: no function words, no words about sources, no numbers (facts check those); a
+    possessive is its noun ("the Minister's permission": "minister")."""
+    words = [w.removesuffix("'s") for w in _WORD.findall(_REFERENCE.sub(" ", text).lower().replace("’", "'"))]
     return {_stem(w) for w in words if w not in _STOP and w not in _META and not w[0].isdigit()}
+
+
+TOPIC_PREFIX = 6
+"""Two stems of at least this many letters that begin alike are one word family ("possess", "possession"): the
+stemmer is deliberately small, and the topic check must not fail a sentence over a suffix."""
+
+Topic = Mapping[str, frozenset[str]]
+"""The question's rare words, each with the words of the legal terms the lay-term thesaurus gives for it, which show
+it in a provision as well as it does itself ("boss": "employer")."""
+
+
+def _same_family(a: str, b: str) -> bool:
+    return a == b or (min(len(a), len(b)) >= TOPIC_PREFIX and a[:TOPIC_PREFIX] == b[:TOPIC_PREFIX])
+
+
+def off_topic(sentence: str, provision: str, topic: Topic) -> list[str]:
+    """The question's topic words that ``sentence`` carries and ``provision`` (with its title and heading) never
+    mentions, by itself or by a legal equivalent; empty when the provision is about what the sentence applies it to."""
+    if not topic:
+        return []
+    said, source = content_terms(sentence), content_terms(provision)
+    missing = []
+    for word, equivalents in topic.items():
+        if not any(_same_family(_stem(word), term) for term in said):
+            continue
+        shown_by = {_stem(word), *(_stem(w) for w in equivalents)}
+        if not any(_same_family(stem_, term) for stem_ in shown_by for term in source):
+            missing.append(word)
+    return missing
 
 
 def _words_value(phrase: str) -> int | None:
@@ -183,11 +219,12 @@ def quantities(text: str) -> set[tuple[float, str]]:
         found.add((float(raw), _unit(cleaned, match.start(), match.end())))
     for match in _WORD_NUMBER.finditer(cleaned):
         phrase = match.group(0)
-        if phrase.strip().lower() == "one":
-            continue  # "one of the parties": too common to be a stated quantity
+        unit = _unit(cleaned, match.start(), match.end())
+        if phrase.strip().lower() == "one" and not unit:
+            continue  # "one of the parties": too common to be a stated quantity; "one month" is one
         value = _words_value(phrase)
         if value is not None:
-            found.add((float(value), _unit(cleaned, match.start(), match.end())))
+            found.add((float(value), unit))
     for match in re.finditer(r"[a-z]+", cleaned.lower()):
         if match.group(0) in _ORDINALS:
             found.add((float(_ORDINALS[match.group(0)]), ""))
@@ -302,16 +339,22 @@ class Support:
     threshold: float = SUPPORT_THRESHOLD
     opposite: bool = False
     """The sentence says the opposite of the clause it shares most words with (``api.composer.polarity``)."""
+    off_topic: tuple[str, ...] = ()
+    """The question's topic words the sentence applies the provision to and the provision never mentions."""
 
     @property
     def supported(self) -> bool:
-        return not self.missing and not self.opposite and self.score >= self.threshold
+        return not self.missing and not self.opposite and not self.off_topic and self.score >= self.threshold
 
 
-def support(sentence: str, provision: str, threshold: float = SUPPORT_THRESHOLD, identity: str = "") -> Support:
+def support(
+    sentence: str, provision: str, threshold: float = SUPPORT_THRESHOLD, identity: str = "", topic: Topic | None = None
+) -> Support:
     """How well ``provision`` supports ``sentence``: facts checked over the whole provision (and its ``identity``, see
-    ``missing_facts``), meaning over its best window of up to ``WINDOW_UNITS`` consecutive sentences."""
+    ``missing_facts``), meaning over its best window of up to ``WINDOW_UNITS`` consecutive sentences, and the
+    question's ``topic`` words the sentence carries over the provision and its identity (``off_topic``)."""
     missing = tuple(missing_facts(sentence, provision, identity))
+    strays = tuple(off_topic(sentence, f"{provision}\n{identity}", topic)) if topic else ()
     wanted = content_terms(sentence)
     units = provision_units(provision) or [(0, len(provision))]
     best, best_span, best_units = -1.0, units[0], (0, 0)
@@ -329,4 +372,4 @@ def support(sentence: str, provision: str, threshold: float = SUPPORT_THRESHOLD,
     # Polarity against the window's clause that shares most of the sentence's words (the first on ties).
     clause = max(range(best_units[0], best_units[1] + 1), key=lambda k: (len(wanted & unit_terms[k]), -k))
     flipped = opposite(sentence, provision[units[clause][0] : units[clause][1]])
-    return Support(round(best, 4), best_span, missing, threshold, flipped)
+    return Support(round(best, 4), best_span, missing, threshold, flipped, strays)

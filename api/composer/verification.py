@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from api.schemas.events import Citation
 
 from .citations import MARKER, find_references, locate_quote, resolve_reference
 from .llm import ABSTAIN_PHRASE
-from .support import SUPPORT_THRESHOLD, Support, content_terms, facts, missing_facts, support
+from .support import SUPPORT_THRESHOLD, Support, Topic, content_terms, facts, missing_facts, support
 
 MIN_QUOTE_WORDS = 8
 _QUOTED = re.compile(r"[“\"]([^”\"]{10,}?)[”\"]")
@@ -102,7 +102,8 @@ def verify_answer(
 # A model's [n] markers are hints, not proof. Each sentence about the law is checked on its own: its quotes must occur
 # verbatim in an offered provision, and the provision it is attributed to (by marker, by a natural citation such as
 # "section 3 of the Marriages Act", or located by its words when it names none) must state every fact in it and be
-# close enough in meaning (``support.support``). The gate attaches the citations itself and drops what fails.
+# close enough in meaning (``support.support``), and speak of the question's topic words the sentence repeats. The
+# gate attaches the citations itself and drops what fails.
 
 MIN_GATE_QUOTE_WORDS = 3
 MIN_CLAIM_TERMS = 3
@@ -144,6 +145,8 @@ class SentenceCheck:
     missing_facts: list[str] = field(default_factory=list)
     opposite: bool = False
     """The provision that shares its words says the opposite (``api.composer.polarity``)."""
+    off_topic: list[str] = field(default_factory=list)
+    """The question's topic words the sentence applies its provision to and the provision never mentions."""
     score: float = 0.0
     spans: dict[int, str] = field(default_factory=dict)
     """Verbatim span of each attached provision that supports the sentence (its quote, or its best window)."""
@@ -200,6 +203,7 @@ class GateResult:
             "claims_uncited": verdicts.count("uncited"),
             "claims_missing_facts": sum(bool(s.missing_facts) and s.verdict != "supported" for s in self.claims),
             "claims_opposite": sum(s.opposite and s.verdict != "supported" for s in self.claims),
+            "claims_off_topic": sum(bool(s.off_topic) and s.verdict != "supported" for s in self.claims),
             "quotes_checked": len(quotes),
             "quotes_failed": sum(len(s.quotes_failed) for s in self.sentences),
             "citations_located": sum(s.how == "located" for s in self.claims),
@@ -242,7 +246,7 @@ def _strip_markers(sentence: str) -> str:
 
 
 def _check_sentence(
-    check: SentenceCheck, offered: Mapping[int, Citation], texts: Mapping[int, str], context: str
+    check: SentenceCheck, offered: Mapping[int, Citation], texts: Mapping[int, str], context: str, topic: Topic
 ) -> None:
     sentence = _LIST_PREFIX.sub("", _strip_markers(check.text))  # a list item's number is not a fact it states
     check.markers = [int(m) for m in MARKER.findall(check.text)]
@@ -278,14 +282,12 @@ def _check_sentence(
     # Then the claim: the named provisions if one supports it, else any offered provision that does.
     best: tuple[float, int, Support] | None = None
     for rank, index in enumerate(order):
-        result = support(sentence, texts[index], identity=identity(offered[index]))
+        result = support(sentence, texts[index], identity=identity(offered[index]), topic=topic)
         if index in quote_homes and not result.missing:
-            result = Support(
-                max(result.score, SUPPORT_THRESHOLD), result.span, result.missing, result.threshold, result.opposite
-            )
+            result = replace(result, score=max(result.score, SUPPORT_THRESHOLD))
         if not result.supported:
             if index in named and best is None:
-                check.missing_facts, check.score, check.opposite = list(result.missing), result.score, result.opposite
+                _record_failure(check, result)
             continue
         key = (1.0 if index in named else 0.0) + result.score
         if best is None or key > best[0]:
@@ -294,16 +296,15 @@ def _check_sentence(
             break  # a named provision that supports the sentence wins; no need to look further
     if best is None:
         if not named:
-            scores = [support(sentence, texts[i], identity=identity(offered[i])) for i in order]
+            scores = [support(sentence, texts[i], identity=identity(offered[i]), topic=topic) for i in order]
             if scores:
-                top = max(scores, key=lambda s: s.score)
-                check.missing_facts, check.score, check.opposite = list(top.missing), top.score, top.opposite
+                _record_failure(check, max(scores, key=lambda s: s.score))
         return
     _, rank, result = best
     index = order[rank]
     check.cited = [index]
     check.score = result.score
-    check.missing_facts, check.opposite = [], False
+    check.missing_facts, check.opposite, check.off_topic = [], False, []
     if index in check.referenced and index not in check.markers:
         check.how = "reference"
     elif index in check.markers:
@@ -313,6 +314,11 @@ def _check_sentence(
     check.spans[index] = quote_homes.get(index) or texts[index][result.span[0] : result.span[1]]
     if index in quote_homes:
         check.quoted.add(index)
+
+
+def _record_failure(check: SentenceCheck, result: Support) -> None:
+    check.missing_facts, check.score, check.opposite = list(result.missing), result.score, result.opposite
+    check.off_topic = list(result.off_topic)
 
 
 def _with_markers(sentence: str, indices: list[int]) -> str:
@@ -325,16 +331,19 @@ def _with_markers(sentence: str, indices: list[int]) -> str:
     return f"{body[:cut].rstrip()} {markers}{body[cut:]}"
 
 
-def gate_model_answer(answer: str, offered: Mapping[int, Citation], provisions: Mapping[str, str]) -> GateResult:
+def gate_model_answer(
+    answer: str, offered: Mapping[int, Citation], provisions: Mapping[str, str], topic: Topic | None = None
+) -> GateResult:
     """Check a model's answer sentence by sentence and rebuild it from what passes, citations attached.
 
     ``offered``: the citations the model was shown, by marker; ``provisions``: section id -> full provision text (a
-    citation whose provision is missing is checked against its own quote).
+    citation whose provision is missing is checked against its own quote); ``topic``: the question's topic words
+    (``api.composer.answerability.topic_words``), which a sentence may apply only a provision that mentions them to.
     """
     texts = {i: provisions.get(c.section_id) or c.quote for i, c in offered.items()}
     checks = [SentenceCheck(text, sep) for text, sep in split_sentences(answer)]
     for check in checks:
-        _check_sentence(check, offered, texts, answer)
+        _check_sentence(check, offered, texts, answer, topic or {})
     kept: list[str] = []
     used: dict[int, Citation] = {}
     quoted: set[int] = set()

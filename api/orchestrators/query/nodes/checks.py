@@ -9,6 +9,7 @@ from collections.abc import Iterable
 
 from langgraph.runtime import Runtime
 
+from api.composer.answerability import topic_words
 from api.composer.citations import CitationTracker, stream_words
 from api.composer.extractive import extractive_answer
 from api.composer.llm import render_sources
@@ -116,7 +117,8 @@ async def _verify_model(state: QueryState, runtime: Runtime[QueryDeps], start: f
     offered = {c["index"]: Citation.model_validate(c) for c in state.offered}
     text = complete_sentences(state.answer)  # a fragment the model had not finished is never kept
     provisions, slow = await _provisions(runtime, offered.values())
-    gate = gate_model_answer(text, offered, provisions)
+    topic = topic_words(state.asked, deps.retriever.lexical, deps.retriever.thesaurus)
+    gate = gate_model_answer(text, offered, provisions, topic)
     relevant = len(set(state.relevant_sections))
     log.debug("gate offered: %s", {i: (c.section_id, c.quote[:80]) for i, c in offered.items()})
     for failed in gate.failed:
