@@ -10,7 +10,7 @@ mentions, nor its title or heading, nor a legal term the lay-term thesaurus give
 
 Only the cited provisions are offered to the replayed gate (the traces keep no others), so a failed sentence cannot
 be re-attributed here as the service might: the counts are an upper bound on what the check removes. Judge the listed
-sentences by reading them; the labels in the committed report are a person's, not this script's.
+sentences by reading them: the committed report adds a person's reading of them below its tables.
 """
 
 from __future__ import annotations

@@ -208,3 +208,9 @@ def test_the_topic_is_the_questions_rare_words_with_their_legal_equivalents() ->
     assert "employer" in topic["boss"] and topic["student"] == frozenset()
     assert set(topic_words(question, index, None, max_share=0.0)) == set(topic)  # one chunk counts, however small
     assert set(topic_words(question, index, None, max_share=1.0)) == set(topic) | {"wages"}
+    # Not the words that ask ("shouldn't"), nor an amount's; a lay phrase's legal terms count for its words.
+    asked = topic_words("Shouldn't my boss pay eighteen loans when I was laid off?", index, load_thesaurus())
+    assert "shouldn" not in asked and "eighteen" not in asked and "laid" in asked
+    assert any("retrench" in term for term in asked["laid"]), asked["laid"]
+    empty = RankBM25Index([], [], BM25Settings())
+    assert topic_words(question, empty) == {}  # no index to judge rarity by: no topic check

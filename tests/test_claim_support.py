@@ -14,6 +14,7 @@ from api.composer.support import (
     off_topic,
     provision_units,
     quantities,
+    same_family,
     support,
 )
 
@@ -110,3 +111,30 @@ def test_a_topic_word_counts_as_there_by_its_family_or_its_legal_equivalent() ->
 def test_a_possessive_is_its_noun() -> None:
     assert {"minister", "court"} <= content_terms("the Minister's permission and the court’s order")
     assert "yes" not in content_terms("Yes, it is an offence.")
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "family"),
+    [("evict", "eviction", True), ("possess", "possession", True), ("tenant", "tenanc", True), ("rent", "rental", True),
+     ("customer", "customary", False), ("government", "governor", False), ("director", "directly", False),
+     ("student", "studio", False), ("lose", "loss", False)],
+)  # fmt: skip
+def test_word_families_for_the_topic_check(a: str, b: str, family: bool) -> None:
+    assert same_family(a, b) is family and same_family(b, a) is family
+
+
+def test_a_legal_equivalent_shows_a_topic_word_only_with_all_its_words() -> None:
+    topic = {"lawyer": frozenset({"legal practitioner"})}
+    assert off_topic("A lawyer may be struck off.", "A legal practitioner may be struck off the roll.", topic) == []
+    assert off_topic("A lawyer may be struck off.", "Legal costs may be struck off.", topic) == ["lawyer"]
+    # "years old" is said "age" in a statute.
+    assert (
+        off_topic("You must be eighteen years old.", "No person under the age of eighteen years", {"old": frozenset()})
+        == []
+    )
+
+
+def test_a_month_in_the_provision_is_one_month_and_one_alone_is_no_quantity() -> None:
+    assert missing_facts("You must be given one month's notice.", "Give the employee a month's notice.") == []
+    assert missing_facts("You must be given two months' notice.", "Give the employee a month's notice.") == ["2 month"]
+    assert quantities("within one month") == {(1.0, "month")} and quantities("one of the parties") == set()

@@ -118,6 +118,7 @@ QUESTION_WORDS = frozenset(
 )
 
 _QUESTION_STEMS = frozenset(stem(w) for w in QUESTION_WORDS)  # "needed" asks as "need" does
+_CONTRACTION = re.compile(r"n['’]t\b|['’](?:s|m|re|ll|ve|d)\b", re.I)
 
 
 def meaning_words(question: str) -> list[str]:
@@ -150,14 +151,24 @@ def lay_equivalents(question: str, words: Sequence[str], thesaurus: Thesaurus | 
 def topic_words(
     question: str, lexical: LexicalIndex, thesaurus: Thesaurus | None = None, max_share: float = TOPIC_SHARE
 ) -> Topic:
-    """The question's meaning-bearing words rare enough in the corpus to name its topic (``TOPIC_SHARE``), each with
-    its legal equivalents: what a sentence of the answer that repeats one must find in the provision it cites
-    (``api.composer.support.off_topic``)."""
+    """The question's meaning-bearing words rare enough in the corpus to name its topic (``TOPIC_SHARE``; not the
+    words that ask for an amount), each with the legal terms the thesaurus gives for it or for a lay phrase holding
+    it: what a sentence of the answer that repeats one must find in the provision it cites
+    (``api.composer.support.off_topic``). Empty without a lexical index to judge rarity by."""
+    if not len(lexical):
+        return {}
     most = max(1.0, max_share * len(lexical))
-    words = [w for w in meaning_words(question)
-             if lexical.family_frequency(w) <= most and stem(w) not in _QUESTION_STEMS]  # fmt: skip
-    related = lay_equivalents(question, words, thesaurus)
-    return {w: frozenset(related.get(w, ())) for w in words}
+    asked = _CONTRACTION.sub("", question)  # "shouldn't" asks as "should" does
+    words = [w for w in meaning_words(asked) if lexical.family_frequency(w) <= most
+             and stem(w) not in _QUESTION_STEMS and w not in QUANTITY_WORDS | NUMBER_WORDS]  # fmt: skip
+    terms: dict[str, set[str]] = {w: set() for w in words}
+    if thesaurus is not None:
+        for word in terms:
+            terms[word] |= set(thesaurus.legal_terms(word))
+        for phrase in thesaurus.expand(asked).matched:
+            for word in set(phrase.split()) & set(terms):
+                terms[word] |= set(thesaurus.legal_terms(phrase))
+    return {w: frozenset(t) for w, t in terms.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,8 +247,8 @@ def evidence_features(
     coverage = coverage_idf = key_covered = pairs = 0.0
     rarest = max(words, key=lambda w: weight[w]) if words else ""
     asks_quantity = bool(ASKS_QUANTITY.search(question))
-    topic = sorted((w for w in words if w not in QUANTITY_WORDS | NUMBER_WORDS), key=lambda w: -weight[w])[:2]
-    quantity = 0.0 if asks_quantity and topic else 1.0
+    key_words = sorted((w for w in words if w not in QUANTITY_WORDS | NUMBER_WORDS), key=lambda w: -weight[w])[:2]
+    quantity = 0.0 if asks_quantity and key_words else 1.0
     for hit in result.hits[:COVERAGE_HITS]:
         chunk = hit.chunk
         stems = [stem(t) for t in tokenize(f"{chunk.title} {chunk.section_heading} {chunk.text}")]
@@ -250,7 +261,7 @@ def evidence_features(
         if quantity == 0.0:
             # "(2)", "section 12" and the section's own number ("68B. Pupil with disability") are not amounts.
             facts = tokenize(without_references(_SECTION_NUMBER.sub(" ", chunk.text)))
-            quantity = float(number_near(topic, families, facts))
+            quantity = float(number_near(key_words, families, facts))
     plain = [w for w in words if not related.get(w)]
     unknown = sum(lexical.family_frequency(w) == 0 for w in plain) / len(words) if words else 0.0
 

@@ -17,6 +17,7 @@ Pure functions over text: the verifier and the benchmark call the same code.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -97,7 +98,7 @@ _FOLD = {
     "employee": "employ", "employees": "employ", "employer": "employ", "employers": "employ", "employment": "employ",
     "employed": "employ", "worker": "employ", "workers": "employ",
     "dismiss": "dismiss", "dismissed": "dismiss", "dismissal": "dismiss", "fired": "dismiss", "sacked": "dismiss",
-    "years": "year", "yrs": "year", "months": "month", "days": "day", "weeks": "week", "aged": "age",
+    "years": "year", "yrs": "year", "months": "month", "days": "day", "weeks": "week", "aged": "age", "old": "age",
     "fine": "fine", "fined": "fine", "penalty": "fine", "imprisonment": "imprison", "imprisoned": "imprison",
     "prison": "imprison", "jail": "imprison", "offence": "offence", "offense": "offence", "guilty": "offence",
     "crime": "offence", "licence": "licence", "license": "licence", "licensed": "licence", "licences": "licence",
@@ -122,31 +123,39 @@ def content_terms(text: str) -> set[str]:
     return {_stem(w) for w in words if w not in _STOP and w not in _META and not w[0].isdigit()}
 
 
-TOPIC_PREFIX = 6
-"""Two stems of at least this many letters that begin alike are one word family ("possess", "possession"): the
-stemmer is deliberately small, and the topic check must not fail a sentence over a suffix."""
-
 Topic = Mapping[str, frozenset[str]]
-"""The question's rare words, each with the words of the legal terms the lay-term thesaurus gives for it, which show
-it in a provision as well as it does itself ("boss": "employer")."""
+"""The question's rare words, each with the legal terms the lay-term thesaurus gives for it, any of which shows it in
+a provision as well as it does itself ("boss": "employer"; "lawyer": "legal practitioner", both words)."""
 
 
-def _same_family(a: str, b: str) -> bool:
-    return a == b or (min(len(a), len(b)) >= TOPIC_PREFIX and a[:TOPIC_PREFIX] == b[:TOPIC_PREFIX])
+def same_family(a: str, b: str) -> bool:
+    """Two stems of one word family: equal, or the shorter (four letters or more) begins the longer but for at most
+    its last letter ("evict" "eviction", "possess" "possession", "tenant" "tenancy"; not "govern(ment)" "governor",
+    "customer" "customary"). The stemmer is deliberately small; a suffix must not fail a sentence."""
+    if a == b:
+        return True
+    short = min(a, b, key=len)
+    return len(short) >= 4 and len(os.path.commonprefix([a, b])) >= max(4, len(short) - 1)
+
+
+def _shown(stems: set[str], terms: set[str]) -> bool:
+    """Every stem is in ``terms``, by family."""
+    return bool(stems) and all(term in terms or any(same_family(term, t) for t in terms) for term in stems)
 
 
 def off_topic(sentence: str, provision: str, topic: Topic) -> list[str]:
-    """The question's topic words that ``sentence`` carries and ``provision`` (with its title and heading) never
-    mentions, by itself or by a legal equivalent; empty when the provision is about what the sentence applies it to."""
-    if not topic:
-        return []
-    said, source = content_terms(sentence), content_terms(provision)
+    """The question's topic words that ``sentence`` carries and ``provision`` never mentions, by itself or by a legal
+    equivalent (every word of one); empty when the provision is about what the sentence applies it to. The caller
+    adds the provision's title and heading to ``provision`` (``support`` does)."""
+    return _strays(content_terms(sentence), content_terms(provision), topic) if topic else []
+
+
+def _strays(said: set[str], source: set[str], topic: Topic) -> list[str]:
     missing = []
     for word, equivalents in topic.items():
-        if not any(_same_family(_stem(word), term) for term in said):
+        if not _shown({_stem(word)}, said):
             continue
-        shown_by = {_stem(word), *(_stem(w) for w in equivalents)}
-        if not any(_same_family(stem_, term) for stem_ in shown_by for term in source):
+        if not any(_shown(terms, source) for terms in [{_stem(word)}, *map(content_terms, equivalents)]):
             missing.append(word)
     return missing
 
@@ -188,6 +197,7 @@ _UNIT_WORDS = {
     "percent": "percent", "kilometres": "km", "kilometre": "km", "kilometers": "km", "km": "km", "metres": "m",
     "metre": "m", "meters": "m", "dollars": "currency", "dollar": "currency", "times": "times",
 }  # fmt: skip
+_ARTICLE_UNIT = re.compile(r"\b(?:a|an)\s+(year|month|week|day|hour)\b", re.I)
 _NEXT_WORD = re.compile(r"\s*(?:[-\u2011]\s*)?(%|[a-z]+)", re.I)
 _LEVEL = re.compile(r"\blevel\s*$", re.I)
 _CURRENCY_BEFORE = re.compile(r"(?:[$£€]|\b(?:US|ZWL|ZiG|RTGS)\$?)\s*$", re.I)
@@ -289,12 +299,14 @@ def missing_facts(sentence: str, provision: str, identity: str = "") -> list[str
     the provision is cited (its instrument's title, section and heading): the numbers and dates in it may be named
     ("Section 65 of the Constitution of Zimbabwe Amendment (No. 20) Act, 2013") without the text repeating them."""
     claim, source = facts(sentence), facts(f"{provision}\n{identity}" if identity else provision)
-    # A number with a unit must occur with that unit ("ten years" is not "level 10"); a bare number by value.
-    source_values = {value for value, _ in source.numbers}
+    # A number with a unit must occur with that unit ("ten years" is not "level 10"); a bare number by value. The
+    # provision's "a month's notice" states one month (a claim's "a month" is not read as a fact: too loose).
+    stated = source.numbers | {(1.0, _UNIT_WORDS[u.lower()]) for u in _ARTICLE_UNIT.findall(provision)}
+    source_values = {value for value, _ in stated}
     missing = [
         _fmt(value) + (f" {unit}" if unit else "")
         for value, unit in sorted(claim.numbers)
-        if ((value, unit) not in source.numbers if unit else value not in source_values)
+        if ((value, unit) not in stated if unit else value not in source_values)
     ]
     missing += sorted(claim.months - source.months)
     # Bodies only from the text: "the Police must pay" needs a provision that names the Police, whatever the Act.
@@ -354,11 +366,11 @@ def support(
     ``missing_facts``), meaning over its best window of up to ``WINDOW_UNITS`` consecutive sentences, and the
     question's ``topic`` words the sentence carries over the provision and its identity (``off_topic``)."""
     missing = tuple(missing_facts(sentence, provision, identity))
-    strays = tuple(off_topic(sentence, f"{provision}\n{identity}", topic)) if topic else ()
     wanted = content_terms(sentence)
     units = provision_units(provision) or [(0, len(provision))]
     best, best_span, best_units = -1.0, units[0], (0, 0)
     unit_terms = [content_terms(provision[a:b]) for a, b in units]
+    strays = tuple(_strays(wanted, set().union(*unit_terms) | content_terms(identity), topic)) if topic else ()
     for i in range(len(units)):
         window: set[str] = set()
         for j in range(i, min(i + WINDOW_UNITS, len(units))):

@@ -390,8 +390,11 @@ def after_model_verification(gate: GateResult, corrected: bool, llm_calls_left: 
 
 def corrective_query(gate: GateResult, question: str, max_words: int = 40) -> str:
     """What the corrective step searches for: the first failed quote, else the first failed sentence (its words, not
-    its markers), else the question; the step should search again without excluding what was already found."""
+    its markers), else the question (also when the sentence failed for its topic); the step should search again
+    without excluding what was already found."""
     failed = gate.failed
+    if failed and failed[0].off_topic and not failed[0].quotes_failed:
+        return question  # its words are the wrong provision's: searching them finds that provision again
     text = (failed[0].quotes_failed or [_strip_markers(failed[0].text)])[0] if failed else question
     return " ".join(find_references_stripped(text).split()[:max_words]) or question
 
