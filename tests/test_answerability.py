@@ -198,12 +198,13 @@ def test_a_named_law_counts_as_held_only_when_a_title_matches_it() -> None:
 
 def test_the_topic_is_the_questions_rare_words_with_their_legal_equivalents() -> None:
     texts = [f"The employer shall pay the employee wages for week {n}." for n in range(60)]
-    texts += ["An employer shall not deduct anything from a student's remuneration.", "Interest on loans."]
+    texts += ["An employer shall not deduct anything from a student's remuneration.", "Interest on loans.",
+              "A boss shouldn't be eighteen.", "Workers laid off."]  # fmt: skip
     index = RankBM25Index([f"c{i}" for i in range(len(texts))], [tokenize(t) for t in texts], BM25Settings())
-    assert rarity(index, "boss") > rarity(index, "student") == rarity(index, "loans") > rarity(index, "wages")
-    question = "Can my boss deduct interest on student loans from my wages?"
+    assert rarity(index, "fridge") > rarity(index, "student") == rarity(index, "loans") > rarity(index, "wages")
+    question = "Can my boss deduct interest on student loans for a fridge from my wages?"
     topic = topic_words(question, index, load_thesaurus())
-    # In at most one chunk of 62 (or none, as "boss"): the topic; in most chunks ("wages"): not.
+    # In one chunk of 64: the topic; in most chunks ("wages"): not; in none ("fridge"): the evidence judge's concern.
     assert set(topic) == {"boss", "deduct", "interest", "student", "loans"}
     assert "employer" in topic["boss"] and topic["student"] == frozenset()
     assert set(topic_words(question, index, None, max_share=0.0)) == set(topic)  # one chunk counts, however small

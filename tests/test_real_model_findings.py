@@ -103,3 +103,19 @@ async def test_a_provision_applied_to_a_topic_it_never_mentions_is_not_shown(pri
     assert "unsupported_statement" in codes(events) and "model_answer_unverified" in codes(events)
     assert final["verified"] and "deposit for the supply of electricity" not in final["answer"]  # the quotes instead
     assert final["verification"]["claims_off_topic"] == 1
+
+
+async def test_evidence_that_answers_only_with_the_grade_gives_way_to_an_abstention(private_data_dir: Path) -> None:
+    # gw-dev-062 over the 385 Acts again, after the topic check: the small model's grade lifted sections on loans over
+    # the judge's threshold, the model then abstained, and the quotes of a section the quote-only path had judged not
+    # to answer were shown for a question on student loans. The fallback is what the quote-only path would show.
+    question = (
+        "When must a landlord repair the roof?"  # the judge: not answered by the evidence, answered with the grade
+    )
+    upstream = FakeOpenAI([Reply(["I could not find this in the documents I have."])], {"grade": [SEVERAL_RELEVANT]})
+    ((events, _),) = await ask(upstream, private_data_dir, question, skip_settled=False)
+    final = assert_contract(events)
+    assert "synthesize" in upstream.skills_called  # the grade let the model answer
+    assert final["abstained"] and final["verified"] and final["citations"] == [], final["answer"]
+    ((plain, _),) = await ask(None, private_data_dir, question)
+    assert assert_contract(plain)["abstained"]  # as the quote-only path does

@@ -152,14 +152,16 @@ def topic_words(
     question: str, lexical: LexicalIndex, thesaurus: Thesaurus | None = None, max_share: float = TOPIC_SHARE
 ) -> Topic:
     """The question's meaning-bearing words rare enough in the corpus to name its topic (``TOPIC_SHARE``; not the
-    words that ask for an amount), each with the legal terms the thesaurus gives for it or for a lay phrase holding
-    it: what a sentence of the answer that repeats one must find in the provision it cites
+    words that ask for an amount, nor words it never uses), each with the legal terms the thesaurus gives for it or
+    for a lay phrase holding it: what a sentence of the answer that repeats one must find in the provision it cites
     (``api.composer.support.off_topic``). Empty without a lexical index to judge rarity by."""
     if not len(lexical):
         return {}
     most = max(1.0, max_share * len(lexical))
     asked = _CONTRACTION.sub("", question)  # "shouldn't" asks as "should" does
-    words = [w for w in meaning_words(asked) if lexical.family_frequency(w) <= most
+    # A word the corpus never uses is the evidence judge's ("unknown"), not this check's: no provision could show it,
+    # and the asker's own things ("the fridge") would fail every sentence that applies the law to them.
+    words = [w for w in meaning_words(asked) if 0 < lexical.family_frequency(w) <= most
              and stem(w) not in _QUESTION_STEMS and w not in QUANTITY_WORDS | NUMBER_WORDS]  # fmt: skip
     terms: dict[str, set[str]] = {w: set() for w in words}
     if thesaurus is not None:

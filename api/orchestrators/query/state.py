@@ -137,6 +137,9 @@ class QueryState:
     """Chunk ids the corrective or refinement step found (again): synthesis puts them first."""
     answerable: bool | None = None
     """The evidence verdict: None until judged (or with no judge), else whether any step's evidence answers."""
+    answerable_without_grade: bool | None = None
+    """The same verdict without the model's grade (which only raises it): what the quote-only path decides, and so
+    what a model answer that fails or abstains gives way to."""
     evidence_note: str = ""
     """Why the evidence verdict was reached (logged, and said in an abstention)."""
     lay_terms: list[str] = field(default_factory=list)
@@ -197,6 +200,7 @@ class QueryUpdate(TypedDict, total=False):
     parts: list[str]
     focus: list[str]
     answerable: bool | None
+    answerable_without_grade: bool | None
     evidence_note: str
     lay_terms: list[str]
     choices: list[str]

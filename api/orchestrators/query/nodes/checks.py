@@ -140,7 +140,12 @@ async def _verify_model(state: QueryState, runtime: Runtime[QueryDeps], start: f
             pending=[corrective_query(gate, state.asked)], timings={"verify": ms(start)}, held=held,
         )  # fmt: skip
     extractive = ExtractiveAnswer("", [], True)
-    if not (gate.passed and gate.answer) or gate.abstained:  # the quotes are needed only when the model's fall short
+    # The quotes are needed only when the model's answer falls short, and only where the quote-only path would show
+    # them: evidence that answered only with the model's grade gives way to an abstention (gw-dev-062 over the 385
+    # Acts: the grade lifted loan-interest sections over the threshold, the model abstained, and the quotes of a
+    # section on the Consolidated Revenue Fund were shown for a question on student loans).
+    quotes_answer = state.answerable_without_grade is not False
+    if quotes_answer and (not (gate.passed and gate.answer) or gate.abstained):
         hits = evidence_hits(state, deps)
         extracted, cited = await extractive_answer(deps.retriever.embedder, state.asked, hits, 1, state.lay_terms)
         extractive = ExtractiveAnswer(extracted, cited, not extracted)
