@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+from report import SHARED, publish
 
 from api.composer.answerability import DEFAULT_PATH, FEATURES, evidence_features
 from api.evaluation import section_unit
@@ -43,7 +44,6 @@ from api.services import open_services
 from api.settings import RetrievalSettings, Settings
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared" / "data"
 Matrix = npt.NDArray[np.float64]
 # Feature sets compared in the report (each cross-validated the same way); --features picks the shipped one.
 # The logistic model's inputs; "quantity" is a veto by default (--veto), a check rather than a weight.
@@ -312,7 +312,6 @@ def main() -> int:
     missed = sorted((oof[i], items[i].qid, items[i].kind) for i in range(len(y)) if y[i] == 1)[:5]
     lines += ["", "Answerable questions with the lowest out-of-fold p:", ""]
     lines += [f"- {qid} ({kind}): {p:.2f}" for p, qid, kind in missed]
-    report = "\n".join(lines) + "\n"
     if args.write:
         toml = [
             "# Answerability model: logistic regression over evidence features (api/composer/answerability.py).",
@@ -330,9 +329,7 @@ def main() -> int:
             f"veto = {json.dumps(list(args.veto))}",
         ]
         DEFAULT_PATH.write_text("\n".join(toml) + "\n")
-    if args.out:
-        args.out.write_text(report)
-    sys.stdout.write(report)
+    publish(lines, args.out)
     return 0
 
 

@@ -16,17 +16,17 @@ import asyncio
 import json
 import resource
 import statistics
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+from report import SHARED, percentile, publish
 
 from api.settings import Settings, VectorStoreSettings
 from api.tools.embeddings import build_embedder
 from api.tools.vector_store import build_vector_store
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared" / "data"
 
 
 def questions() -> list[str]:
@@ -36,7 +36,7 @@ def questions() -> list[str]:
     return texts
 
 
-async def main_async(args: argparse.Namespace) -> str:
+async def main_async(args: argparse.Namespace) -> list[str]:
     settings = Settings(data_dir=args.data_dir, vector_store=VectorStoreSettings(exact_max_rows=args.max_rows))
     with ThreadPoolExecutor(1) as pool:
         embedder = build_embedder(settings.embeddings, pool)
@@ -71,9 +71,6 @@ async def main_async(args: argparse.Namespace) -> str:
     finally:
         await store.close()
 
-    def p(values: list[float], q: float) -> float:
-        return statistics.quantiles(values, n=100)[int(q) - 1]
-
     n = len(lite_ms)
     lines = [
         "# Milvus Lite's search vs the in-memory exact index",
@@ -86,13 +83,15 @@ async def main_async(args: argparse.Namespace) -> str:
         "",
         "| search | P50 ms | P95 ms | CPU ms per query (mean) |",
         "| --- | ---: | ---: | ---: |",
-        f"| Milvus Lite | {p(lite_ms, 50):.1f} | {p(lite_ms, 95):.1f} | {statistics.mean(lite_cpu):.1f} |",
-        f"| exact index | {p(exact_ms, 50):.1f} | {p(exact_ms, 95):.1f} | {statistics.mean(exact_cpu):.1f} |",
+        f"| Milvus Lite | {percentile(lite_ms, 0.5):.1f} | {percentile(lite_ms, 0.95):.1f} | "
+        f"{statistics.mean(lite_cpu):.1f} |",
+        f"| exact index | {percentile(exact_ms, 0.5):.1f} | {percentile(exact_ms, 0.95):.1f} | "
+        f"{statistics.mean(exact_cpu):.1f} |",
         "",
         f"- Lite's results against the exact top {args.k}: recall {statistics.mean(recall):.3f} (lowest "
         f"{min(recall):.2f}); identical lists {same}/{n}",
     ]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def main() -> int:
@@ -103,10 +102,7 @@ def main() -> int:
     parser.add_argument("--max-rows", type=int, default=1_000_000, help="exact_max_rows for this run.")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    report = asyncio.run(main_async(args))
-    if args.out:
-        args.out.write_text(report)
-    sys.stdout.write(report)
+    publish(asyncio.run(main_async(args)), args.out)
     return 0
 
 

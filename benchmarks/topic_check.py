@@ -18,9 +18,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
+
+from report import publish
 
 from api.composer.answerability import TOPIC_SHARE, topic_words
 from api.composer.citations import MARKER, make_citation
@@ -58,7 +59,7 @@ def shown_answers(paths: Sequence[Path]) -> list[dict[str, object]]:
     return answers
 
 
-async def main_async(args: argparse.Namespace) -> str:
+async def main_async(args: argparse.Namespace) -> list[str]:
     settings = Settings(data_dir=args.data_dir)
     store = build_object_store(settings.object_store, args.data_dir)
     corpus = await Corpus.load(store)
@@ -117,7 +118,7 @@ async def main_async(args: argparse.Namespace) -> str:
     for answer, text, words in flagged_at[TOPIC_SHARE]:
         sentence = " ".join(MARKER.sub("", text).split()).replace("|", "/")
         lines.append(f"| {answer['id']} | {answer['kind']} | {sentence[:220]} | {', '.join(words)} |")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def main() -> None:
@@ -126,10 +127,7 @@ def main() -> None:
     parser.add_argument("--traces", type=Path, nargs="*", default=TRACES, help="Evaluation traces to replay.")
     parser.add_argument("--out", type=Path, help="Also write the report here.")
     args = parser.parse_args()
-    report = asyncio.run(main_async(args))
-    sys.stdout.write(report)
-    if args.out:
-        args.out.write_text(report)
+    publish(asyncio.run(main_async(args)), args.out)
 
 
 if __name__ == "__main__":

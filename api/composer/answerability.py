@@ -135,17 +135,17 @@ def rarity(lexical: LexicalIndex, word: str) -> float:
     return math.log(1 + (len(lexical) + 0.5) / (lexical.family_frequency(word) + 0.5))
 
 
-def lay_equivalents(question: str, words: Sequence[str], thesaurus: Thesaurus | None) -> dict[str, set[str]]:
-    """For each of the question's ``words``, the single words of the legal terms the thesaurus gives for it; a lay
-    phrase ("laid off") is an entry although its words are not, and its legal words count for each of them."""
-    if thesaurus is None:
-        return {}
-    related = thesaurus.related(words)
-    for phrase in thesaurus.expand(question).matched:
-        for word in phrase.split():
-            if word in related:
-                related[word] |= {p for t in thesaurus.legal_terms(phrase) for p in re.findall(r"[a-z0-9]+", t)}
-    return related
+def legal_equivalents(question: str, words: Sequence[str], thesaurus: Thesaurus | None) -> dict[str, set[str]]:
+    """For each of the question's ``words``, the legal terms the thesaurus gives for it; a lay phrase ("laid off") is
+    an entry although its words are not, and its legal terms count for each of them."""
+    terms: dict[str, set[str]] = {w: set() for w in words}
+    if thesaurus is not None:
+        for word in terms:
+            terms[word] |= set(thesaurus.legal_terms(word))
+        for phrase in thesaurus.expand(question).matched:
+            for word in set(phrase.split()) & set(terms):
+                terms[word] |= set(thesaurus.legal_terms(phrase))
+    return terms
 
 
 def topic_words(
@@ -163,14 +163,7 @@ def topic_words(
     # and the asker's own things ("the fridge") would fail every sentence that applies the law to them.
     words = [w for w in meaning_words(asked) if 0 < lexical.family_frequency(w) <= most
              and stem(w) not in _QUESTION_STEMS and w not in QUANTITY_WORDS | NUMBER_WORDS]  # fmt: skip
-    terms: dict[str, set[str]] = {w: set() for w in words}
-    if thesaurus is not None:
-        for word in terms:
-            terms[word] |= set(thesaurus.legal_terms(word))
-        for phrase in thesaurus.expand(asked).matched:
-            for word in set(phrase.split()) & set(terms):
-                terms[word] |= set(thesaurus.legal_terms(phrase))
-    return {w: frozenset(t) for w, t in terms.items()}
+    return {w: frozenset(t) for w, t in legal_equivalents(asked, words, thesaurus).items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,7 +236,9 @@ def evidence_features(
     bm25_norm = (bm25[0][1] / idf) if bm25 and idf > 0 else 0.0
 
     words = meaning_words(question)
-    related = lay_equivalents(question, words, thesaurus)
+    # The single words of each legal term: a lay word counts as covered when one of them is there.
+    legal = legal_equivalents(question, words, thesaurus)
+    related = {w: {part for term in legal[w] for part in re.findall(r"[a-z0-9]+", term)} for w in words}
     weight = {w: rarity(lexical, w) for w in words}
     families = {w: {stem(w)} | {stem(r) for r in related.get(w, ())} for w in words}
     coverage = coverage_idf = key_covered = pairs = 0.0

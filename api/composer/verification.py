@@ -281,8 +281,10 @@ def _check_sentence(
         return
     # Then the claim: the named provisions if one supports it, else any offered provision that does.
     best: tuple[float, int, Support] | None = None
+    results: list[Support] = []
     for rank, index in enumerate(order):
         result = support(sentence, texts[index], identity=identity(offered[index]), topic=topic)
+        results.append(result)
         if index in quote_homes and not result.missing:
             result = replace(result, score=max(result.score, SUPPORT_THRESHOLD))
         if not result.supported:
@@ -295,10 +297,8 @@ def _check_sentence(
         if index in named:
             break  # a named provision that supports the sentence wins; no need to look further
     if best is None:
-        if not named:
-            scores = [support(sentence, texts[i], identity=identity(offered[i]), topic=topic) for i in order]
-            if scores:
-                _record_failure(check, max(scores, key=lambda s: s.score))
+        if not named and results:  # nothing broke the loop: every offered provision was checked
+            _record_failure(check, max(results, key=lambda s: s.score))
         return
     _, rank, result = best
     index = order[rank]

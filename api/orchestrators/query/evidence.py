@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from api.composer.answerability import AnswerabilityModel, decide_answerable
+from api.composer.answerability import AnswerabilityModel, evidence_features
 from api.composer.support import content_terms
 from api.composer.verification import split_sentences
 from api.tools.bm25 import LexicalIndex
@@ -28,6 +28,13 @@ class EvidenceVerdict:
     answerable: bool
     probability: float
     reason: str
+    ungraded: bool | None = None
+    """The verdict on the evidence alone when the model's grade (which only raises it) entered ``answerable``."""
+
+    @property
+    def without_grade(self) -> bool:
+        """What the quote-only path decides on this evidence."""
+        return self.answerable if self.ungraded is None else self.ungraded
 
 
 class EvidenceJudge(Protocol):
@@ -54,8 +61,10 @@ class FittedJudge:
         self, question: str, result: RetrievalResult, grade: float | None, tenant: str = ""
     ) -> EvidenceVerdict:
         titles = self.titles_for(tenant) if self.titles_for is not None else None
-        verdict = decide_answerable(question, result, self.lexical, self.model, self.thesaurus, grade, titles)
-        return EvidenceVerdict(verdict.answerable, round(verdict.probability, 3), verdict.reason)
+        features = evidence_features(question, result, self.lexical, self.thesaurus, titles)
+        verdict = self.model.decide(features, grade)
+        ungraded = None if grade is None else self.model.decide(features).answerable
+        return EvidenceVerdict(verdict.answerable, round(verdict.probability, 3), verdict.reason, ungraded)
 
 
 def strong_by_scores(result: RetrievalResult) -> EvidenceVerdict:

@@ -142,9 +142,8 @@ def _judged(deps: QueryDeps, state: QueryState, query: str, found: RetrievalResu
     # The judge was fitted on one search's evidence: fused expansions' hits carry no dense/BM25 ranks (best_rank 0),
     # which made a real model's lay questions abstain where the extractive path answered.
     verdict = deps.judge(query, found.own or found, grade, state.tenant)
-    plain = verdict if grade is None else deps.judge(query, found.own or found, None, state.tenant)
     log.info("evidence for %s: %s", describe_question(query, deps.settings.privacy), verdict.reason)
-    without_grade = bool(state.answerable_without_grade) or plain.answerable
+    without_grade = bool(state.answerable_without_grade) or verdict.without_grade
     update |= QueryUpdate(answerable=bool(state.answerable) or verdict.answerable, evidence_note=verdict.reason,
                           answerable_without_grade=without_grade)  # fmt: skip
     return update
