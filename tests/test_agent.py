@@ -116,6 +116,32 @@ async def test_a_multi_hop_question_is_planned_and_replanned(private_data_dir: P
     assert final["usage"]["llm_calls"] == 8 <= 11
 
 
+async def test_a_question_asking_two_things_is_researched_in_parts_even_when_the_model_says_simple(
+    private_data_dir: Path,
+) -> None:
+    # The quote-only path researches and judges each part; a model's "simple" must not make the whole question's
+    # search stand in for both (evidence that answers neither part once looked answering as a whole).
+    question = "How much deposit can a landlord ask for, and how much notice is needed for a rent increase?"
+    answer = (
+        "“A landlord shall not require a deposit that exceeds the rent payable for two months.” [1]\n\n"
+        "Rent increases need written notice [2]."
+    )
+    upstream = FakeOpenAI([Reply([answer])], {
+        "plan": [answer_json({"complexity": "simple", "steps": [question]})],
+        "replan": [answer_json({"complete": False, "next": ""}), answer_json({"complete": True, "next": ""})],
+    })  # fmt: skip
+    (events,) = await ask(upstream, private_data_dir, question)
+    final = assert_contract(events)
+    assert [step["query"] for step in final["research"]] == [
+        "How much deposit can a landlord ask for",
+        "how much notice is needed for a rent increase?",
+    ]
+    assert upstream.calls == ["plan", "replan", "replan", "synthesize"]  # each part's own search settled it
+    assert final["verified"] and {c["section_id"] for c in final["citations"]} == {
+        "sample/act/2024/3#s3", "sample/act/2024/3#s4",
+    }  # fmt: skip
+
+
 async def test_a_failed_verification_triggers_one_corrective_search(private_data_dir: Path) -> None:
     invented = "“A landlord may require any deposit the tenant agrees to.” [1]"
     upstream = FakeOpenAI([Reply([invented]), Reply([VERBATIM])])

@@ -30,7 +30,11 @@ MAX_EXPANSION_PASSAGES = 5
 
 
 async def plan(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
-    """Simple or multi-hop, and the first research steps: heuristics first, the model only for likely multi-hop."""
+    """Simple or multi-hop, and the first research steps: heuristics first, the model only for likely multi-hop.
+
+    A question that asks two things ("… and when does …?") is researched one part at a time whatever the model says,
+    as the quote-only path researches it: the evidence is judged per part, so the model's "simple" cannot make the
+    whole question look answered by evidence that answers neither part (which the quote-only path abstains on)."""
     start = time.perf_counter()
     query = state.asked
     if not MULTI_HOP.search(query):
@@ -43,7 +47,7 @@ async def plan(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
         limit = runtime.context.settings.llm.max_steps
         proposed = [str(s).strip() for s in planned["steps"] if str(s).strip()][:limit]
         if planned.get("complexity") == "simple":
-            steps, complexity = [query], "simple"
+            steps, complexity = (parts, "multi_hop") if len(parts) > 1 else ([query], "simple")
         else:  # multi-hop, even if only the first step is known yet: the replanner adds the rest
             steps, complexity = proposed or steps, "multi_hop"
     return {"llm": calls, "complexity": complexity, "pending": steps, "parts": parts, "timings": {"plan": ms(start)}}
