@@ -119,3 +119,20 @@ async def test_evidence_that_answers_only_with_the_grade_gives_way_to_an_abstent
     assert final["abstained"] and final["verified"] and final["citations"] == [], final["answer"]
     ((plain, _),) = await ask(None, private_data_dir, question)
     assert assert_contract(plain)["abstained"]  # as the quote-only path does
+
+
+async def test_the_fallback_is_judged_on_the_question_as_the_quote_only_path_splits_it(private_data_dir: Path) -> None:
+    # gw-dev-046 over the 385 Acts: the model planned its own research steps for a question on Bitcoin, the judge found
+    # customs sections answering one of them, the model's answer failed the gate, and those sections' quotes were
+    # shown although the quote-only path, searching the question itself, abstained.
+    question = "Compare a landlord's duty to repair the roof with the tenant's duty to mend the garden fence."
+    upstream = FakeOpenAI([Reply(["I could not find this in the documents I have."])], {
+        "plan": [answer_json({"complexity": "multi_hop", "steps": [DEPOSIT]})],  # a step the evidence answers
+        "grade": [SEVERAL_RELEVANT], "replan": [answer_json({"complete": True, "next": ""})],
+    })  # fmt: skip
+    ((events, _),) = await ask(upstream, private_data_dir, question, skip_settled=False)
+    final = assert_contract(events)
+    assert [s["query"] for s in final["research"]][:1] == [DEPOSIT] and "synthesize" in upstream.skills_called
+    assert final["abstained"] and final["verified"] and final["citations"] == [], final["answer"]
+    ((plain, _),) = await ask(None, private_data_dir, question)
+    assert assert_contract(plain)["abstained"]  # as the quote-only path does

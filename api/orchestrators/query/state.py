@@ -138,8 +138,10 @@ class QueryState:
     answerable: bool | None = None
     """The evidence verdict: None until judged (or with no judge), else whether any step's evidence answers."""
     answerable_without_grade: bool | None = None
-    """The same verdict without the model's grade (which only raises it): what the quote-only path decides, and so
-    what a model answer that fails or abstains gives way to."""
+    """The same verdict without the model's grade (which only raises it), over the steps that searched a part of the
+    question as the quote-only path does (``judged_parts``): what a model answer that fails or abstains gives way to."""
+    judged_parts: list[str] = field(default_factory=list)
+    """The ``parts`` whose own search the judge has decided on."""
     evidence_note: str = ""
     """Why the evidence verdict was reached (logged, and said in an abstention)."""
     lay_terms: list[str] = field(default_factory=list)
@@ -201,6 +203,7 @@ class QueryUpdate(TypedDict, total=False):
     focus: list[str]
     answerable: bool | None
     answerable_without_grade: bool | None
+    judged_parts: list[str]
     evidence_note: str
     lay_terms: list[str]
     choices: list[str]

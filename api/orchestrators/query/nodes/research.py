@@ -147,9 +147,10 @@ def _judged(deps: QueryDeps, state: QueryState, query: str, found: RetrievalResu
     # which made a real model's lay questions abstain where the extractive path answered.
     verdict = deps.judge(query, found.own or found, grade, state.tenant)
     log.info("evidence for %s: %s", describe_question(query, deps.settings.privacy), verdict.reason)
-    without_grade = bool(state.answerable_without_grade) or verdict.without_grade
-    update |= QueryUpdate(answerable=bool(state.answerable) or verdict.answerable, evidence_note=verdict.reason,
-                          answerable_without_grade=without_grade)  # fmt: skip
+    update |= QueryUpdate(answerable=bool(state.answerable) or verdict.answerable, evidence_note=verdict.reason)
+    if query in state.parts:  # what the quote-only path would search: the model's own steps and rewrites are not
+        without_grade = bool(state.answerable_without_grade) or verdict.without_grade
+        update |= QueryUpdate(answerable_without_grade=without_grade, judged_parts=[*state.judged_parts, query])
     return update
 
 
