@@ -136,3 +136,14 @@ async def test_the_fallback_is_judged_on_the_question_as_the_quote_only_path_spl
     assert final["abstained"] and final["verified"] and final["citations"] == [], final["answer"]
     ((plain, _),) = await ask(None, private_data_dir, question)
     assert assert_contract(plain)["abstained"]  # as the quote-only path does
+
+
+async def test_a_rewrite_that_copies_the_grade_template_is_not_searched(private_data_dir: Path) -> None:
+    # gw-dev-062 over the 385 Acts: the small model's grade answered "rewrite": "a better query, or empty", and the
+    # research step searched for those words.
+    echoed = answer_json({"relevant": [], "sufficient": False, "rewrite": "a better query, or empty"})
+    upstream = FakeOpenAI([Reply([VERBATIM])], {"grade": [echoed]})
+    ((events, _),) = await ask(upstream, private_data_dir, DEPOSIT, skip_settled=False)
+    final = assert_contract(events)
+    assert [s["query"] for s in final["research"]] == [DEPOSIT] and final["usage"]["query_rewrites"] == 0
+    assert upstream.skills_called.count("grade") == 1 and final["verified"]

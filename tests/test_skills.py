@@ -36,3 +36,17 @@ def test_a_skill_using_an_undeclared_variable_is_rejected(tmp_path: Path) -> Non
 
 def test_skills_dir_is_the_repository_folder() -> None:
     assert SKILLS_DIR.name == "skills" and (SKILLS_DIR / "synthesize.md").exists()
+
+
+def test_a_reply_that_copies_the_templates_descriptions_back_is_emptied() -> None:
+    skills = load_skills()
+    assert skills["grade"].placeholders == {"a better query, or empty"}
+    assert "simple" not in skills["plan"].placeholders  # a value to choose, not a description
+    # Qwen2.5-Coder-1.5B over the 385 Acts (gw-dev-062): the grade's rewrite was the template's own words, and the
+    # research step searched for them.
+    echoed = {"relevant": [], "sufficient": False, "rewrite": "A better query, or empty "}
+    assert skills["grade"].scrub(echoed) == {"relevant": [], "sufficient": False, "rewrite": ""}
+    expanded = {"queries": ["...", "minimum age of marriage"], "passages": ["..."]}
+    assert skills["expand"].scrub(expanded) == {"queries": ["minimum age of marriage"], "passages": []}
+    planned = {"complexity": "simple", "steps": ["a search query for each research step, at most 3"]}
+    assert skills["plan"].scrub(planned) == {"complexity": "simple", "steps": []}

@@ -10,12 +10,14 @@ import re
 import string
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from api.errors import ConfigError
 
 SKILLS_DIR = Path(__file__).resolve().parents[2] / "skills"
 _FRONT = re.compile(r"\A---\n(.*?)\n---\n(.*)\Z", re.S)
 _SECTION = re.compile(r"^## (System|User)\s*$", re.M)
+_QUOTED = re.compile(r'"([^"]*)"')
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +27,23 @@ class Skill:
     variables: tuple[str, ...]
     system: str
     user: str
+    placeholders: frozenset[str] = frozenset()
+    """The reply template's value descriptions ("a better query, or empty", "..."), casefolded: a small model
+    sometimes copies one back as its answer (Qwen2.5-Coder-1.5B rewrote a query to "a better query, or empty")."""
+
+    def scrub(self, reply: dict[str, Any]) -> dict[str, Any]:
+        """``reply`` with every string (or list item) that only copies a template description emptied (dropped)."""
+
+        def copied(value: object) -> bool:
+            return isinstance(value, str) and value.strip().casefold() in self.placeholders
+
+        out: dict[str, Any] = {}
+        for key, value in reply.items():
+            if isinstance(value, list):
+                out[key] = [v for v in value if not copied(v)]
+            else:
+                out[key] = "" if copied(value) else value
+        return out
 
     def render(self, **values: str) -> tuple[str, str]:
         """Return (system, user) with every declared variable filled; a missing or extra one is an error."""
@@ -57,7 +76,11 @@ def parse_skill(path: Path) -> Skill:
     if used != set(variables):
         raise ConfigError(f"skill {path.name}: declares {sorted(variables)} but uses {sorted(used)}")
     name = meta.get("name") or path.stem
-    return Skill(name, meta.get("description", ""), variables, sections["System"], sections["User"])
+    template = [line for line in sections["System"].splitlines() if "{{" in line or "}}" in line]
+    # Descriptions, not a choice of values ("simple" | "multi_hop") nor keys: a space in them, or an ellipsis.
+    described = {q.strip().casefold() for line in template for q in _QUOTED.findall(line)}
+    placeholders = frozenset(q for q in described if " " in q or q.strip(".") == "")
+    return Skill(name, meta.get("description", ""), variables, sections["System"], sections["User"], placeholders)
 
 
 def load_skills(directory: Path = SKILLS_DIR) -> dict[str, Skill]:

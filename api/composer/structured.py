@@ -101,6 +101,7 @@ async def ask_json(
         content = message.content if isinstance(message.content, str) else ""
         result = parse_object(content)
         outcome = "ok" if result is not None else "unparsable"
+        result = skill.scrub(result) if result is not None else None
         break
     ms = round((time.perf_counter() - start) * 1000, 2)
     if outcome != "ok":
