@@ -147,3 +147,22 @@ async def test_a_rewrite_that_copies_the_grade_template_is_not_searched(private_
     final = assert_contract(events)
     assert [s["query"] for s in final["research"]] == [DEPOSIT] and final["usage"]["query_rewrites"] == 0
     assert upstream.skills_called.count("grade") == 1 and final["verified"]
+
+
+async def test_the_fallback_quotes_what_the_quote_only_path_would_when_the_models_steps_missed(
+    private_data_dir: Path,
+) -> None:
+    # The other side of the check above: the model planned a step that finds nothing on the question, then abstained;
+    # the question's own search answers it, so its quotes are shown, as without a model.
+    question = "How much deposit can a landlord require, unless the tenant agrees?"
+    upstream = FakeOpenAI([Reply(["I could not find this in the documents I have."])], {
+        "plan": [answer_json({"complexity": "multi_hop", "steps": ["minimum age of marriage"]})],
+        "grade": [SEVERAL_RELEVANT], "replan": [answer_json({"complete": True, "next": ""})],
+    })  # fmt: skip
+    ((events, _),) = await ask(upstream, private_data_dir, question, skip_settled=False)
+    final = assert_contract(events)
+    assert [s["query"] for s in final["research"]][:1] == ["minimum age of marriage"]
+    assert not final["abstained"] and final["verified"] and "model_abstained" in codes(events)
+    ((plain, _),) = await ask(None, private_data_dir, question)
+    expected = {c["section_id"] for c in assert_contract(plain)["citations"]}
+    assert "sample/act/2024/3#s3" in expected and {c["section_id"] for c in final["citations"]} == expected

@@ -50,3 +50,13 @@ def test_a_reply_that_copies_the_templates_descriptions_back_is_emptied() -> Non
     assert skills["expand"].scrub(expanded) == {"queries": ["minimum age of marriage"], "passages": []}
     planned = {"complexity": "simple", "steps": ["a search query for each research step, at most 3"]}
     assert skills["plan"].scrub(planned) == {"complexity": "simple", "steps": []}
+
+
+def test_no_value_a_skill_offers_to_choose_from_is_taken_for_a_description() -> None:
+    offered = re.compile(r'"[^"]*"(?:\s*\|\s*"[^"]*")+')  # "simple" | "multi_hop"
+    seen = set()
+    for skill in load_skills().values():
+        choices = {c.strip().strip('"').casefold() for group in offered.findall(skill.system) for c in group.split("|")}
+        assert not choices & skill.placeholders, skill.name
+        seen |= choices
+    assert {"simple", "multi_hop", "out_of_scope"} <= seen  # the pattern finds the choices at all

@@ -132,7 +132,8 @@ class QueryState:
     step_kind: StepKind = "research"
     """What the next research step is: planned research, the corrective search, or re-evaluation's refinement."""
     parts: list[str] = field(default_factory=list)
-    """The plan's sub-questions: re-evaluation checks the answer covers each."""
+    """The plan's sub-questions, as the quote-only path splits the question: re-evaluation checks the answer covers
+    each, and a model answer's fallback is judged on them."""
     focus: list[str] = field(default_factory=list)
     """Chunk ids the corrective or refinement step found (again): synthesis puts them first."""
     answerable: bool | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import Awaitable
 
@@ -15,15 +16,16 @@ from api.composer.citations import CitationTracker, stream_words
 from api.composer.extractive import abstention, extractive_answer
 from api.composer.llm import is_abstention, source_citations, stream_llm_answer
 from api.composer.structured import LLMCall, LLMOutcome
-from api.errors import UpstreamLLMError
+from api.errors import BackendError, UpstreamLLMError
 from api.schemas.events import Citation, WarningCode
 from api.tools.retrieval import Retrieved
 
 from ..deps import QueryDeps
 from ..evidence import narrower_question, searched_note
 from ..state import Cut, QueryState, QueryUpdate
-from .common import depends_on_session, finish, history, memory_key, ms, warn
+from .common import depends_on_session, finish, history, memory_key, ms, scope, warn
 
+log = logging.getLogger(__name__)
 POLL_S = 0.1
 
 
@@ -52,6 +54,27 @@ def evidence_hits(state: QueryState, deps: QueryDeps) -> list[Retrieved]:
     rest = [h for h in state.hits if h["chunk_id"] not in set(state.focus)]
     ordered = list({h["chunk_id"]: h for h in [*first, *rest]}.values())
     return [Retrieved(deps.corpus.chunks[h["chunk_id"]], h["score"], h["ranks"]) for h in ordered]
+
+
+async def quote_only_evidence(state: QueryState, deps: QueryDeps) -> list[Retrieved] | None:
+    """What the quote-only path would quote from, for a model answer that falls short: None when that path would
+    abstain. It judges, without the model's grade, each part of the question as that path splits and searches it:
+    the parts the model path searched as they are were judged then (the hits found are quoted from); the others
+    (the model planned its own steps) are searched and judged now, and an answering part's own hits are quoted."""
+    if deps.judge is None or state.answerable_without_grade:
+        return evidence_hits(state, deps)
+    filters = scope(state, deps)
+    found: dict[str, Retrieved] = {}
+    judged = {p.casefold() for p in state.judged_parts}
+    for part in [p for p in state.parts or [state.asked] if p.casefold() not in judged]:
+        try:
+            result = await deps.retriever.retrieve_many(part, filters=filters)
+        except BackendError:  # no search answered: nothing shows that the quotes would answer
+            log.warning("the quote-only path's search failed; the fallback abstains")
+            return None
+        if deps.judge(part, result, None, state.tenant).without_grade:
+            found |= {h.chunk.chunk_id: h for h in result.hits[: deps.settings.retrieval.top_k]}
+    return list(found.values()) or None
 
 
 async def watched(
@@ -134,6 +157,8 @@ async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpd
             update |= QueryUpdate(warnings=warnings, llm=calls, composer="model", offered=offered, cut=cut,
                                   timings={**stages, **update.get("timings", {})})  # fmt: skip
             return update
+    if deps.chat is not None:  # the model failed or had no time or calls left: the quote-only path's answer
+        hits = await quote_only_evidence(state, deps) or []
     start_at = len(tracker.available) + 1
     text, cited = await extractive_answer(deps.retriever.embedder, state.asked, hits, start_at, state.lay_terms)
     tracker.available.update({c.index: c for c in cited})

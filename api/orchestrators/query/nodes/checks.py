@@ -23,15 +23,14 @@ from api.composer.verification import (
     gate_model_answer,
     verify_answer,
 )
-from api.errors import BackendError
 from api.schemas.events import Citation, MultipleChoice, WarningCode
 
 from ..choices import by_evidence, choice_text, from_model, render_choices
 from ..deps import QueryDeps
 from ..evidence import complete_sentences, uncovered_parts
 from ..state import HeldAnswer, QueryState, QueryUpdate, SentWarning
-from .answer import abstention_text, evidence_hits, finish_by
-from .common import depends_on_session, memory_key, ms, scope, turn, warn
+from .answer import abstention_text, finish_by, quote_only_evidence
+from .common import depends_on_session, memory_key, ms, turn, warn
 
 log = logging.getLogger(__name__)
 WARNING_CODES: dict[str, WarningCode] = {
@@ -145,8 +144,8 @@ async def _verify_model(state: QueryState, runtime: Runtime[QueryDeps], start: f
     # them (gw-dev-062 over the 385 Acts: the grade lifted loan-interest sections over the threshold, the model
     # abstained, and the quotes of a section on the Consolidated Revenue Fund were shown for a question on student
     # loans; gw-dev-046: the model's own research steps found customs sections "answering" a question on Bitcoin).
-    if (not (gate.passed and gate.answer) or gate.abstained) and await _quotes_would_answer(state, deps):
-        hits = evidence_hits(state, deps)
+    falls_short = not (gate.passed and gate.answer) or gate.abstained
+    if falls_short and (hits := await quote_only_evidence(state, deps)):
         extracted, cited = await extractive_answer(deps.retriever.embedder, state.asked, hits, 1, state.lay_terms)
         extractive = ExtractiveAnswer(extracted, cited, not extracted)
     final = kept_if_better(choose_final(gate, extractive, abstention_text(state, deps)), state.held)
@@ -169,24 +168,6 @@ async def _verify_model(state: QueryState, runtime: Runtime[QueryDeps], start: f
         verified=final.verified, verification=summary, warnings=warnings, composer="extractive"
         if final.source in ("extractive", "abstention") else "model", timings={"verify": ms(start)}, held=None,
     )  # fmt: skip
-
-
-async def _quotes_would_answer(state: QueryState, deps: QueryDeps) -> bool:
-    """Whether the quote-only path would answer: the judge finds the own search of some part of the question (as
-    that path splits it) answering without the model's grade. The parts the model path searched as they are were
-    judged then; the others (the model planned its own steps) are searched now."""
-    if deps.judge is None or state.answerable_without_grade:
-        return True
-    filters = scope(state, deps)
-    for part in [p for p in state.parts or [state.asked] if p not in state.judged_parts]:
-        try:
-            found = await deps.retriever.retrieve_many(part, filters=filters)
-        except BackendError:  # no search answered: nothing shows that the quotes would answer
-            log.warning("the quote-only path's search failed; the fallback abstains")
-            return False
-        if deps.judge(part, found, None, state.tenant).without_grade:
-            return True
-    return False
 
 
 RANK = {"model": 3, "model_trimmed": 2, "extractive": 1, "abstention": 0}
