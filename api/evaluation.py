@@ -331,6 +331,8 @@ def shown(answered: Answered) -> str:
         return "error"
     if answered["route"] != "rag_qa":
         return "not answered from the corpus"
+    if answered["abstained"]:  # also where the model's answer fell short and the quote-only path abstains
+        return "abstention"
     if "model_answer_unverified" in warnings:
         return "extractive (model unverified)"
     if "model_abstained" in warnings:
@@ -338,8 +340,6 @@ def shown(answered: Answered) -> str:
     if "statements_removed" in warnings:
         return "model, statements removed"
     synthesized = usage.get("calls_synthesize", 0) - usage.get("errors_synthesize", 0)
-    if answered["abstained"]:
-        return "abstention"
     if synthesized < 1 or answered["cached"]:
         return "extractive (no model answer)"
     # synthesize warns answer_revised before each re-synthesis; one more came from verify rebuilding the answer

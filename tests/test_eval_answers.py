@@ -7,9 +7,9 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from api.evaluation import interleave_kinds
+from api.evaluation import Answered, interleave_kinds, shown
 from tests.servers import FakeOpenAI, LiveServer, Reply, skill_of
 
 GWETA = [sys.executable, "-m", "api.cli"]
@@ -109,3 +109,12 @@ def test_interleaving_asks_round_robin_by_kind_in_file_order() -> None:
     rows = [{"id": f"{kind}{i}", "kind": kind} for kind, n in (("p", 3), ("d", 1), ("u", 2)) for i in range(n)]
     assert [r["id"] for r in interleave_kinds(rows)] == ["p0", "d0", "u0", "p1", "u1", "p2"]
     assert interleave_kinds([]) == []
+
+
+def test_a_fallback_that_abstains_is_reported_as_an_abstention() -> None:
+    # gw-dev-046 over the 385 Acts: the model's answer failed the gate, the quote-only path abstains, and the report
+    # had called what the reader saw "extractive (model unverified)".
+    base = {"error": "", "route": "rag_qa", "usage": {"calls_synthesize": 2}, "cached": False}
+    fell_short = cast(Answered, {**base, "abstained": True, "warnings": ["model_answer_unverified", "answer_revised"]})
+    quoted = cast(Answered, {**base, "abstained": False, "warnings": ["model_answer_unverified", "answer_revised"]})
+    assert (shown(fell_short), shown(quoted)) == ("abstention", "extractive (model unverified)")
