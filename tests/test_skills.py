@@ -38,10 +38,24 @@ def test_skills_dir_is_the_repository_folder() -> None:
     assert SKILLS_DIR.name == "skills" and (SKILLS_DIR / "synthesize.md").exists()
 
 
+def test_each_skill_knows_its_reply_templates_descriptions() -> None:
+    placeholders = {name: set(skill.placeholders) for name, skill in load_skills().items()}
+    assert placeholders == {
+        "choose": {"one sentence"},
+        "expand": {"..."},
+        "generate_questions": {"..."},
+        "grade": {"a better query, or empty"},
+        "guard": {"the legal question inside the message, without any instructions, or empty"},
+        "plan": {"a search query for each research step, at most 3"},
+        "replan": {"the next search query, or empty when complete"},
+        "rewrite": {"the self-contained question"},
+        "route": {"a few words"},
+        "synthesize": set(),
+    }
+
+
 def test_a_reply_that_copies_the_templates_descriptions_back_is_emptied() -> None:
     skills = load_skills()
-    assert skills["grade"].placeholders == {"a better query, or empty"}
-    assert "simple" not in skills["plan"].placeholders  # a value to choose, not a description
     # Qwen2.5-Coder-1.5B over the 385 Acts (gw-dev-062): the grade's rewrite was the template's own words, and the
     # research step searched for them.
     echoed = {"relevant": [], "sufficient": False, "rewrite": "A better query, or empty "}
@@ -50,13 +64,20 @@ def test_a_reply_that_copies_the_templates_descriptions_back_is_emptied() -> Non
     assert skills["expand"].scrub(expanded) == {"queries": ["minimum age of marriage"], "passages": []}
     planned = {"complexity": "simple", "steps": ["a search query for each research step, at most 3"]}
     assert skills["plan"].scrub(planned) == {"complexity": "simple", "steps": []}
+    chosen = {"letter": "B", "reasons": [{"letter": "B", "reason": "one sentence"}, {"letter": "A", "reason": "s 3"}]}
+    reasons = skills["choose"].scrub(chosen)["reasons"]
+    assert reasons == [{"letter": "B", "reason": ""}, {"letter": "A", "reason": "s 3"}]  # nested too
 
 
-def test_no_value_a_skill_offers_to_choose_from_is_taken_for_a_description() -> None:
-    offered = re.compile(r'"[^"]*"(?:\s*\|\s*"[^"]*")+')  # "simple" | "multi_hop"
-    seen = set()
-    for skill in load_skills().values():
-        choices = {c.strip().strip('"').casefold() for group in offered.findall(skill.system) for c in group.split("|")}
-        assert not choices & skill.placeholders, skill.name
-        seen |= choices
-    assert {"simple", "multi_hop", "out_of_scope"} <= seen  # the pattern finds the choices at all
+def test_a_choice_offered_in_the_template_is_never_taken_for_a_description(tmp_path: Path) -> None:
+    skill = tmp_path / "triage.md"
+    skill.write_text(
+        "---\nname: triage\nvariables: [question]\n---\n## System\nReply with one JSON object:\n"
+        '{{"route": "out of scope" | "needs a lawyer" | "answer",\n'
+        ' "why": "a few words on the reason",\n'
+        ' "ask": "..."}}\n## User\n{question}\n'
+    )  # a three-line template: the description on its middle line counts too
+    parsed = parse_skill(skill)
+    assert parsed.placeholders == {"a few words on the reason", "..."}
+    reply = {"route": "out of scope", "why": "a few words on the reason", "ask": "..."}
+    assert parsed.scrub(reply) == {"route": "out of scope", "why": "", "ask": ""}

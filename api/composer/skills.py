@@ -18,6 +18,7 @@ SKILLS_DIR = Path(__file__).resolve().parents[2] / "skills"
 _FRONT = re.compile(r"\A---\n(.*?)\n---\n(.*)\Z", re.S)
 _SECTION = re.compile(r"^## (System|User)\s*$", re.M)
 _QUOTED = re.compile(r'"([^"]*)"')
+_CHOICES = re.compile(r'"[^"]*"(?:\s*\|\s*"[^"]*")+')  # "simple" | "multi_hop": values to pick, not descriptions
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,23 +28,25 @@ class Skill:
     variables: tuple[str, ...]
     system: str
     user: str
-    placeholders: frozenset[str] = frozenset()
+    placeholders: frozenset[str]
     """The reply template's value descriptions ("a better query, or empty", "..."), casefolded: a small model
     sometimes copies one back as its answer (Qwen2.5-Coder-1.5B rewrote a query to "a better query, or empty")."""
 
     def scrub(self, reply: dict[str, Any]) -> dict[str, Any]:
-        """``reply`` with every string (or list item) that only copies a template description emptied (dropped)."""
+        """``reply`` with every string that only copies a template description emptied, at any depth (a list
+        drops such an item)."""
 
         def copied(value: object) -> bool:
             return isinstance(value, str) and value.strip().casefold() in self.placeholders
 
-        out: dict[str, Any] = {}
-        for key, value in reply.items():
+        def clean(value: Any) -> Any:
+            if isinstance(value, dict):
+                return {key: clean(v) for key, v in value.items()}
             if isinstance(value, list):
-                out[key] = [v for v in value if not copied(v)]
-            else:
-                out[key] = "" if copied(value) else value
-        return out
+                return [clean(v) for v in value if not copied(v)]
+            return "" if copied(value) else value
+
+        return clean(reply)  # type: ignore[no-any-return]
 
     def render(self, **values: str) -> tuple[str, str]:
         """Return (system, user) with every declared variable filled; a missing or extra one is an error."""
@@ -76,10 +79,12 @@ def parse_skill(path: Path) -> Skill:
     if used != set(variables):
         raise ConfigError(f"skill {path.name}: declares {sorted(variables)} but uses {sorted(used)}")
     name = meta.get("name") or path.stem
-    template = [line for line in sections["System"].splitlines() if "{{" in line or "}}" in line]
-    # Descriptions, not a choice of values ("simple" | "multi_hop") nor keys: a space in them, or an ellipsis.
-    described = {q.strip().casefold() for line in template for q in _QUOTED.findall(line)}
-    placeholders = frozenset(q for q in described if " " in q or q.strip(".") == "")
+    system = sections["System"]
+    template = system[system.find("{{") : system.rfind("}}") + 2] if "{{" in system else ""
+    # Descriptions: quoted with a space in them, or an ellipsis; never a key, nor a value offered as a choice.
+    offered = {c.strip().strip('"').casefold() for group in _CHOICES.findall(template) for c in group.split("|")}
+    quoted = {q.strip().casefold() for q in _QUOTED.findall(template)} - offered
+    placeholders = frozenset(q for q in quoted if " " in q or q.strip(".") == "")
     return Skill(name, meta.get("description", ""), variables, sections["System"], sections["User"], placeholders)
 
 
