@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from api.orchestrators.query import QueryOrchestrator
+from api.orchestrators.query import Asker
 from api.services import Services
 from api.settings import Settings
 
@@ -20,10 +20,10 @@ def get_settings(request: Request) -> Settings:
     return get_services(request).settings
 
 
-def get_orchestrator(request: Request) -> QueryOrchestrator:
-    return get_services(request).orchestrator
+def get_orchestrator(request: Request) -> Asker:
+    return get_services(request).asker
 
 
 ServicesDep = Annotated[Services, Depends(get_services)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
-Orchestrator = Annotated[QueryOrchestrator, Depends(get_orchestrator)]
+Orchestrator = Annotated[Asker, Depends(get_orchestrator)]

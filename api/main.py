@@ -41,7 +41,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             app.state.reader = DocumentReader(services.corpus)
             try:
                 async with open_whatsapp(
-                    settings.whatsapp, services.orchestrator, services.corpus, settings.web.public_url
+                    settings.whatsapp, services.asker, services.corpus, settings.web.public_url
                 ) as bot:
                     app.state.whatsapp = bot
                     yield

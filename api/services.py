@@ -18,7 +18,7 @@ from api.composer.answerability import load_answerability_model
 from api.composer.skills import load_skills
 from api.errors import ConfigError
 from api.observability import build_callbacks
-from api.orchestrators.query import QueryDeps, QueryOrchestrator, build_query_graph
+from api.orchestrators.query import Asker, QueryDeps, QueryOrchestrator, build_query_graph
 from api.orchestrators.query.evidence import FittedJudge
 from api.schemas.events import StreamEvent
 from api.schemas.query import QueryRequest
@@ -29,7 +29,7 @@ from api.tools.checkpoints import open_checkpointer
 from api.tools.context import ContextBundler
 from api.tools.corpus import Corpus
 from api.tools.corpus_watch import CorpusWatcher
-from api.tools.embeddings import build_embedder, build_shared_embedder
+from api.tools.embeddings import build_embedder, build_shared_embedder, share_cores
 from api.tools.firestore import close_firestore, open_firestore
 from api.tools.llm import build_chat_stream, build_llm
 from api.tools.memory import build_memory
@@ -37,8 +37,9 @@ from api.tools.object_store import build_object_store
 from api.tools.reranker import build_reranker
 from api.tools.retrieval import HybridRetriever
 from api.tools.thesaurus import load_thesaurus
-from api.tools.vector_store import build_vector_store
+from api.tools.vector_store import MilvusVectorStore, build_vector_store
 from api.tuning import apply_tuning
+from api.workers import GraphWorkers
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,9 @@ log = logging.getLogger(__name__)
 class Services:
     settings: Settings
     orchestrator: QueryOrchestrator
+    """This process's own graph: the debug routes and the CLI use its tools."""
+    asker: Asker
+    """What answers the questions clients ask: ``orchestrator``, or the graph workers (``graph_workers``)."""
     id_tokens: IdTokenVerifier | None = None
     """Verifies sign-in tokens against an identity provider's published keys (``identity.provider``)."""
     watcher: CorpusWatcher | None = None
@@ -78,7 +82,7 @@ def _uses_firestore(settings: Settings) -> bool:
 
 @asynccontextmanager
 async def open_services(settings: Settings) -> AsyncIterator[Services]:
-    settings = apply_tuning(settings)  # what `gweta tune` chose for this data dir
+    given, settings = settings, apply_tuning(settings)  # what `gweta tune` chose for this data dir
     skills = load_skills()  # a broken prompt fails the boot, not the first request
     pool = ThreadPoolExecutor(max_workers=settings.model_threads, thread_name_prefix="model")
     http = httpx.AsyncClient(timeout=httpx.Timeout(settings.llm.timeout_s, connect=5.0))
@@ -87,6 +91,7 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
         store = build_object_store(settings.object_store, settings.data_dir)
         # Requests share vectors (LRU) and model calls (micro-batches); ingestion uses the bare embedder.
         embedder = build_shared_embedder(settings.embeddings, build_embedder(settings.embeddings, pool, http))
+        share_cores(settings.model_threads)
         vectors = build_vector_store(settings, embedder.dimensions, f"{embedder.name}:{embedder.dimensions}")
         try:
             corpus = await Corpus.load(store)
@@ -154,9 +159,11 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
                     watcher = CorpusWatcher(store, settings.bm25, served, swap, settings.corpus_poll_s)
                     watcher.start()
                     try:
-                        yield Services(
-                            settings, orchestrator, build_id_token_verifier(settings.identity, http), watcher
-                        )
+                        async with _graph_workers(given, vectors) as workers:
+                            yield Services(
+                                settings, orchestrator, workers or orchestrator,
+                                build_id_token_verifier(settings.identity, http), watcher,
+                            )  # fmt: skip
                     finally:
                         await watcher.stop()
             finally:
@@ -168,3 +175,21 @@ async def open_services(settings: Settings) -> AsyncIterator[Services]:
         if firestore is not None:
             await close_firestore(firestore)
         pool.shutdown(wait=False, cancel_futures=True)
+
+
+@asynccontextmanager
+async def _graph_workers(settings: Settings, vectors: MilvusVectorStore) -> AsyncIterator[GraphWorkers | None]:
+    """``settings.graph_workers`` worker processes answering with these settings, or None when there are none. A
+    Milvus Lite folder is opened by this process only, so the workers reach it through the engine this one hosts."""
+    if not settings.graph_workers:
+        yield None
+        return
+    store = settings.vector_store.model_copy(update={"uri": vectors.shared_uri(), "hosted_lite": vectors.is_lite})
+    answering = settings.model_copy(update={"graph_workers": 0, "vector_store": store})
+    workers = GraphWorkers(answering, settings.graph_workers)
+    try:
+        await workers.start()
+        log.info("%d graph workers answering (pids %s)", settings.graph_workers, workers.pids)
+        yield workers
+    finally:
+        await workers.close()

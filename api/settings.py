@@ -25,11 +25,16 @@ class VectorStoreSettings(BaseModel):
     index_params: dict[str, int] = Field(default_factory=dict, description="e.g. {'M': 16, 'efConstruction': 200}.")
     search_params: dict[str, int] = Field(default_factory=dict, description="e.g. {'ef': 64} or {'nprobe': 16}.")
     exact_max_rows: int = Field(
-        0,
+        100_000,
         ge=0,
         description="Milvus Lite only: keep up to this many vectors in memory (1.5 KB each at 384 dimensions) and "
-        "search them exactly, several times faster than Lite's own (approximate) search; 0, the default, is off "
-        "until the answerability judge is refitted on exact results (benchmarks/results/exact_search.md).",
+        "search them exactly, several times faster than Lite's own (approximate) search; a corpus with more is "
+        "searched by Lite; 0: never (benchmarks/results/exact_search.md).",
+    )
+    hosted_lite: bool = Field(
+        False,
+        description="Set by the serving process for its graph workers: ``uri`` is the Milvus Lite engine it hosts "
+        "on loopback (searched like Lite, so the exact index applies).",
     )
 
 
@@ -67,7 +72,13 @@ class EmbeddingSettings(BaseModel):
     dimensions: int = 384
     batch_size: int = 32
     cache_entries: int = Field(
-        20_000, ge=0, description="Query path: vectors kept by text across requests (LRU; 0 keeps none)."
+        20_000, ge=0, description="Query path: provision sentences' vectors kept across requests (LRU; 0 keeps none)."
+    )
+    query_cache_entries: int = Field(
+        1024,
+        ge=0,
+        description="Query path: questions' vectors kept across requests (LRU; 0: each request embeds "
+        "its question once).",
     )
     batch_wait_ms: float = Field(
         3.0, ge=0, le=100, description="Query path: how long a text waits for others to share one model call."
@@ -404,6 +415,16 @@ class Settings(BaseSettings):
     )
     question_deadline_s: float = Field(
         60.0, gt=0, le=600, description="Every question ends (with a final event) within this many seconds."
+    )
+    graph_workers: int = Field(
+        0,
+        ge=0,
+        le=64,
+        description="Worker processes that answer questions (0: the serving process answers them itself). One "
+        "process uses about one core; on a machine with more, a worker per core serves that many times as many.",
+    )
+    worker_start_timeout_s: float = Field(
+        120.0, gt=0, description="How long a question waits for a graph worker when none is ready (restarting)."
     )
     vector_store: VectorStoreSettings = VectorStoreSettings()
     object_store: ObjectStoreSettings = ObjectStoreSettings()

@@ -9,7 +9,8 @@ Usage:
 Each variant is a checkout whose `api` package is served (`python -m api.cli serve`, run from that folder with this
 virtualenv) on a free 127.0.0.1 port over the same data dir (sample_corpus/ ingested into a temporary one when none
 is given), with the result cache and QA memory off so every question is answered afresh. For each level, each
-variant's server is started, warmed with two questions, then ``level`` async clients each ask question after
+variant's server is started, warmed with two questions (every question once with ``--warm-all``: the steady state
+of a server that has run a while, its document cache filled), then ``level`` async clients each ask question after
 question (every stream a fresh session) until ``--duration`` seconds have passed or ``--max-streams`` streams were
 started; streams still running finish (at most ``--timeout`` s each). Variants alternate within each level, so a
 busy shared machine slows them alike: compare ratios inside one run, not figures across runs.
@@ -50,6 +51,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # them) must not refuse the load itself.
 NO_CACHES = {
     "GWETA_RETRIEVAL__CACHE_TTL_S": "0",
+    # The questions repeat in turn: kept across requests, each would be embedded only once. (Provision sentences'
+    # vectors stay cached: they serve whatever question cites the provision.)
+    "GWETA_EMBEDDINGS__QUERY_CACHE_ENTRIES": "0",
     "GWETA_LLM__MEMORY_TTL_S": "0",
     "GWETA_LIMITS__REQUESTS_PER_MINUTE": "0",
     "GWETA_LIMITS__STREAMS_PER_CALLER": "100000",
@@ -250,7 +254,9 @@ async def run_level(server: Server, variant: str, level: int, questions: list[st
     limits = httpx.Limits(max_connections=level + 4, max_keepalive_connections=level + 4)
     timeout = httpx.Timeout(args.timeout, connect=10)
     async with httpx.AsyncClient(base_url=server.url, timeout=timeout, limits=limits) as client:
-        for q in questions[:2]:  # warm-up: lazy imports, first model call
+        # Warm-up: lazy imports, the first model call; with --warm-all every question once, so the level measures
+        # a server in its steady state (documents read and cached) rather than its first minute.
+        for q in questions if args.warm_all else questions[:2]:
             await ask(client, q)
         results: list[Stream] = []
         started = 0
@@ -480,6 +486,7 @@ def main() -> int:
     parser.add_argument("--questions", type=Path, help="JSONL with a 'question' field per line")
     parser.add_argument("--levels", default="1,10,50")
     parser.add_argument("--duration", type=float, default=20.0, help="seconds of new streams per level")
+    parser.add_argument("--warm-all", action="store_true", help="ask every question once before each level")
     parser.add_argument("--max-streams", type=int, default=2000, help="streams started per level, at most")
     parser.add_argument("--timeout", type=float, default=120.0, help="longest a stream may take")
     parser.add_argument("--variant", action="append", default=[], help="NAME=CHECKOUT (repeatable)")
@@ -526,7 +533,8 @@ def main() -> int:
         f"# Load: {args.title or 'concurrent streams'}",
         "",
         f"- machine: {os.cpu_count()} cores, shared (load average {load[0]:.1f} at the start); {mode}; result cache "
-        f"and QA memory off; every stream a fresh session; {args.duration:.0f} s of new streams per level",
+        f"and QA memory off; every stream a fresh session; {args.duration:.0f} s of new streams per level"
+        + ("; each server warmed with every question once first" if args.warm_all else ""),
         f"- data: {args.data_dir or 'sample corpus'}; {len(SAMPLE_QUESTIONS) if not args.questions else args.questions}"
         " questions in turn",
         "",

@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from api.tools.embeddings import SentenceTransformerEmbedder, SharedEmbedder, load_sentence_transformer
+from api.tools.embeddings import SentenceTransformerEmbedder, SharedEmbedder, load_sentence_transformer, per_request
 
 TEXTS = [
     "A landlord shall not require a deposit that exceeds the rent payable for two months.",
@@ -69,3 +69,30 @@ async def test_a_caller_that_goes_away_does_not_cancel_the_others(minilm: Senten
     leaving.cancel()
     vector = await staying
     assert vector.shape == (minilm.dimensions,) and leaving.cancelled()
+
+
+async def test_questions_are_embedded_once_per_request_and_kept_across_requests_only_when_asked(
+    minilm: SentenceTransformerEmbedder,
+) -> None:
+    question, sentences = TEXTS[3], TEXTS[:3]
+
+    async def one_request(shared: SharedEmbedder) -> None:
+        # As the steps of one answer do: the search, the answerer and the checks each ask for the question.
+        per_request()
+        vectors = await asyncio.gather(*(shared.embed_query(question) for _ in range(3)))
+        await asyncio.gather(shared.embed_query(question), shared.embed_documents(sentences))
+        np.testing.assert_array_equal(vectors[0], vectors[2])
+
+    not_kept = SharedEmbedder(minilm, max_entries=100, max_wait_s=0.001, query_entries=0)
+    for _ in range(3):
+        await asyncio.create_task(one_request(not_kept))  # a task per request, as the service runs them
+    # Each request embedded its question once (a batch each); the provisions' sentences only the first time.
+    assert not_kept.batches == 3 + 1 and question not in not_kept._vectors and not not_kept._queries
+    assert set(not_kept._vectors) == set(sentences)
+
+    kept = SharedEmbedder(minilm, max_entries=100, max_wait_s=0.001, query_entries=1)
+    for _ in range(3):
+        await asyncio.create_task(one_request(kept))
+    assert kept.batches == 1 + 1 and list(kept._queries) == [question]
+    await kept.embed_query(TEXTS[0] + " Again.")
+    assert list(kept._queries) == [TEXTS[0] + " Again."]  # bounded: the older question went

@@ -6,9 +6,11 @@ import asyncio
 import copy
 import logging
 import os
+import sys
 from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import Executor
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Protocol
 
 import httpx
@@ -154,26 +156,51 @@ def build_embedder(cfg: EmbeddingSettings, pool: Executor, http: httpx.AsyncClie
             return OpenAIEmbedder(cfg, http)
 
 
+def share_cores(callers: int) -> None:
+    """Give torch's intra-op threads the cores' share of each of ``callers`` threads that may run the model at once.
+    Each caller otherwise starts a team of one thread per core and the teams spin against each other: at 50 streams
+    over the 385 Acts, 83 against 53 ms of CPU per answer (``benchmarks/results/load_workers.md``). Set
+    ``OMP_NUM_THREADS`` to decide otherwise; a backend without torch loaded is left alone."""
+    torch = sys.modules.get("torch")
+    if torch is None or os.environ.get("OMP_NUM_THREADS"):
+        return
+    torch.set_num_threads(max(1, (os.cpu_count() or 1) // max(1, callers)))
+
+
 class SharedEmbedder:
-    """Embeddings shared across requests: an LRU of vectors by text, and one model call for concurrent callers.
+    """Embeddings shared across requests: LRUs of vectors by text, and one model call for concurrent callers.
 
     The query path asks for the same texts again and again (the extractive answerer embeds the candidate sentences
-    of the provisions it retrieved; questions repeat), and under load many requests ask at once. Each text is
-    looked up in the LRU first; the rest wait up to ``max_wait_s`` for other callers' texts (or until ``max_batch``
-    texts are pending) and go to the wrapped embedder in one batch, a text already pending or in flight being
-    shared rather than computed twice. The wrapped embedder (any backend) does the work; ingestion uses it directly.
+    of the provisions it retrieved, whatever the question; the steps of one request embed its question), and under
+    load many requests ask at once. Provision sentences (``embed_documents``) are kept in one LRU of
+    ``max_entries``; questions (``embed_query``) once per request (``per_request``) and, across requests, in an LRU
+    of ``query_entries`` (0: none, so every request embeds its own question). A text not found waits up to
+    ``max_wait_s`` for other callers' texts (or until ``max_batch`` texts are pending) and goes to the wrapped
+    embedder in one batch, a text already pending or in flight being shared rather than computed twice. The wrapped
+    embedder (any backend) does the work; ingestion uses it directly.
     """
 
-    def __init__(self, inner: Embedder, max_entries: int = 20_000, max_wait_s: float = 0.003, max_batch: int = 64):
+    def __init__(
+        self,
+        inner: Embedder,
+        max_entries: int = 20_000,
+        max_wait_s: float = 0.003,
+        max_batch: int = 64,
+        query_entries: int = 1024,
+    ) -> None:
         self.inner = inner
         self.name = inner.name
         self.dimensions = inner.dimensions
         self.max_entries = max_entries
+        self.query_entries = query_entries
         self.max_wait_s = max_wait_s
         self.max_batch = max_batch
         self._vectors: OrderedDict[str, Vectors] = OrderedDict()
+        self._queries: OrderedDict[str, Vectors] = OrderedDict()
         self._pending: dict[str, asyncio.Future[Vectors]] = {}
         self._in_flight: dict[str, asyncio.Future[Vectors]] = {}
+        self._kept: set[str] = set()
+        """Texts pending or in flight whose vectors go into the sentence LRU when computed."""
         self._timer: asyncio.TimerHandle | None = None
         self._batches: set[asyncio.Task[None]] = set()
         self.hits = self.misses = self.batches = 0
@@ -190,7 +217,7 @@ class SharedEmbedder:
                 found[text] = vector
                 self.hits += 1
             else:
-                waiting[text] = self._future(text)
+                waiting[text] = self._future(text, keep=True)
                 self.misses += 1
         if waiting:
             # Shielded: a caller that goes away must not cancel a vector other callers are waiting for.
@@ -199,18 +226,32 @@ class SharedEmbedder:
         return np.stack([found[text] for text in texts])
 
     async def embed_query(self, text: str) -> Vectors:
-        vector = self._vectors.get(text)
+        memo = _REQUEST_VECTORS.get()
+        vector = memo.get(text) if memo is not None else None
+        if vector is None and (vector := self._queries.get(text)) is not None:
+            self._queries.move_to_end(text)
+        if vector is None and (vector := self._vectors.get(text)) is not None:
+            self._vectors.move_to_end(text)  # a question that is word for word a provision's sentence
         if vector is None:
-            computed: Vectors = (await self.embed_documents([text]))[0]
-            return self._vectors.get(text, computed)  # the cached array itself, as the other backends do
-        self._vectors.move_to_end(text)
-        self.hits += 1
+            self.misses += 1
+            # Shielded: a caller that goes away must not cancel a vector other callers are waiting for.
+            vector = await asyncio.shield(self._future(text, keep=False))
+            if self.query_entries:
+                self._queries[text] = vector
+                while len(self._queries) > self.query_entries:
+                    self._queries.popitem(last=False)
+        else:
+            self.hits += 1
+        if memo is not None:
+            memo[text] = vector
         return vector
 
     def count_tokens(self, text: str) -> int:
         return self.inner.count_tokens(text)
 
-    def _future(self, text: str) -> asyncio.Future[Vectors]:
+    def _future(self, text: str, keep: bool) -> asyncio.Future[Vectors]:
+        if keep:
+            self._kept.add(text)
         shared = self._in_flight.get(text) or self._pending.get(text)
         if shared is not None:
             return shared
@@ -244,13 +285,16 @@ class SharedEmbedder:
                     future.set_exception(exc if isinstance(exc, Exception) else BackendError("embedding cancelled"))
             for text in batch:
                 self._in_flight.pop(text, None)
+                self._kept.discard(text)
             if not isinstance(exc, Exception):
                 raise
             return
         for (text, future), vector in zip(batch.items(), vectors, strict=True):
             self._in_flight.pop(text, None)
-            if self.max_entries:
-                self._vectors[text] = vector
+            if text in self._kept:
+                self._kept.discard(text)
+                if self.max_entries:
+                    self._vectors[text] = vector
             if not future.done():
                 future.set_result(vector)
         while len(self._vectors) > self.max_entries:
@@ -258,5 +302,15 @@ class SharedEmbedder:
 
 
 def build_shared_embedder(cfg: EmbeddingSettings, inner: Embedder) -> Embedder:
-    """Wrap the query path's embedder in the cross-request cache and batcher (``cfg.cache_entries``, ``batch_*``)."""
-    return SharedEmbedder(inner, cfg.cache_entries, cfg.batch_wait_ms / 1000, cfg.max_batch)
+    """Wrap the query path's embedder in the cross-request caches and batcher (``cfg.cache_entries``,
+    ``cfg.query_cache_entries``, ``batch_*``)."""
+    return SharedEmbedder(inner, cfg.cache_entries, cfg.batch_wait_ms / 1000, cfg.max_batch, cfg.query_cache_entries)
+
+
+_REQUEST_VECTORS: ContextVar[dict[str, Vectors] | None] = ContextVar("request_vectors", default=None)
+
+
+def per_request() -> None:
+    """From here on in this task (and the tasks it starts), a question is embedded once: the search, the answer and
+    the checks of one request share its vector, whether or not questions are kept across requests."""
+    _REQUEST_VECTORS.set({})

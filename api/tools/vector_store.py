@@ -219,10 +219,12 @@ class MilvusVectorStore:
         search_params: dict[str, int] | None = None,
         embedder: str = "",
         exact_max_rows: int = 0,
+        hosted_lite: bool = False,
     ) -> None:
         from pymilvus import MilvusClient
         from pymilvus.exceptions import MilvusException
 
+        self.uri = uri
         self.collection = collection
         self.dimensions = dimensions
         self.embedder = embedder
@@ -232,8 +234,9 @@ class MilvusVectorStore:
         self.is_lite = "://" not in uri
         # Milvus Lite is an in-process engine: one call at a time keeps it consistent under the thread pool.
         self._lock = threading.Lock() if self.is_lite else None
-        self.exact_max_rows = exact_max_rows if self.is_lite else 0
-        """Milvus Lite only: search an in-memory ExactIndex of up to this many vectors instead (0: never)."""
+        self.exact_max_rows = exact_max_rows if self.is_lite or hosted_lite else 0
+        """Milvus Lite only (here, or hosted by the serving process for its graph workers): search an in-memory
+        ExactIndex of up to this many vectors instead (0: never)."""
         self.exact: ExactIndex | None = None
         self._exact_build: asyncio.Task[None] | None = None
         self._generation = 0
@@ -427,6 +430,18 @@ class MilvusVectorStore:
         in-memory table it re-snapshots on every query, which is many times slower."""
         await asyncio.to_thread(self._run, self.client.flush, self.collection)
 
+    def shared_uri(self) -> str:
+        """The URI another process reaches this store by: for Milvus Lite, the loopback address of the engine this
+        process hosts (pymilvus starts one per data directory and returns it again for the same path)."""
+        if not self.is_lite:
+            return self.uri
+        from milvus_lite.server_manager import server_manager_instance
+
+        uri: str | None = server_manager_instance.start_and_get_uri(self.uri)
+        if uri is None:
+            raise BackendError(f"Milvus Lite at {self.uri} could not be shared with the graph workers")
+        return uri
+
     async def close(self) -> None:
         self._closed = True
         if self._exact_build is not None:
@@ -456,5 +471,5 @@ def build_vector_store(settings: Settings, dimensions: int, embedder: str = "") 
             return MilvusVectorStore(
                 settings.milvus_uri, collection_for(cfg.collection, embedder), dimensions,
                 cfg.token.get_secret_value(), cfg.index_type, cfg.index_params, cfg.search_params, embedder,
-                cfg.exact_max_rows,
+                cfg.exact_max_rows, cfg.hosted_lite,
             )  # fmt: skip

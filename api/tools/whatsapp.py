@@ -28,7 +28,7 @@ from pydantic import ValidationError
 
 from api.auth import Caller
 from api.errors import BackendError, ForbiddenError, UnauthorizedError
-from api.orchestrators.query import QueryOrchestrator
+from api.orchestrators.query import Asker
 from api.schemas.events import Citation, ErrorEvent, FinalEvent
 from api.schemas.query import MAX_QUESTION_CHARS, QueryRequest
 from api.schemas.whatsapp import InboundMessage
@@ -235,7 +235,7 @@ class WhatsAppBot:
         self,
         cfg: WhatsAppSettings,
         sender: WhatsAppSender,
-        orchestrator: QueryOrchestrator,
+        orchestrator: Asker,
         corpus: Corpus,
         public_url: str = "",
     ) -> None:
@@ -325,7 +325,7 @@ class WhatsAppBot:
 
 @asynccontextmanager
 async def open_whatsapp(
-    cfg: WhatsAppSettings, orchestrator: QueryOrchestrator, corpus: Corpus, public_url: str = ""
+    cfg: WhatsAppSettings, orchestrator: Asker, corpus: Corpus, public_url: str = ""
 ) -> AsyncIterator[WhatsAppBot | None]:
     """The bot for the app's lifespan, or None while the number is not configured."""
     if not cfg.configured:

@@ -2,6 +2,6 @@
 
 from .deps import QueryDeps
 from .graph import build_query_graph
-from .orchestrator import QueryOrchestrator
+from .orchestrator import Asker, QueryOrchestrator
 
-__all__ = ["QueryDeps", "QueryOrchestrator", "build_query_graph"]
+__all__ = ["Asker", "QueryDeps", "QueryOrchestrator", "build_query_graph"]

@@ -7,7 +7,7 @@ import dataclasses
 import logging
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Protocol
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.runnables import RunnableConfig
@@ -30,6 +30,7 @@ from api.schemas.events import (
     WarningEvent,
 )
 from api.schemas.query import QueryRequest
+from api.tools.embeddings import per_request
 
 from .deps import QueryDeps
 from .state import QueryState, RouteDecided, fresh_turn
@@ -93,6 +94,12 @@ def _as_state(values: Any) -> QueryState:
     return QueryState(**{k: v for k, v in dict(values).items() if k in known})
 
 
+class Asker(Protocol):
+    """What answers a question as a stream of events: the orchestrator itself, or its graph workers."""
+
+    def stream(self, request: QueryRequest, caller: Caller = ...) -> AsyncIterator[StreamEvent]: ...
+
+
 class QueryOrchestrator:
     def __init__(self, graph: QueryGraph, deps: QueryDeps, callbacks: list[BaseCallbackHandler] | None = None) -> None:
         self.graph = graph
@@ -114,6 +121,7 @@ class QueryOrchestrator:
     async def stream(self, request: QueryRequest, caller: Caller = LOCAL) -> AsyncIterator[StreamEvent]:
         """Yield meta, then the graph's token/citation/warning events, then final; or error if it fails."""
         trace_id = new_request_id()
+        per_request()  # the question's vector, once for all the steps of this answer
         start = time.perf_counter()
         meta_sent = False
         early: list[StreamEvent] = []  # e.g. the guard's warning, written before the route is known

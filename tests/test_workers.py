@@ -1,0 +1,197 @@
+"""Graph workers: questions answered in worker processes (``graph_workers``) give the answers the serving process
+would give itself; a worker that dies ends its answers with an error and is started again; a reader who leaves
+cancels the answer in its worker; stopping `gweta serve` leaves no worker behind. Real processes throughout."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+
+from api.schemas.events import ErrorEvent, FinalEvent, MetaEvent, StreamEvent
+from api.schemas.query import QueryRequest
+from api.services import Services, open_services
+from api.settings import Settings
+from api.workers import GraphWorkers
+from tests.sse import collect
+from tests.test_replicas import free_port
+
+QUESTIONS = [
+    "How much deposit can a landlord ask for?",
+    "How long is maternity leave?",
+    "What is the minimum age of marriage?",
+    "Can my employer read my private e-mail?",  # not in the sample corpus: an abstention
+]
+
+
+@contextlib.asynccontextmanager
+async def serving(data_dir: Path, workers: int) -> AsyncIterator[tuple[Services, GraphWorkers]]:
+    async with open_services(Settings(data_dir=data_dir, graph_workers=workers)) as services:
+        assert isinstance(services.asker, GraphWorkers)
+        yield services, services.asker
+
+
+async def answer(events: AsyncIterator[StreamEvent]) -> list[StreamEvent]:
+    return [event async for event in events]
+
+
+def essentials(final: StreamEvent) -> dict[str, Any]:
+    assert isinstance(final, FinalEvent), final
+    return {
+        "answer": final.answer,
+        "citations": [c.model_dump() for c in final.citations],
+        "abstained": final.abstained,
+        "verified": final.verified,
+    }
+
+
+async def test_workers_give_the_answers_the_serving_process_gives(private_data_dir: Path) -> None:
+    async with serving(private_data_dir, 2) as (services, workers):
+        assert len(set(workers.pids)) == 2 and os.getpid() not in workers.pids
+        for question in QUESTIONS:
+            request = QueryRequest(q=question, session_id=f"w-{QUESTIONS.index(question)}")
+            here = await answer(services.orchestrator.stream(request))
+            there = await answer(workers.stream(request.model_copy(update={"session_id": "other"})))
+            assert isinstance(there[0], MetaEvent)
+            assert [type(e) for e in there] == [type(e) for e in here], question
+            assert essentials(there[-1]) == essentials(here[-1]), question
+        # Answers run at once, spread over the workers.
+        requests = [QueryRequest(q=q, session_id=f"many-{i}") for i, q in enumerate(QUESTIONS * 3)]
+        finals = [events[-1] for events in await asyncio.gather(*(answer(workers.stream(r)) for r in requests))]
+        assert all(isinstance(f, FinalEvent) for f in finals)
+
+
+async def test_a_follow_up_reads_the_session_another_worker_saved(private_data_dir: Path) -> None:
+    """Sessions live in the checkpointer, not in a worker: the second turn goes to the other worker and still reads
+    the first (it answers as the serving process does for the same two turns, not as for a fresh session)."""
+    first, follow_up = "How much deposit can a landlord ask for?", "And when must it be given back?"
+    async with serving(private_data_dir, 2) as (services, workers):
+        here = [
+            await answer(services.orchestrator.stream(QueryRequest(q=q, session_id="here"))) for q in (first, follow_up)
+        ]
+        fresh = await answer(services.orchestrator.stream(QueryRequest(q=follow_up, session_id="fresh")))
+        assert essentials(fresh[-1]) != essentials(here[1][-1])  # the follow-up depends on its session
+
+        await answer(workers.stream(QueryRequest(q=first, session_id="there")))
+        (saved_by,) = workers.completed
+        os.kill(saved_by, signal.SIGSTOP)  # busy: the follow-up goes to the other worker
+        held = workers.stream(QueryRequest(q=QUESTIONS[1], session_id="held"))
+        holding = asyncio.ensure_future(anext(held))
+        await asyncio.sleep(0.3)
+        try:
+            second = await answer(workers.stream(QueryRequest(q=follow_up, session_id="there")))
+        finally:
+            holding.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await holding
+            await held.aclose()
+            os.kill(saved_by, signal.SIGCONT)
+        assert essentials(second[-1]) == essentials(here[1][-1])
+        (answered_by,) = set(workers.completed) - {saved_by}
+        assert workers.completed[answered_by] == 1
+
+
+async def test_a_worker_that_dies_ends_its_answer_with_an_error_and_is_started_again(private_data_dir: Path) -> None:
+    async with serving(private_data_dir, 1) as (_, workers):
+        (pid,) = workers.pids
+        os.kill(pid, signal.SIGSTOP)  # it takes the question but cannot answer it
+        stream = workers.stream(QueryRequest(q="How long is maternity leave?", session_id="d"))
+        pending = asyncio.ensure_future(answer(stream))
+        await asyncio.sleep(0.5)
+        assert not pending.done()
+        os.kill(pid, signal.SIGKILL)
+        events = await asyncio.wait_for(pending, 10)
+        assert events == [ErrorEvent(code="internal_error", message="Something went wrong on our side.")]
+        # The next question waits for the new worker and is answered by it.
+        events = await asyncio.wait_for(answer(workers.stream(QueryRequest(q=QUESTIONS[0], session_id="e"))), 120)
+        assert isinstance(events[-1], FinalEvent) and events[-1].citations
+        assert workers.pids and workers.pids != [pid]
+
+
+async def test_a_reader_who_leaves_cancels_the_answer_in_its_worker(private_data_dir: Path) -> None:
+    async with serving(private_data_dir, 1) as (_, workers):
+        (worker,) = workers._workers.values()
+        (pid,) = workers.pids
+        os.kill(pid, signal.SIGSTOP)
+        stream = workers.stream(QueryRequest(q=QUESTIONS[1], session_id="c"))
+        reading = asyncio.ensure_future(anext(stream))
+        await asyncio.sleep(0.3)
+        assert len(worker.answers) == 1
+        reading.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reading
+        await stream.aclose()
+        assert worker.answers == {}
+        os.kill(pid, signal.SIGCONT)
+        # The worker got the cancel after the question: it answers the next one, and only that one.
+        events = await asyncio.wait_for(answer(workers.stream(QueryRequest(q=QUESTIONS[0], session_id="n"))), 60)
+        assert isinstance(events[-1], FinalEvent) and events[-1].citations
+        assert workers.completed == {pid: 1} and workers.cancelled == {pid: 1}
+
+
+async def test_no_worker_ready_in_time_is_a_clear_error(private_data_dir: Path) -> None:
+    settings = Settings(data_dir=private_data_dir, graph_workers=1, worker_start_timeout_s=1)
+    async with open_services(settings) as services:
+        workers = services.asker
+        assert isinstance(workers, GraphWorkers)
+        (pid,) = workers.pids
+        os.kill(pid, signal.SIGKILL)
+        await asyncio.sleep(0.2)
+        events = await answer(workers.stream(QueryRequest(q=QUESTIONS[0], session_id="x")))
+        assert len(events) == 1 and isinstance(events[0], ErrorEvent) and events[0].code == "unavailable"
+
+
+def test_gweta_serve_answers_through_its_workers_and_leaves_none_behind(private_data_dir: Path, tmp_path: Path) -> None:
+    port = free_port()
+    env = {**os.environ, "GWETA_GRAPH_WORKERS": "2", "GWETA_LIMITS__REQUESTS_PER_MINUTE": "0"}
+    log = tmp_path / "serve.log"
+    gweta = Path(sys.executable).parent / "gweta"
+    with log.open("wb") as out:
+        server = subprocess.Popen(
+            [str(gweta), "serve", "--data-dir", str(private_data_dir), "--port", str(port)],
+            env=env, stdout=out, stderr=out,
+        )  # fmt: skip
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 180
+        while True:
+            assert server.poll() is None, log.read_text()[-3000:]
+            with contextlib.suppress(httpx.TransportError):
+                if httpx.get(f"{url}/readyz", timeout=5).status_code == 200:
+                    break
+            assert time.monotonic() < deadline, log.read_text()[-3000:]
+            time.sleep(0.3)
+        children = psutil.Process(server.pid).children(recursive=True)
+        workers = [p for p in children if "api.workers" in " ".join(p.cmdline())]
+        assert len(workers) == 2
+
+        async def ask() -> list[Any]:
+            async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+                runs = [
+                    collect(client, "GET", "/api/v1/query/stream", params={"q": q, "session_id": f"h{i}"})
+                    for i, q in enumerate(QUESTIONS)
+                ]
+                return await asyncio.gather(*runs)
+
+        for events, question in zip(asyncio.run(ask()), QUESTIONS, strict=True):
+            assert events[0].event == "meta" and events[-1].event == "final", question
+        server.send_signal(signal.SIGTERM)
+        # uvicorn shuts down cleanly, then ends by the signal it was sent
+        assert server.wait(timeout=60) in (0, -signal.SIGTERM), log.read_text()[-3000:]
+        assert "Application shutdown complete" in log.read_text()
+        gone, alive = psutil.wait_procs(workers, timeout=15)
+        assert not alive, [p.pid for p in alive]
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
