@@ -36,7 +36,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with open_services(settings) as services:
+        async with open_services(settings, serving=True) as services:
             app.state.services = services
             app.state.reader = DocumentReader(services.corpus)
             try:

@@ -37,12 +37,14 @@ import signal
 import socket
 import struct
 import sys
+import time
 from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from api.auth import LOCAL, Caller
+from api.errors import BackendError
 from api.schemas.events import ErrorEvent, StreamEvent
 from api.schemas.query import QueryRequest
 from api.settings import Settings
@@ -53,12 +55,17 @@ _HEADER = struct.Struct("!I")
 _END = object()
 """Put on an answer's queue when its worker says it is done."""
 _LOST = object()
-"""Put on an answer's queue when its worker died before saying so."""
+"""Put on an answer's queue when its worker died, or its answer failed there, before it ended."""
 LOST_WORKER = ErrorEvent(code="internal_error", message="Something went wrong on our side.")
 NO_WORKER = ErrorEvent(code="unavailable", message="The service is starting or restarting; please ask again shortly.")
+LATE = ErrorEvent(code="deadline_exceeded", message="The question ran out of time; please ask again.")
 _THREAD_POOLS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
-RESTART_DELAY_S = 1.0
-"""Pause before a dead worker is started again (a worker that dies at once is not restarted in a tight loop)."""
+RESTART_DELAY_S = (1.0, 30.0)
+"""Pause before a dead worker is started again, doubling from the first figure to the second while it keeps dying
+within a minute of its start (a broken worker is not reloaded in a tight loop)."""
+HUNG_GRACE_S = 5.0
+"""A worker that has not ended an answer this long after the question's deadline (which the worker keeps itself)
+is taken for hung and stopped."""
 
 
 def frame(message: Any) -> bytes:
@@ -81,6 +88,7 @@ class _Worker:
     process: asyncio.subprocess.Process
     writer: asyncio.StreamWriter
     reader: asyncio.StreamReader
+    started_at: float
     answers: dict[int, asyncio.Queue[Any]] = field(default_factory=dict)
     ready: bool = False
     alive: bool = True
@@ -88,6 +96,11 @@ class _Worker:
     def send(self, message: Any) -> None:
         if self.alive and not self.writer.is_closing():
             self.writer.write(frame(message))
+
+    def kill(self) -> None:
+        self.ready = False  # no new question goes to it while its end is noticed
+        with contextlib.suppress(ProcessLookupError):
+            self.process.kill()
 
 
 class GraphWorkers:
@@ -101,36 +114,61 @@ class GraphWorkers:
         self._changed = asyncio.Condition()
         """Notified when a worker becomes ready or dies."""
         self._tasks: set[asyncio.Task[None]] = set()
-        self._closing = False
+        self._started = self._closing = False
+        self._delays: dict[int, float] = {}
         self.completed: Counter[int] = Counter()
         """Answers each worker (by pid) finished."""
         self.cancelled: Counter[int] = Counter()
         """Answers each worker (by pid) stopped because their reader left."""
+        self.failed: Counter[int] = Counter()
+        """Answers that failed in their worker (by pid), each ended with an ``error`` event."""
 
-    async def start(self) -> None:
-        """Start every worker and wait until each has loaded its services (a worker that fails to load fails this)."""
+    async def start(self, timeout_s: float = 300.0) -> None:
+        """Start every worker and wait until each has loaded its services; one that exits while loading, or is not
+        ready within ``timeout_s``, fails the start (workers are restarted only once all were up)."""
         for number in range(self.count):
             await self._spawn(number)
         async with self._changed:
-            await self._changed.wait_for(lambda: all(w.ready or not w.alive for w in self._workers.values()))
-        if failed := [w.number for w in self._workers.values() if not w.ready]:
-            raise RuntimeError(f"graph worker(s) {failed} exited while loading; see the log above")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(
+                    self._changed.wait_for(lambda: all(w.ready or not w.alive for w in self._workers.values())),
+                    timeout_s,
+                )
+        if not_ready := [w.number for w in self._workers.values() if not w.ready]:
+            raise BackendError(
+                f"graph worker(s) {not_ready} did not load within {timeout_s:.0f} s or exited while loading; see the "
+                "log above"
+            )
+        self._started = True
 
     async def _spawn(self, number: int) -> None:
         ours, theirs = socket.socketpair()
-        # The workers share the machine's cores: each one's numerical libraries (torch's and numpy's thread pools)
-        # get its share, or their threads spin against each other's.
-        share = str(max(1, (os.cpu_count() or 1) // self.count))
+        # The workers share the machine's cores: each model thread's numerical libraries (torch's and numpy's thread
+        # pools) get its share, or their threads spin against each other's.
+        callers = self.count * self.settings.model_threads
+        share = str(max(1, (os.cpu_count() or 1) // callers))
         env = {**{var: share for var in _THREAD_POOLS}, **os.environ}
         try:
             process = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "api.workers", str(theirs.fileno()), pass_fds=(theirs.fileno(),), env=env
             )
+        except BaseException:
+            ours.close()
+            raise
         finally:
             theirs.close()
-        reader, writer = await asyncio.open_connection(sock=ours)
-        worker = _Worker(number, process, writer, reader)
+        try:
+            reader, writer = await asyncio.open_connection(sock=ours)
+        except BaseException:
+            ours.close()
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            raise
+        worker = _Worker(number, process, writer, reader, time.monotonic())
         self._workers[number] = worker
+        if self._closing:  # close() began while this one was starting: it must not outlive it
+            writer.close()
+            worker.kill()
         worker.send(("settings", self.settings))
         task = asyncio.get_running_loop().create_task(self._listen(worker), name=f"graph-worker-{number}")
         self._tasks.add(task)
@@ -144,34 +182,52 @@ class GraphWorkers:
                     case ("event", int(answer), event):
                         if (queue := worker.answers.get(answer)) is not None:
                             queue.put_nowait(event)
-                    case ("end", int(answer), bool(completed)):
-                        (self.completed if completed else self.cancelled)[worker.process.pid] += 1
+                    case ("end", int(answer), "completed" | "cancelled" | "failed" as how):
+                        {"completed": self.completed, "cancelled": self.cancelled, "failed": self.failed}[how][
+                            worker.process.pid
+                        ] += 1
                         if (queue := worker.answers.pop(answer, None)) is not None:
-                            queue.put_nowait(_END)
+                            queue.put_nowait(_END if how != "failed" else _LOST)
                     case ("ready",):
                         worker.ready = True
                         log.info("graph worker %d ready (pid %d)", worker.number, worker.process.pid)
                         async with self._changed:
                             self._changed.notify_all()
-        except (ConnectionError, pickle.UnpicklingError) as exc:
+        except ConnectionError as exc:
             log.error("graph worker %d: connection lost: %s", worker.number, exc)
-        worker.alive = worker.ready = False
-        for queue in worker.answers.values():
-            queue.put_nowait(_LOST)
-        worker.answers.clear()
-        worker.writer.close()
+        except Exception:
+            log.exception("graph worker %d: its messages cannot be read; stopping it", worker.number)
+        finally:
+            worker.alive = worker.ready = False
+            for queue in worker.answers.values():
+                queue.put_nowait(_LOST)
+            worker.answers.clear()
+            worker.writer.close()
+            if not self._closing:
+                worker.kill()
         code = await worker.process.wait()
         async with self._changed:
             self._changed.notify_all()
-        if self._closing:
+        if self._closing or not self._started:
             return
-        log.error("graph worker %d exited (code %s); starting it again", worker.number, code)
-        await asyncio.sleep(RESTART_DELAY_S)
-        if not self._closing:
-            await self._spawn(worker.number)
+        # Back off while it keeps dying soon after starting; a worker that ran a while starts again at once.
+        delay = self._delays.get(worker.number, RESTART_DELAY_S[0])
+        if time.monotonic() - worker.started_at > 60:
+            delay = RESTART_DELAY_S[0]
+        self._delays[worker.number] = min(delay * 2, RESTART_DELAY_S[1])
+        log.error("graph worker %d exited (code %s); starting it again in %.0f s", worker.number, code, delay)
+        await asyncio.sleep(delay)
+        while not self._closing:
+            try:
+                await self._spawn(worker.number)
+                return
+            except Exception:
+                log.exception("graph worker %d could not be started; trying again in %.0f s", worker.number, delay)
+                await asyncio.sleep(delay)
 
-    async def _pick(self) -> _Worker | None:
-        """The ready worker with the fewest answers in progress, waiting a while for one if none is ready."""
+    async def _pick(self, deadline: float) -> _Worker | None:
+        """The ready worker with the fewest answers in progress, waiting for one (until ``deadline``, loop time) if
+        none is ready."""
 
         def ready() -> list[_Worker]:
             return [w for w in self._workers.values() if w.ready]
@@ -179,15 +235,17 @@ class GraphWorkers:
         if not ready():
             async with self._changed:
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(
-                        self._changed.wait_for(lambda: bool(ready()) or self._closing),
-                        self.settings.worker_start_timeout_s,
-                    )
+                    async with asyncio.timeout_at(deadline):
+                        await self._changed.wait_for(lambda: bool(ready()) or self._closing)
         return min(ready(), key=lambda w: len(w.answers), default=None)
 
     async def stream(self, request: QueryRequest, caller: Caller = LOCAL) -> AsyncIterator[StreamEvent]:
-        """The question's events as its worker produces them; leaving early cancels the answer there."""
-        worker = await self._pick()
+        """The question's events as its worker produces them; leaving early cancels the answer there. Every stream
+        ends: a worker that dies or fails ends it with an ``error`` event, and one that misses the question's deadline
+        by ``HUNG_GRACE_S`` is stopped (and started again)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.settings.question_deadline_s + HUNG_GRACE_S
+        worker = await self._pick(min(deadline, loop.time() + self.settings.worker_start_timeout_s))
         if worker is None:
             yield NO_WORKER
             return
@@ -196,7 +254,17 @@ class GraphWorkers:
         worker.send(("ask", answer, request, caller))
         finished = False
         try:
-            while (event := await queue.get()) is not _END:
+            while True:
+                try:
+                    async with asyncio.timeout_at(deadline):
+                        event = await queue.get()
+                except TimeoutError:
+                    log.error("graph worker %d missed answer %d's deadline; stopping it", worker.number, answer)
+                    worker.kill()
+                    yield LATE
+                    break
+                if event is _END:
+                    break
                 if event is _LOST:
                     log.error("answer %d lost with graph worker %d", answer, worker.number)
                     yield LOST_WORKER
@@ -219,16 +287,21 @@ class GraphWorkers:
         for worker in self._workers.values():
             worker.writer.close()
         processes = [w.process for w in self._workers.values()]
-        _, running = await asyncio.wait([asyncio.create_task(p.wait()) for p in processes], timeout=timeout_s)
-        for process in processes:
-            if process.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    process.kill()
-        if running:
-            await asyncio.wait(running)
+        if processes:
+            _, running = await asyncio.wait([asyncio.create_task(p.wait()) for p in processes], timeout=timeout_s)
+            for process in processes:
+                if process.returncode is None:
+                    with contextlib.suppress(ProcessLookupError):
+                        process.kill()
+            if running:
+                await asyncio.wait(running)
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        for worker in self._workers.values():  # one spawned while the tasks were cancelled
+            if worker.process.returncode is None:
+                worker.kill()
+                await worker.process.wait()
 
 
 async def serve_worker(sock: socket.socket) -> None:
@@ -253,8 +326,9 @@ async def serve_worker(sock: socket.socket) -> None:
         failed = None if task.cancelled() else task.exception()
         if failed is not None:
             log.error("answer %d failed in its worker", number, exc_info=failed)
+        how = "cancelled" if task.cancelled() else "failed" if failed is not None else "completed"
         if not writer.is_closing():
-            writer.write(frame(("end", number, not task.cancelled() and failed is None)))
+            writer.write(frame(("end", number, how)))
 
     async with open_services(settings) as services:
         writer.write(frame(("ready",)))
@@ -278,7 +352,10 @@ def main() -> None:
     """``python -m api.workers FD``: a graph worker on the socket FD its serving process passed it."""
     from api.observability import configure_logging
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the serving process, which closes our socket
+    # Ctrl-C, or a stop signal sent to the whole process group, reaches the serving process too: it lets the answers
+    # in progress finish, then closes our socket, and we exit.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     configure_logging("INFO")
     asyncio.run(serve_worker(socket.socket(fileno=int(sys.argv[1]))))
 

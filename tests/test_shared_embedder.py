@@ -96,3 +96,21 @@ async def test_questions_are_embedded_once_per_request_and_kept_across_requests_
     assert kept.batches == 1 + 1 and list(kept._queries) == [question]
     await kept.embed_query(TEXTS[0] + " Again.")
     assert list(kept._queries) == [TEXTS[0] + " Again."]  # bounded: the older question went
+
+
+async def test_texts_that_arrive_while_the_model_is_busy_go_together(minilm: SentenceTransformerEmbedder) -> None:
+    shared = SharedEmbedder(minilm, max_entries=1000, max_wait_s=0.001, max_batch=256, max_in_flight=1)
+    long_texts = [f"{TEXTS[0]} {TEXTS[1]} {TEXTS[2]} (paragraph {i})" for i in range(200)]
+    busy = asyncio.create_task(shared.embed_documents(long_texts))  # a batch that keeps the model busy a while
+    await asyncio.sleep(0.02)
+    assert shared.batches == 1 and not busy.done()
+    later = []
+    for i in range(5):  # one at a time, each long after the 1 ms wait: without the bound, five batches of one
+        later.append(asyncio.create_task(shared.embed_query(f"{TEXTS[3]} ({i})")))
+        await asyncio.sleep(0.01)
+    assert not busy.done(), "the first batch ended too soon for this test to say anything"
+    vectors = await asyncio.gather(*later)
+    await busy
+    assert shared.batches == 2
+    direct = await minilm.embed_documents([f"{TEXTS[3]} ({i})" for i in range(5)])
+    np.testing.assert_allclose(np.stack(vectors), direct, atol=1e-5)

@@ -22,7 +22,7 @@ from api.schemas.events import ErrorEvent, FinalEvent, MetaEvent, StreamEvent
 from api.schemas.query import QueryRequest
 from api.services import Services, open_services
 from api.settings import Settings
-from api.workers import GraphWorkers
+from api.workers import HUNG_GRACE_S, LATE, NO_WORKER, GraphWorkers
 from tests.sse import collect
 from tests.test_replicas import free_port
 
@@ -36,7 +36,7 @@ QUESTIONS = [
 
 @contextlib.asynccontextmanager
 async def serving(data_dir: Path, workers: int) -> AsyncIterator[tuple[Services, GraphWorkers]]:
-    async with open_services(Settings(data_dir=data_dir, graph_workers=workers)) as services:
+    async with open_services(Settings(data_dir=data_dir, graph_workers=workers), serving=True) as services:
         assert isinstance(services.asker, GraphWorkers)
         yield services, services.asker
 
@@ -69,6 +69,7 @@ async def test_workers_give_the_answers_the_serving_process_gives(private_data_d
         requests = [QueryRequest(q=q, session_id=f"many-{i}") for i, q in enumerate(QUESTIONS * 3)]
         finals = [events[-1] for events in await asyncio.gather(*(answer(workers.stream(r)) for r in requests))]
         assert all(isinstance(f, FinalEvent) for f in finals)
+        assert set(workers.completed) == set(workers.pids) and not workers.failed
 
 
 async def test_a_follow_up_reads_the_session_another_worker_saved(private_data_dir: Path) -> None:
@@ -141,12 +142,15 @@ async def test_a_reader_who_leaves_cancels_the_answer_in_its_worker(private_data
 
 async def test_no_worker_ready_in_time_is_a_clear_error(private_data_dir: Path) -> None:
     settings = Settings(data_dir=private_data_dir, graph_workers=1, worker_start_timeout_s=1)
-    async with open_services(settings) as services:
+    async with open_services(settings, serving=True) as services:
         workers = services.asker
         assert isinstance(workers, GraphWorkers)
         (pid,) = workers.pids
         os.kill(pid, signal.SIGKILL)
-        await asyncio.sleep(0.2)
+        for _ in range(100):  # until the serving process has seen it go
+            if not workers.pids:
+                break
+            await asyncio.sleep(0.05)
         events = await answer(workers.stream(QueryRequest(q=QUESTIONS[0], session_id="x")))
         assert len(events) == 1 and isinstance(events[0], ErrorEvent) and events[0].code == "unavailable"
 
@@ -195,3 +199,23 @@ def test_gweta_serve_answers_through_its_workers_and_leaves_none_behind(private_
         if server.poll() is None:
             server.kill()
             server.wait()
+
+
+async def test_a_hung_worker_is_stopped_after_the_deadline_and_started_again(private_data_dir: Path) -> None:
+    settings = Settings(data_dir=private_data_dir, graph_workers=1, question_deadline_s=1)
+    async with open_services(settings, serving=True) as services:
+        workers = services.asker
+        assert isinstance(workers, GraphWorkers)
+        (pid,) = workers.pids
+        os.kill(pid, signal.SIGSTOP)  # alive, holding the question, never answering
+        began = time.monotonic()
+        events = await answer(workers.stream(QueryRequest(q=QUESTIONS[0], session_id="h")))
+        assert events == [LATE]
+        assert time.monotonic() - began < settings.question_deadline_s + HUNG_GRACE_S + 3
+        # It is started again: while it loads, a question is told the service is restarting, then answered.
+        for _ in range(60):
+            events = await answer(workers.stream(QueryRequest(q=QUESTIONS[0], session_id="i")))
+            if events != [NO_WORKER]:
+                break
+        assert isinstance(events[-1], FinalEvent) and events[-1].citations
+        assert pid not in workers.pids

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import itertools
 import logging
 import os
 import sys
@@ -176,8 +177,11 @@ class SharedEmbedder:
     ``max_entries``; questions (``embed_query``) once per request (``per_request``) and, across requests, in an LRU
     of ``query_entries`` (0: none, so every request embeds its own question). A text not found waits up to
     ``max_wait_s`` for other callers' texts (or until ``max_batch`` texts are pending) and goes to the wrapped
-    embedder in one batch, a text already pending or in flight being shared rather than computed twice. The wrapped
-    embedder (any backend) does the work; ingestion uses it directly.
+    embedder in one batch, a text already pending or in flight being shared rather than computed twice. At most
+    ``max_in_flight`` batches are computed at once (the model pool's threads): while they run, the texts that arrive
+    wait for the first to finish and go together, so under load batches grow by themselves instead of queueing one
+    text at a time (a batch of 8 questions costs half the CPU per question of 8 batches of one). The wrapped embedder
+    (any backend) does the work; ingestion uses it directly.
     """
 
     def __init__(
@@ -187,6 +191,7 @@ class SharedEmbedder:
         max_wait_s: float = 0.003,
         max_batch: int = 64,
         query_entries: int = 1024,
+        max_in_flight: int = 2,
     ) -> None:
         self.inner = inner
         self.name = inner.name
@@ -195,6 +200,7 @@ class SharedEmbedder:
         self.query_entries = query_entries
         self.max_wait_s = max_wait_s
         self.max_batch = max_batch
+        self.max_in_flight = max_in_flight
         self._vectors: OrderedDict[str, Vectors] = OrderedDict()
         self._queries: OrderedDict[str, Vectors] = OrderedDict()
         self._pending: dict[str, asyncio.Future[Vectors]] = {}
@@ -268,12 +274,21 @@ class SharedEmbedder:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        batch, self._pending = self._pending, {}
+        if len(self._batches) >= self.max_in_flight:
+            return  # the pending texts go when a running batch ends (_done)
+        batch = dict(itertools.islice(self._pending.items(), self.max_batch))
+        for text in batch:
+            del self._pending[text]
         if batch:
             self._in_flight.update(batch)
             task = asyncio.get_running_loop().create_task(self._compute(batch))
             self._batches.add(task)
-            task.add_done_callback(self._batches.discard)
+            task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self._batches.discard(task)
+        if self._pending:
+            self._flush()
 
     async def _compute(self, batch: dict[str, asyncio.Future[Vectors]]) -> None:
         self.batches += 1
@@ -301,10 +316,12 @@ class SharedEmbedder:
             self._vectors.popitem(last=False)
 
 
-def build_shared_embedder(cfg: EmbeddingSettings, inner: Embedder) -> Embedder:
+def build_shared_embedder(cfg: EmbeddingSettings, inner: Embedder, threads: int = 2) -> Embedder:
     """Wrap the query path's embedder in the cross-request caches and batcher (``cfg.cache_entries``,
-    ``cfg.query_cache_entries``, ``batch_*``)."""
-    return SharedEmbedder(inner, cfg.cache_entries, cfg.batch_wait_ms / 1000, cfg.max_batch, cfg.query_cache_entries)
+    ``cfg.query_cache_entries``, ``batch_*``), computing at most ``threads`` batches at once."""
+    return SharedEmbedder(
+        inner, cfg.cache_entries, cfg.batch_wait_ms / 1000, cfg.max_batch, cfg.query_cache_entries, threads
+    )
 
 
 _REQUEST_VECTORS: ContextVar[dict[str, Vectors] | None] = ContextVar("request_vectors", default=None)

@@ -162,7 +162,9 @@ class ExactIndex:
         """The ``limit`` best rows by cosine similarity among those ``filters`` admits."""
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
         norm = float(np.linalg.norm(query))
-        scores = self.matrix @ (query / norm if norm > 0 else query)
+        # einsum, not BLAS: the product is memory-bound (2 ms for 35k x 384 either way), and BLAS's threads spin
+        # between calls, which at one question a second doubled the server's CPU per answer (93 against 46 ms).
+        scores = np.einsum("ij,j->i", self.matrix, query / norm if norm > 0 else query)
         if filters:
             mask = self._mask(filters)
             scores = np.where(mask, scores, -np.inf)
