@@ -254,10 +254,15 @@ async def run_level(server: Server, variant: str, level: int, questions: list[st
     limits = httpx.Limits(max_connections=level + 4, max_keepalive_connections=level + 4)
     timeout = httpx.Timeout(args.timeout, connect=10)
     async with httpx.AsyncClient(base_url=server.url, timeout=timeout, limits=limits) as client:
-        # Warm-up: lazy imports, the first model call; with --warm-all every question once, so the level measures
-        # a server in its steady state (documents read and cached) rather than its first minute.
-        for q in questions if args.warm_all else questions[:2]:
-            await ask(client, q)
+        # Warm-up: lazy imports, the first model call; with --warm-all every question once (ten at a time), so the
+        # level measures a server in its steady state (documents read and cached) rather than its first minute.
+        warm = asyncio.Semaphore(10 if args.warm_all else 1)
+
+        async def warm_up(question: str) -> None:
+            async with warm:
+                await ask(client, question)
+
+        await asyncio.gather(*(warm_up(q) for q in (questions if args.warm_all else questions[:2])))
         results: list[Stream] = []
         started = 0
         peak_rss = start_rss = server.rss_mib()

@@ -114,3 +114,15 @@ async def test_texts_that_arrive_while_the_model_is_busy_go_together(minilm: Sen
     assert shared.batches == 2
     direct = await minilm.embed_documents([f"{TEXTS[3]} ({i})" for i in range(5)])
     np.testing.assert_allclose(np.stack(vectors), direct, atol=1e-5)
+
+
+async def test_a_question_goes_before_provision_sentences_already_waiting(minilm: SentenceTransformerEmbedder) -> None:
+    shared = SharedEmbedder(minilm, max_entries=1000, max_wait_s=0.001, max_batch=8, max_in_flight=1)
+    sentences = [f"{TEXTS[0]} {TEXTS[1]} {TEXTS[2]} (paragraph {i})" for i in range(48)]  # six batches
+    provisions = asyncio.create_task(shared.embed_documents(sentences))
+    await asyncio.sleep(0.01)
+    assert shared.batches == 1
+    await shared.embed_query(TEXTS[3])  # in the second batch, not the seventh
+    assert not provisions.done() and shared.batches == 2
+    await provisions
+    assert shared.batches == 7

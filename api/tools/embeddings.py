@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import itertools
 import logging
 import os
 import sys
@@ -276,9 +275,10 @@ class SharedEmbedder:
             self._timer = None
         if len(self._batches) >= self.max_in_flight:
             return  # the pending texts go when a running batch ends (_done)
-        batch = dict(itertools.islice(self._pending.items(), self.max_batch))
-        for text in batch:
-            del self._pending[text]
+        # Questions first: a request waits on its question's vector before it can search, while provision sentences
+        # (a new provision brings dozens) only shape the answer's wording.
+        order = sorted(self._pending, key=lambda text: text in self._kept)
+        batch = {text: self._pending.pop(text) for text in order[: self.max_batch]}
         if batch:
             self._in_flight.update(batch)
             task = asyncio.get_running_loop().create_task(self._compute(batch))
