@@ -420,8 +420,9 @@ class Settings(BaseSettings):
         0,
         ge=0,
         le=64,
-        description="Worker processes that answer questions (0: the serving process answers them itself). One "
-        "process uses about one core; on a machine with more, a worker per core serves that many times as many.",
+        description="Worker processes that answer questions for `gweta serve` (0: the serving process answers them "
+        "itself). One process uses about 1.2 cores; two workers on 2 cores gave 41 against 28 answers/s at 50 "
+        "streams over the 385 Acts, with each worker's memory (benchmarks/results/load_workers.md).",
     )
     worker_start_timeout_s: float = Field(
         120.0, gt=0, description="How long a question waits for a graph worker when none is ready (restarting)."
