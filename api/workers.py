@@ -276,6 +276,11 @@ class GraphWorkers:
                 worker.send(("cancel", answer))
 
     @property
+    def in_progress(self) -> int:
+        """Answers sent to a worker and not yet ended."""
+        return sum(len(w.answers) for w in self._workers.values())
+
+    @property
     def pids(self) -> list[int]:
         return [w.process.pid for w in self._workers.values() if w.alive]
 

@@ -121,18 +121,17 @@ async def test_a_worker_that_dies_ends_its_answer_with_an_error_and_is_started_a
 
 async def test_a_reader_who_leaves_cancels_the_answer_in_its_worker(private_data_dir: Path) -> None:
     async with serving(private_data_dir, 1) as (_, workers):
-        (worker,) = workers._workers.values()
         (pid,) = workers.pids
         os.kill(pid, signal.SIGSTOP)
         stream = workers.stream(QueryRequest(q=QUESTIONS[1], session_id="c"))
         reading = asyncio.ensure_future(anext(stream))
         await asyncio.sleep(0.3)
-        assert len(worker.answers) == 1
+        assert workers.in_progress == 1
         reading.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await reading
         await stream.aclose()
-        assert worker.answers == {}
+        assert workers.in_progress == 0
         os.kill(pid, signal.SIGCONT)
         # The worker got the cancel after the question: it answers the next one, and only that one.
         events = await asyncio.wait_for(answer(workers.stream(QueryRequest(q=QUESTIONS[0], session_id="n"))), 60)
