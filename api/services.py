@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -30,7 +29,7 @@ from api.tools.checkpoints import open_checkpointer
 from api.tools.context import ContextBundler
 from api.tools.corpus import Corpus
 from api.tools.corpus_watch import CorpusWatcher
-from api.tools.embeddings import build_embedder, build_shared_embedder, share_cores
+from api.tools.embeddings import build_embedder, build_shared_embedder, core_share, share_cores
 from api.tools.firestore import close_firestore, open_firestore
 from api.tools.llm import build_chat_stream, build_llm
 from api.tools.memory import build_memory
@@ -193,7 +192,7 @@ async def _graph_workers(settings: Settings | None, vectors: MilvusVectorStore) 
     store = settings.vector_store.model_copy(update={"uri": vectors.shared_uri(), "hosted_lite": vectors.is_lite})
     # Each worker runs its model on its share of the cores: one model thread per core, so its embedding batches
     # grow under load instead of queueing (44.8 against 36.9 answers/s at 50 streams on 2 cores, load_workers.md).
-    threads = max(1, (os.cpu_count() or 1) // settings.graph_workers)
+    threads = core_share(settings.graph_workers)
     answering = settings.model_copy(update={"graph_workers": 0, "vector_store": store, "model_threads": threads})
     workers = GraphWorkers(answering, settings.graph_workers)
     try:

@@ -48,6 +48,7 @@ from api.errors import BackendError
 from api.schemas.events import ErrorEvent, StreamEvent
 from api.schemas.query import QueryRequest
 from api.settings import Settings
+from api.tools.embeddings import core_share
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +123,7 @@ class GraphWorkers:
         """Answers each worker (by pid) stopped because their reader left."""
         self.failed: Counter[int] = Counter()
         """Answers that failed in their worker (by pid), each ended with an ``error`` event."""
+        self._ends = {"completed": self.completed, "cancelled": self.cancelled, "failed": self.failed}
 
     async def start(self, timeout_s: float = 300.0) -> None:
         """Start every worker and wait until each has loaded its services; one that exits while loading, or is not
@@ -145,8 +147,7 @@ class GraphWorkers:
         ours, theirs = socket.socketpair()
         # The workers share the machine's cores: each model thread's numerical libraries (torch's and numpy's thread
         # pools) get its share, or their threads spin against each other's.
-        callers = self.count * self.settings.model_threads
-        share = str(max(1, (os.cpu_count() or 1) // callers))
+        share = str(core_share(self.count * self.settings.model_threads))
         env = {**{var: share for var in _THREAD_POOLS}, **os.environ}
         try:
             process = await asyncio.create_subprocess_exec(
@@ -183,9 +184,7 @@ class GraphWorkers:
                         if (queue := worker.answers.get(answer)) is not None:
                             queue.put_nowait(event)
                     case ("end", int(answer), "completed" | "cancelled" | "failed" as how):
-                        {"completed": self.completed, "cancelled": self.cancelled, "failed": self.failed}[how][
-                            worker.process.pid
-                        ] += 1
+                        self._ends[how][worker.process.pid] += 1
                         if (queue := worker.answers.pop(answer, None)) is not None:
                             queue.put_nowait(_END if how != "failed" else _LOST)
                     case ("ready",):

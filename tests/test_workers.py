@@ -35,8 +35,8 @@ QUESTIONS = [
 
 
 @contextlib.asynccontextmanager
-async def serving(data_dir: Path, workers: int) -> AsyncIterator[tuple[Services, GraphWorkers]]:
-    async with open_services(Settings(data_dir=data_dir, graph_workers=workers), serving=True) as services:
+async def serving(data_dir: Path, workers: int, **settings: Any) -> AsyncIterator[tuple[Services, GraphWorkers]]:
+    async with open_services(Settings(data_dir=data_dir, graph_workers=workers, **settings), serving=True) as services:
         assert isinstance(services.asker, GraphWorkers)
         yield services, services.asker
 
@@ -140,10 +140,7 @@ async def test_a_reader_who_leaves_cancels_the_answer_in_its_worker(private_data
 
 
 async def test_no_worker_ready_in_time_is_a_clear_error(private_data_dir: Path) -> None:
-    settings = Settings(data_dir=private_data_dir, graph_workers=1, worker_start_timeout_s=1)
-    async with open_services(settings, serving=True) as services:
-        workers = services.asker
-        assert isinstance(workers, GraphWorkers)
+    async with serving(private_data_dir, 1, worker_start_timeout_s=1) as (_, workers):
         (pid,) = workers.pids
         os.kill(pid, signal.SIGKILL)
         for _ in range(100):  # until the serving process has seen it go
@@ -201,16 +198,13 @@ def test_gweta_serve_answers_through_its_workers_and_leaves_none_behind(private_
 
 
 async def test_a_hung_worker_is_stopped_after_the_deadline_and_started_again(private_data_dir: Path) -> None:
-    settings = Settings(data_dir=private_data_dir, graph_workers=1, question_deadline_s=1)
-    async with open_services(settings, serving=True) as services:
-        workers = services.asker
-        assert isinstance(workers, GraphWorkers)
+    async with serving(private_data_dir, 1, question_deadline_s=1) as (services, workers):
         (pid,) = workers.pids
         os.kill(pid, signal.SIGSTOP)  # alive, holding the question, never answering
         began = time.monotonic()
         events = await answer(workers.stream(QueryRequest(q=QUESTIONS[0], session_id="h")))
         assert events == [LATE]
-        assert time.monotonic() - began < settings.question_deadline_s + HUNG_GRACE_S + 3
+        assert time.monotonic() - began < services.settings.question_deadline_s + HUNG_GRACE_S + 3
         # It is started again: while it loads, a question is told the service is restarting, then answered.
         for _ in range(60):
             events = await answer(workers.stream(QueryRequest(q=QUESTIONS[0], session_id="i")))

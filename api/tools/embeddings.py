@@ -156,6 +156,11 @@ def build_embedder(cfg: EmbeddingSettings, pool: Executor, http: httpx.AsyncClie
             return OpenAIEmbedder(cfg, http)
 
 
+def core_share(callers: int) -> int:
+    """Threads each of ``callers`` may use so that together they fill the machine's cores, at least one."""
+    return max(1, (os.cpu_count() or 1) // max(1, callers))
+
+
 def share_cores(callers: int) -> None:
     """Give torch's intra-op threads the cores' share of each of ``callers`` threads that may run the model at once.
     Each caller otherwise starts a team of one thread per core and the teams spin against each other: at 50 streams
@@ -164,7 +169,7 @@ def share_cores(callers: int) -> None:
     torch = sys.modules.get("torch")
     if torch is None or os.environ.get("OMP_NUM_THREADS"):
         return
-    torch.set_num_threads(max(1, (os.cpu_count() or 1) // max(1, callers)))
+    torch.set_num_threads(core_share(callers))
 
 
 class SharedEmbedder:
