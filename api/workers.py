@@ -39,7 +39,7 @@ import struct
 import sys
 import time
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +64,8 @@ _THREAD_POOLS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 RESTART_DELAY_S = (1.0, 30.0)
 """Pause before a dead worker is started again, doubling from the first figure to the second while it keeps dying
 within a minute of its start (a broken worker is not reloaded in a tight loop)."""
+EXIT_GRACE_S = 5.0
+"""A worker whose socket has closed is stopped if it has not exited this long after."""
 HUNG_GRACE_S = 5.0
 """A worker that has not ended an answer this long after the question's deadline (which the worker keeps itself)
 is taken for hung and stopped."""
@@ -202,9 +204,14 @@ class GraphWorkers:
                 queue.put_nowait(_LOST)
             worker.answers.clear()
             worker.writer.close()
-            if not self._closing:
+        try:
+            # It exits by itself once its socket is closed: killing it at once would log our SIGKILL, not its own
+            # exit code (1 for one that could not load).
+            code = await asyncio.wait_for(worker.process.wait(), EXIT_GRACE_S)
+        except TimeoutError:
+            if not self._closing:  # close() gives the answers in progress its own time
                 worker.kill()
-        code = await worker.process.wait()
+            code = await worker.process.wait()
         async with self._changed:
             self._changed.notify_all()
         if self._closing or not self._started:
@@ -238,7 +245,7 @@ class GraphWorkers:
                         await self._changed.wait_for(lambda: bool(ready()) or self._closing)
         return min(ready(), key=lambda w: len(w.answers), default=None)
 
-    async def stream(self, request: QueryRequest, caller: Caller = LOCAL) -> AsyncIterator[StreamEvent]:
+    async def stream(self, request: QueryRequest, caller: Caller = LOCAL) -> AsyncGenerator[StreamEvent, None]:
         """The question's events as its worker produces them; leaving early cancels the answer there. Every stream
         ends: a worker that dies or fails ends it with an ``error`` event, and one that misses the question's deadline
         by ``HUNG_GRACE_S`` is stopped (and started again)."""

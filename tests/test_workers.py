@@ -1,12 +1,16 @@
 """Graph workers: questions answered in worker processes (``graph_workers``) give the answers the serving process
-would give itself; a worker that dies ends its answers with an error and is started again; a reader who leaves
-cancels the answer in its worker; stopping `gweta serve` leaves no worker behind. Real processes throughout."""
+would give itself; a worker that dies ends its answers with an error and is started again (backing off while it
+cannot load); workers that cannot load fail the start; an answer that fails in its worker ends with an error and the
+worker answers on; a reader who leaves cancels the answer in its worker; stopping `gweta serve` leaves no worker
+behind. Real processes throughout."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -17,12 +21,16 @@ from typing import Any
 
 import httpx
 import psutil
+import pytest
 
+from api.auth import Caller
+from api.errors import BackendError
 from api.schemas.events import ErrorEvent, FinalEvent, MetaEvent, StreamEvent
 from api.schemas.query import QueryRequest
 from api.services import Services, open_services
 from api.settings import Settings
-from api.workers import HUNG_GRACE_S, LATE, NO_WORKER, GraphWorkers
+from api.tuning import STATE_FILE
+from api.workers import HUNG_GRACE_S, LATE, LOST_WORKER, NO_WORKER, RESTART_DELAY_S, GraphWorkers
 from tests.sse import collect
 from tests.test_replicas import free_port
 
@@ -39,6 +47,14 @@ async def serving(data_dir: Path, workers: int, **settings: Any) -> AsyncIterato
     async with open_services(Settings(data_dir=data_dir, graph_workers=workers, **settings), serving=True) as services:
         assert isinstance(services.asker, GraphWorkers)
         yield services, services.asker
+
+
+def break_tuning(data_dir: Path) -> Path:
+    """Leave an unreadable ``gweta tune`` state in the data dir: a process that opens its services now fails."""
+    state = data_dir / STATE_FILE
+    state.parent.mkdir(exist_ok=True)
+    state.write_text("{not json")
+    return state
 
 
 async def answer(events: AsyncIterator[StreamEvent]) -> list[StreamEvent]:
@@ -212,3 +228,71 @@ async def test_a_hung_worker_is_stopped_after_the_deadline_and_started_again(pri
                 break
         assert isinstance(events[-1], FinalEvent) and events[-1].citations
         assert pid not in workers.pids
+
+
+async def test_workers_that_cannot_load_fail_the_start_with_a_clear_error(tmp_path: Path) -> None:
+    """A deploy whose workers cannot open their services fails at boot, naming them, as soon as they exit (not after
+    the start's timeout); they are not started again."""
+    break_tuning(tmp_path)
+    workers = GraphWorkers(Settings(data_dir=tmp_path), 2)
+    try:
+        began = time.monotonic()
+        with pytest.raises(BackendError, match=re.escape("graph worker(s) [0, 1] did not load")) as failed:
+            await asyncio.wait_for(workers.start(timeout_s=300), 60)
+        assert failed.value.code == "backend_error"
+        assert time.monotonic() - began < 60
+        assert not workers.pids
+        await asyncio.sleep(RESTART_DELAY_S[0] + 1)
+        assert not workers.pids
+    finally:
+        await workers.close()
+
+
+async def test_a_worker_that_cannot_load_again_is_restarted_with_back_off(
+    private_data_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.ERROR, logger="api.workers")
+    async with serving(private_data_dir, 1, worker_start_timeout_s=1) as (_, workers):
+        (pid,) = workers.pids
+        state = break_tuning(private_data_dir)  # the serving process has loaded; a worker started now cannot
+        os.kill(pid, signal.SIGKILL)
+        restart = re.compile(r"graph worker 0 exited \(code (-?\d+)\); starting it again in (\d+) s")
+
+        def restarts() -> list[tuple[int, int]]:
+            found = (restart.fullmatch(r.getMessage()) for r in caplog.records)
+            return [(int(m[1]), int(m[2])) for m in found if m]
+
+        deadline = time.monotonic() + 60
+        while len(restarts()) < 3:
+            assert time.monotonic() < deadline, restarts()
+            await asyncio.sleep(0.1)
+        # Killed, then two starts that exited while loading, each waited for twice as long as the one before.
+        assert restarts() == [(-signal.SIGKILL, 1), (1, 2), (1, 4)]
+        assert not workers.pids
+        events = await answer(workers.stream(QueryRequest(q=QUESTIONS[0], session_id="b")))
+        assert events == [NO_WORKER]
+        # Mended before the next start: that one loads and answers.
+        state.unlink()
+        deadline = time.monotonic() + 120
+        while (events := await answer(workers.stream(QueryRequest(q=QUESTIONS[0], session_id="c")))) == [NO_WORKER]:
+            assert time.monotonic() < deadline
+        assert isinstance(events[-1], FinalEvent) and events[-1].citations
+        assert len(restarts()) == 3 and pid not in workers.pids
+
+
+async def test_an_answer_that_fails_in_its_worker_ends_with_an_error_and_the_worker_answers_on(
+    private_data_dir: Path,
+) -> None:
+    async with serving(private_data_dir, 1) as (_, workers):
+        (pid,) = workers.pids
+        # A signed token's claims are JSON, which can spell a lone surrogate ("\\ud800"): such a subject passes
+        # sign-in, and its session key cannot be encoded, so the answer raises in the worker before its graph runs.
+        odd = Caller(subject="\ud800")
+        request = QueryRequest(q=QUESTIONS[0], session_id="f")
+        events = await asyncio.wait_for(answer(workers.stream(request, odd)), 60)
+        assert events == [LOST_WORKER]
+        assert workers.failed == {pid: 1} and not workers.completed and workers.in_progress == 0
+        # The same worker answers the next question.
+        events = await asyncio.wait_for(answer(workers.stream(request)), 60)
+        assert isinstance(events[-1], FinalEvent) and events[-1].citations
+        assert workers.pids == [pid] and workers.completed == {pid: 1} and workers.failed == {pid: 1}
