@@ -239,9 +239,17 @@ def tune(
     generate_concurrency: Annotated[
         int, typer.Option(help="Questions asked at once (a local llama.cpp server answers one at a time anyway).")
     ] = 3,
+    questions: Annotated[
+        Path | None,
+        typer.Option(
+            help="Questions labelled with their gold provisions (as `gweta eval retrieval` reads): trained "
+            "on instead of mined pairs, a fifth held out to choose and report."
+        ),  # fmt: skip
+    ] = None,
 ) -> None:
-    """Adapt retrieval to the ingested corpus, with no labels: fine-tune the packaged MiniLM on pairs mined from the
-    corpus, fit BM25's k1/b and the fusion weights, re-embed into a new collection and switch to it."""
+    """Adapt retrieval to the ingested corpus: fine-tune the packaged MiniLM on pairs mined from the corpus (no labels)
+    or on questions labelled with their gold provisions (--questions), fit BM25 and the fusion weights, re-embed into
+    a new collection and switch to it."""
     _quiet_vector_store_logs()
     from ingestion.tuning import TuneOptions, TuneReport
     from ingestion.tuning import revert as revert_tuning
@@ -254,8 +262,12 @@ def tune(
         err.print("[red]Error:[/red] --max-minutes, --max-pairs, --epochs, --generate-minutes and "
                   "--generate-concurrency must be positive, --batch-size over 1, --generate 0 or more")  # fmt: skip
         raise typer.Exit(2)
+    if questions is not None and not questions.is_file():
+        err.print(f"[red]Error:[/red] --questions {questions}: no such file")
+        raise typer.Exit(2)
     options = TuneOptions(max_pairs, max_minutes, epochs, batch_size, generate=generate,
-                          generate_minutes=generate_minutes, generate_concurrency=generate_concurrency)  # fmt: skip
+                          generate_minutes=generate_minutes, generate_concurrency=generate_concurrency,
+                          questions=questions)  # fmt: skip
 
     async def run() -> TuneReport:
         with _progress_bars() as hook:
@@ -270,11 +282,13 @@ def tune(
         pairs = ", ".join(f"{k} {v}" for k, v in report.pairs.items())
         lines += [
             f"model v{report.version} in {settings.data_dir / report.model_dir}",
-            f"pairs mined from the corpus: {pairs}",
+            f"pairs {'mined from the corpus' if options.questions is None else 'from the labelled questions'}: {pairs}",
             f"training: {report.train.steps} steps over {report.train.pairs} pairs in {report.train.seconds}s "
             f"(stopped by {report.train.stopped_by})",
-            f"bm25: k1={report.bm25.k1} b={report.bm25.b}; fusion: dense weight {report.dense_weight}, bm25 1.0",
-            "held-out mined pairs, MRR@10: " + ", ".join(f"{k} {v:.3f}" for k, v in report.held_out_mrr.items()),
+            f"bm25: k1={report.bm25.k1} b={report.bm25.b} stem={report.bm25.stem} bigrams={report.bm25.bigrams}; "
+            f"fusion: dense weight {report.dense_weight}, bm25 1.0",
+            f"held-out {report.held_out_on}, MRR@10: "
+            + ", ".join(f"{k} {v:.3f}" for k, v in report.held_out_mrr.items()),
         ]
     if report.generated is not None:
         lines.append(_generated_line(report.generated))

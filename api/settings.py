@@ -62,6 +62,8 @@ class BM25Settings(BaseModel):
     backend: Literal["bm25s", "rank_bm25"] = Field("bm25s", description="bm25s by measurement; see README.")
     k1: float = 1.5
     b: float = 0.75
+    stem: bool = Field(False, description="Index word families ('resources' = 'resource'), not exact words.")
+    bigrams: bool = Field(False, description="Also index each pair of adjacent words, so shared phrases count more.")
 
 
 class EmbeddingSettings(BaseModel):

@@ -3,7 +3,8 @@
 Queries come from the corpus's own text (a provision's title path and heading, a defined term, one of its sentences
 asking for the rest) or, when a model is configured and asked to, from the questions it writes for one provision
 from that provision alone. Hard negatives are BM25's best hits from other provisions. Pairs are split by provision, so
-a held-out provision is never trained on; no question set is read here.
+a held-out provision is never trained on. The one exception is ``labelled_pairs``: questions a user has labelled with
+their gold provisions (``gweta tune --questions``), split by question so the held-out ones only measure.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import httpx
 
 from api.composer.skills import Skill, load_skills
 from api.composer.structured import ask_json
+from api.evaluation import Question, unit_of
 from api.schemas.documents import Chunk
 from api.settings import BM25Settings, Settings
 from api.tools.bm25 import Bm25sIndex, lexical_text, tokenize
@@ -30,7 +32,7 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
 Progress = Callable[[str, int, int | None], None]
-PairKind = Literal["heading", "definition", "sentence", "generated"]
+PairKind = Literal["heading", "definition", "sentence", "generated", "labelled"]
 _SENTENCE = re.compile(r"(?<=[.;:])\s+(?=[A-Z(])")
 _DEFINITION = re.compile(r"[\"“']([^\"”']{3,60})[\"”']\s+(?:means|includes|has the meaning)\b")
 _WORDS = re.compile(r"[A-Za-z]{3,}")
@@ -132,6 +134,41 @@ def attach_negatives(
             negative = other.embed_text if section_key(other) != section_key(chunk) else ""
         if negative:
             pairs.append(Pair(query, positive, negative, chunk.chunk_id, section_key(chunk), kind))
+    return pairs
+
+
+def split_questions(questions: Sequence[Question], held_out: float = 0.2) -> tuple[list[Question], list[Question]]:
+    """Training and held-out questions, split by a hash of the question's text, so a question and its rewordings'
+    order in the file do not decide which side it falls on."""
+    train: list[Question] = []
+    held: list[Question] = []
+    for question in questions:
+        bucket = int(hashlib.sha256(question.text.encode()).hexdigest()[:8], 16) % 1000
+        (held if bucket < held_out * 1000 else train).append(question)
+    return train, held
+
+
+def labelled_pairs(chunks: Sequence[Chunk], questions: Sequence[Question]) -> list[Pair]:
+    """A pair per (question, gold provision): the provision's first chunk as the positive, and as the negative the
+    best BM25 hit that is none of the question's gold (what the lexical side would wrongly offer). A gold provision
+    the corpus does not hold gives no pair; ``Pair.section_id`` is the gold unit as the question names it."""
+    if not chunks or not questions:
+        return []
+    index = Bm25sIndex([c.chunk_id for c in chunks], [tokenize(lexical_text(c)) for c in chunks], BM25Settings())
+    by_id = {c.chunk_id: c for c in chunks}
+    first: dict[tuple[bool, str], Chunk] = {}
+    for chunk in chunks:
+        for by_source in (True, False):
+            first.setdefault((by_source, unit_of(chunk, by_source)), chunk)
+    pairs = []
+    for question in questions:
+        hits = (by_id[h.chunk_id] for h in index._search(question.text, 30))
+        negative = next((c for c in hits if unit_of(c, question.by_source_id) not in question.gold), None)
+        for unit in sorted(question.gold):
+            positive = first.get((question.by_source_id, unit))
+            if positive is not None and negative is not None:
+                pairs.append(Pair(question.text, positive.embed_text, negative.embed_text, positive.chunk_id, unit,
+                                  "labelled"))  # fmt: skip
     return pairs
 
 

@@ -2,10 +2,13 @@
 (in-batch negatives plus BM25-mined hard negatives), fit BM25's k1/b and the fusion weights on held-out pairs, re-embed
 into a new collection and switch to it; or go back to the packaged model.
 
-Nothing here reads a question set: every query is made from the corpus's own text (a provision's title path and
-heading, a defined term, one of its sentences, or, when a model is configured and ``--generate`` asks for it, the
-questions it writes for a provision from that provision alone), and the BM25 and fusion choices are measured on pairs
-held out from training (by provision), so the evaluation questions of ``benchmarks/`` stay unseen.
+With no labels, every query is made from the corpus's own text (a provision's title path and heading, a defined term,
+one of its sentences, or, when a model is configured and ``--generate`` asks for it, the questions it writes for a
+provision from that provision alone), and the BM25 and fusion choices are measured on pairs held out from training
+(by provision). With ``--questions`` (questions the user labelled with their gold provisions), the model trains on a
+pair per question and gold instead of the mined pairs (which taught it a task that does not carry over to questions:
+benchmarks/results/tune_retrieval.md), BM25's analyzer, k1 and b are chosen on those training questions, and the
+fusion weight and the report on the fifth held out by question, which nothing is trained on.
 """
 
 from __future__ import annotations
@@ -15,14 +18,16 @@ import logging
 import random
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from api.errors import NotReadyError
+from api.errors import BadRequestError, NotReadyError
+from api.evaluation import load_questions, unit_of
 from api.schemas.documents import Chunk
 from api.settings import BM25Settings, Settings
 from api.tools.bm25 import Bm25sIndex, lexical_text, tokenize
@@ -36,10 +41,12 @@ from ingestion.pairs import (
     Pair,
     Progress,
     generate_pairs,
+    labelled_pairs,
     mine_pairs,
     no_progress,
     section_key,
     split_pairs,
+    split_questions,
 )  # fmt: skip
 
 if TYPE_CHECKING:
@@ -54,6 +61,10 @@ B_GRID = (0.3, 0.5, 0.75, 0.9)
 # Zimbabwe lay questions' R@10 from 0.92 to 0.52 (benchmarks/results/tune_retrieval.md). The pairs may raise dense's
 # weight, never lower it.
 DENSE_WEIGHTS = (1.0, 2.0)
+LABELLED_DENSE_WEIGHTS = (0.5, 1.0, 2.0)  # real questions are not biased to either side: any weight may win
+# (stem, bigrams). Chosen only on labelled questions: mined queries copy whole phrases of their provision, so on them
+# adjacent-word pairs always win (heading queries' MRR@10 0.30 -> 0.63 on ObliQA), whatever real questions say.
+ANALYZERS = ((False, False), (True, False), (False, True), (True, True))
 FUSION_POOL = 30  # candidates each side contributes to fusion, as the retriever's default
 
 
@@ -67,12 +78,16 @@ def _mrr(rankings: Sequence[Sequence[str]], gold: Sequence[str], k: int = 10) ->
     return total / max(1, len(gold))
 
 
-def _sections(chunks: Sequence[Chunk], ids: Sequence[str]) -> list[str]:
-    """Chunk ids in rank order as section keys, first occurrence kept (several chunks of one provision count once)."""
+Unit = Callable[[Chunk], str]
+
+
+def _sections(chunks: Sequence[Chunk], ids: Sequence[str], unit: Unit = section_key) -> list[str]:
+    """Chunk ids in rank order as units (section keys unless told), first occurrence kept (several chunks of one
+    provision count once)."""
     by_id = {c.chunk_id: c for c in chunks}
     seen: dict[str, None] = {}
     for cid in ids:
-        seen.setdefault(section_key(by_id[cid]), None)
+        seen.setdefault(unit(by_id[cid]), None)
     return list(seen)
 
 
@@ -82,22 +97,31 @@ class Bm25Fit:
     b: float
     mrr_default: float
     mrr_tuned: float
+    stem: bool = False
+    bigrams: bool = False
 
 
-def fit_bm25(chunks: Sequence[Chunk], fit_on: Sequence[Pair], report_on: Sequence[Pair]) -> Bm25Fit:
-    """Grid k1 x b by MRR@10 of the pair's provision on ``fit_on``; report default and chosen on ``report_on``."""
+def fit_bm25(
+    chunks: Sequence[Chunk], fit_on: Sequence[Pair], report_on: Sequence[Pair], unit: Unit = section_key,
+    analyzers: Sequence[tuple[bool, bool]] = ANALYZERS[:1],
+) -> Bm25Fit:  # fmt: skip
+    """The analyzer (stem, bigrams) by MRR@10 of the pair's unit on ``fit_on`` at default k1 and b, then k1 x b with
+    it; report default and chosen on ``report_on``. Ties go to the defaults."""
     ids = [c.chunk_id for c in chunks]
     tokens = [tokenize(lexical_text(c)) for c in chunks]
 
-    def mrr(k1: float, b: float, pairs: Sequence[Pair]) -> float:
-        index = Bm25sIndex(ids, tokens, BM25Settings(k1=k1, b=b))
-        ranked = [_sections(chunks, [h.chunk_id for h in index._search(p.query, FUSION_POOL)]) for p in pairs]
+    def mrr(cfg: BM25Settings, pairs: Sequence[Pair]) -> float:
+        index = Bm25sIndex(ids, tokens, cfg)
+        ranked = [_sections(chunks, [h.chunk_id for h in index._search(p.query, FUSION_POOL)], unit) for p in pairs]
         return _mrr(ranked, [p.section_id for p in pairs])
 
     default = BM25Settings()
-    scores = {(k1, b): mrr(k1, b, fit_on) for k1 in K1_GRID for b in B_GRID}
+    by_analyzer = {a: mrr(BM25Settings(stem=a[0], bigrams=a[1]), fit_on) for a in analyzers}
+    stem, bigrams = max(by_analyzer, key=lambda a: (by_analyzer[a], a == (False, False)))
+    grid = {(k1, b): BM25Settings(k1=k1, b=b, stem=stem, bigrams=bigrams) for k1 in K1_GRID for b in B_GRID}
+    scores = {kb: mrr(cfg, fit_on) for kb, cfg in grid.items()}
     best = max(scores, key=lambda kb: (scores[kb], kb == (default.k1, default.b)))
-    return Bm25Fit(best[0], best[1], mrr(default.k1, default.b, report_on), mrr(*best, report_on))
+    return Bm25Fit(best[0], best[1], mrr(default, report_on), mrr(grid[best], report_on), stem, bigrams)
 
 
 def fuse(dense: Sequence[str], lexical: Sequence[str], dense_weight: float, rrf_k: int = 60) -> list[str]:
@@ -109,10 +133,13 @@ def fuse(dense: Sequence[str], lexical: Sequence[str], dense_weight: float, rrf_
     return sorted(scores, key=lambda key: -scores[key])
 
 
-def choose_fusion(dense: Sequence[Sequence[str]], lexical: Sequence[Sequence[str]], gold: Sequence[str]) -> float:
-    """The dense weight (BM25's is 1, dense's within ``DENSE_WEIGHTS``) whose fused ranking has the best MRR@10 on
-    the held-out mined pairs; ties go to equal weights."""
-    scores = {w: _mrr([fuse(d, s, w) for d, s in zip(dense, lexical, strict=True)], gold) for w in DENSE_WEIGHTS}
+def choose_fusion(
+    dense: Sequence[Sequence[str]], lexical: Sequence[Sequence[str]], gold: Sequence[str],
+    weights: Sequence[float] = DENSE_WEIGHTS,
+) -> float:  # fmt: skip
+    """The dense weight (BM25's is 1, dense's within ``weights``) whose fused ranking has the best MRR@10 on the
+    held-out pairs; ties go to equal weights."""
+    scores = {w: _mrr([fuse(d, s, w) for d, s in zip(dense, lexical, strict=True)], gold) for w in weights}
     return max(scores, key=lambda w: (scores[w], w == 1.0))
 
 
@@ -189,6 +216,7 @@ class TuneReport:
     held_out_mrr: dict[str, float] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
     generated: GenerateStats | None = None
+    held_out_on: str = "mined pairs"
 
 
 @dataclass(slots=True)
@@ -203,6 +231,9 @@ class TuneOptions:
     generate: int = 0
     generate_minutes: float = 10.0
     generate_concurrency: int = 3
+    # Questions labelled with their gold provisions (the formats `gweta eval retrieval` reads), trained on instead of
+    # mined pairs; a fifth, split by question, is held out to choose the fusion weight and to report.
+    questions: Path | None = None
 
 
 async def _embed_into(
@@ -257,6 +288,27 @@ def _check_packaged(settings: Settings) -> None:
         raise NotReadyError("gweta tune adapts the packaged MiniLM; this deploy names its own embedder")
 
 
+async def _labelled(chunks: Sequence[Chunk], path: Path | None) -> tuple[list[Pair], list[Pair], Unit]:
+    """Training and held-out pairs from a labelled question file, and the unit its gold names (passage ids or
+    provisions); nothing without a file."""
+    if path is None:
+        return [], [], section_key
+    try:
+        questions, _ = await asyncio.to_thread(load_questions, path)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise BadRequestError(f"{path} is not a question file with gold provisions ({exc})") from None
+    train_questions, held_questions = split_questions(questions)
+    by_source = bool(questions) and questions[0].by_source_id
+    train = await asyncio.to_thread(labelled_pairs, chunks, train_questions)
+    held = await asyncio.to_thread(labelled_pairs, chunks, held_questions)
+    if len(train) < 2 or not held:
+        raise BadRequestError(
+            f"{path}: {len(questions)} questions with gold gave {len(train)} training and {len(held)} held-out pairs "
+            "whose gold provision is in this corpus; at least 2 and 1 are needed"
+        )
+    return train, held, lambda chunk: unit_of(chunk, by_source)
+
+
 async def tune(settings: Settings, options: TuneOptions, progress: Progress = no_progress) -> TuneReport:
     """Mine, fit BM25, fine-tune, re-embed into a new collection, choose fusion weights, then switch (the manifest
     with the new embedder name, so the corpus version and every cache keyed on it change, then the state file)."""
@@ -273,6 +325,7 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
     start = time.perf_counter()
     pairs = await asyncio.to_thread(mine_pairs, chunks, options.max_pairs, options.seed)
     clock["mine"] = time.perf_counter() - start
+    labelled, held_labelled, unit = await _labelled(chunks, options.questions)
     start = time.perf_counter()
     generated, generate_stats = await generate_pairs(
         settings, chunks, options.generate, options.generate_minutes * 60, options.generate_concurrency, options.seed,
@@ -282,14 +335,19 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
         clock["generate"] = time.perf_counter() - start
     pairs += generated  # split with the mined ones by provision: a held-out provision is unseen in either kind
     train_pairs, held = split_pairs(pairs)
-    if len(train_pairs) < 2:
-        raise NotReadyError(f"the corpus gave {len(pairs)} training pairs; at least 2 are needed")
-    held = held or train_pairs[: max(1, len(train_pairs) // 5)]
     kinds = {kind: sum(p.kind == kind for p in pairs) for kind in ("heading", "definition", "sentence", "generated")}
-
     start = time.perf_counter()
-    bm25 = await asyncio.to_thread(fit_bm25, chunks, train_pairs[:500], held)
+    if options.questions is not None:  # real questions teach what mined pairs cannot; the mined ones are not trained on
+        train_pairs = labelled + [p for p in train_pairs if p.kind == "generated"]
+        held = held_labelled
+        kinds = {"labelled": len(labelled), "generated": kinds["generated"]}
+        bm25 = await asyncio.to_thread(fit_bm25, chunks, labelled[:500], held, unit, ANALYZERS)
+    else:
+        held = held or train_pairs[: max(1, len(train_pairs) // 5)]
+        bm25 = await asyncio.to_thread(fit_bm25, chunks, train_pairs[:500], held)
     clock["bm25_fit"] = time.perf_counter() - start
+    if len(train_pairs) < 2:
+        raise NotReadyError(f"the corpus gave {len(train_pairs)} training pairs; at least 2 are needed")
 
     start = time.perf_counter()
     model = await asyncio.to_thread(load_sentence_transformer)
@@ -316,12 +374,14 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
         vectors = await _embed_into(settings, collection, embedder, chunks, progress)
         clock["re_embed"] = time.perf_counter() - start
         queries = await embedder.embed_documents([p.query for p in held])
-    dense = [_sections(chunks, [chunks[i].chunk_id for i in np.argsort(-(vectors @ q))[:FUSION_POOL]]) for q in queries]
-    index = Bm25sIndex([c.chunk_id for c in chunks], [tokenize(lexical_text(c)) for c in chunks],
-                       BM25Settings(k1=bm25.k1, b=bm25.b))  # fmt: skip
-    lexical = [_sections(chunks, [h.chunk_id for h in index._search(p.query, FUSION_POOL)]) for p in held]
+    ids = [c.chunk_id for c in chunks]
+    dense = [_sections(chunks, [ids[i] for i in np.argsort(-(vectors @ q))[:FUSION_POOL]], unit) for q in queries]
+    index = Bm25sIndex(ids, [tokenize(lexical_text(c)) for c in chunks],
+                       BM25Settings(k1=bm25.k1, b=bm25.b, stem=bm25.stem, bigrams=bm25.bigrams))  # fmt: skip
+    lexical = [_sections(chunks, [h.chunk_id for h in index._search(p.query, FUSION_POOL)], unit) for p in held]
     gold = [p.section_id for p in held]
-    dense_weight = choose_fusion(dense, lexical, gold)
+    weights = DENSE_WEIGHTS if options.questions is None else LABELLED_DENSE_WEIGHTS
+    dense_weight = choose_fusion(dense, lexical, gold, weights)
     held_out = {
         "dense (tuned)": _mrr(dense, gold), "bm25 (default)": bm25.mrr_default, "bm25 (tuned)": bm25.mrr_tuned,
         "fused": _mrr([fuse(d, s, dense_weight) for d, s in zip(dense, lexical, strict=True)], gold),
@@ -330,7 +390,8 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
     new_state = TuningState(
         version=version, last_version=version, model_dir=model_dir, collection=collection,
         base_collection=settings.vector_store.collection,
-        base_version=state.base_version or before, k1=bm25.k1, b=bm25.b, dense_weight=dense_weight, bm25_weight=1.0,
+        base_version=state.base_version or before, k1=bm25.k1, b=bm25.b, stem=bm25.stem, bigrams=bm25.bigrams,
+        dense_weight=dense_weight, bm25_weight=1.0,
     )  # fmt: skip
     after = await _write_manifest(settings, corpus.manifest, name, embedder.dimensions)
     save_state(settings.data_dir, new_state)  # the switch
@@ -339,6 +400,7 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
     return TuneReport(
         "tuned", version, before, after, collection, model_dir, {"train": len(train_pairs), "held_out": len(held),
         **kinds}, stats, bm25, dense_weight, held_out, {k: round(v, 1) for k, v in clock.items()}, generate_stats,
+        "mined pairs" if options.questions is None else "labelled questions",
     )  # fmt: skip
 
 

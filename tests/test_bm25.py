@@ -3,7 +3,7 @@
 import pytest
 
 from api.settings import BM25Settings
-from api.tools.bm25 import BACKENDS, stem, tokenize
+from api.tools.bm25 import BACKENDS, analyze, stem, tokenize
 
 DOCS = {
     "tenancy#s3": "A landlord shall not require a deposit that exceeds the rent payable for two months.",
@@ -65,3 +65,38 @@ def test_family_frequency_counts_every_inflection(backend: str) -> None:
     assert index.document_frequency("increased") == 0 and index.family_frequency("increased") == 1
     assert index.family_frequency("notify") == index.document_frequency("notify") == 1
     assert index.family_frequency("bitcoin") == 0
+
+
+def build_with(backend: str, docs: dict[str, str], **analyzer: bool):  # type: ignore[no-untyped-def]
+    """An index of ``docs`` beside the six above (so a word in one or two texts has a positive idf)."""
+    cfg = BM25Settings(backend=backend, **analyzer)  # type: ignore[arg-type]
+    docs = DOCS | docs
+    return BACKENDS[backend](list(docs), [tokenize(t) for t in docs.values()], cfg)
+
+
+@pytest.mark.parametrize("backend", sorted(BACKENDS))
+async def test_stemming_finds_a_word_in_another_form(backend: str) -> None:
+    docs = {"refund": "Landlords shall refund deposits within fourteen days."}
+    plain = await build_with(backend, docs).search("landlord refunded", 3)
+    assert "refund" not in [h.chunk_id for h in plain]  # exact words: neither form matches it
+    hits = await build_with(backend, docs, stem=True).search("landlord refunded", 3)
+    assert hits[0].chunk_id == "refund"
+
+
+@pytest.mark.parametrize("backend", sorted(BACKENDS))
+async def test_adjacent_word_pairs_rank_a_shared_phrase_first(backend: str) -> None:
+    docs = {  # the same words, as one phrase or scattered, in texts of one length
+        "scattered": "capital held by the firm and resources of the parent",
+        "phrase": "capital resources held by the firm and of the parent",
+    }
+    plain = await build_with(backend, docs).search("capital resources", 2)
+    assert plain[0].score == plain[1].score  # words alone cannot tell them apart
+    paired = await build_with(backend, docs, bigrams=True).search("capital resources", 2)
+    assert paired[0].chunk_id == "phrase" and paired[0].score > paired[1].score
+
+
+def test_the_analyzer_keeps_tokens_and_adds_pairs_only_when_asked() -> None:
+    tokens = tokenize("Deposits refunded by landlords")
+    assert analyze(tokens, BM25Settings()) == tokens
+    assert analyze(tokens, BM25Settings(stem=True)) == ["deposit", "refund", "landlord"]
+    assert analyze(tokens, BM25Settings(stem=True, bigrams=True))[3:] == ["deposit_refund", "refund_landlord"]

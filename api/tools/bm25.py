@@ -5,6 +5,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import functools
+import itertools
 import logging
 import math
 import re
@@ -47,6 +48,16 @@ def stem(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("e") and not word.endswith("ee") else word
 
 
+def analyze(tokens: Sequence[str], cfg: BM25Settings) -> list[str]:
+    """The terms BM25 scores for ``tokenize``'s tokens: each stemmed when ``cfg.stem`` ("resources" and "resource"
+    one term), plus each adjacent pair as one term when ``cfg.bigrams`` ("capital_resourc"), so a phrase the question
+    shares with a provision counts for more than its words scattered apart."""
+    terms = [stem(t) for t in tokens] if cfg.stem else list(tokens)
+    if cfg.bigrams:
+        terms += [f"{a}_{b}" for a, b in itertools.pairwise(terms)]
+    return terms
+
+
 def lexical_text(chunk: Chunk) -> str:
     """What BM25 indexes for a chunk: its words plus where it sits, so "Marriages Act section 3" finds it."""
     return f"{chunk.title} {chunk.section_number} {chunk.section_heading} {chunk.text}"
@@ -84,6 +95,8 @@ class _TokenIndex(abc.ABC):
         self.chunk_ids = list(chunk_ids)
         self.tokens = [list(t) for t in tokens]
         self.cfg = cfg
+        # What the backend indexes; ``tokens`` stay as tokenized for the frequencies and the feedback terms.
+        self.terms = [analyze(t, cfg) for t in self.tokens] if cfg.stem or cfg.bigrams else self.tokens
 
     def __len__(self) -> int:
         return len(self.chunk_ids)
@@ -142,10 +155,10 @@ class RankBM25Index(_TokenIndex):
 
         super().__init__(chunk_ids, tokens, cfg)
         # rank-bm25 divides by zero on an empty corpus.
-        self._bm25 = BM25Okapi(self.tokens, k1=cfg.k1, b=cfg.b) if self.tokens else None
+        self._bm25 = BM25Okapi(self.terms, k1=cfg.k1, b=cfg.b) if self.terms else None
 
     def _search(self, query: str, limit: int, mask: Mask | None = None) -> list[Hit]:
-        terms = tokenize(query)
+        terms = analyze(tokenize(query), self.cfg)
         if self._bm25 is None or not terms:
             return []
         scores = np.asarray(self._bm25.get_scores(terms))
@@ -164,13 +177,13 @@ class Bm25sIndex(_TokenIndex):
 
         logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every index build at DEBUG
         super().__init__(chunk_ids, tokens, cfg)
-        self._bm25 = bm25s.BM25(k1=cfg.k1, b=cfg.b, method="robertson") if self.tokens else None
+        self._bm25 = bm25s.BM25(k1=cfg.k1, b=cfg.b, method="robertson") if self.terms else None
         if self._bm25 is not None:
-            self._bm25.index(self.tokens, show_progress=False)
+            self._bm25.index(self.terms, show_progress=False)
             self._vocab = set(self._bm25.vocab_dict)
 
     def _search(self, query: str, limit: int, mask: Mask | None = None) -> list[Hit]:
-        terms = [t for t in tokenize(query) if self._bm25 is not None and t in self._vocab]
+        terms = [t for t in analyze(tokenize(query), self.cfg) if self._bm25 is not None and t in self._vocab]
         if self._bm25 is None or not terms:
             return []
         weights = None if mask is None else mask.astype(np.float32)

@@ -1,0 +1,82 @@
+"""`gweta tune --questions`: pairs from questions labelled with their gold provisions, split by question, BM25's
+analyzer chosen on them and carried into every entry point's settings, and bad files refused with a clear error."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from api.evaluation import load_questions, section_unit
+from api.settings import Settings
+from api.tools.corpus import Corpus
+from api.tools.object_store import build_object_store
+from api.tuning import TuningState, apply_tuning, load_state, save_state
+from ingestion.pairs import labelled_pairs, split_questions
+
+QUESTIONS = Path(__file__).parent / "data" / "sample_questions.jsonl"
+
+
+async def _chunks(data_dir: Path) -> Corpus:
+    settings = Settings(data_dir=data_dir)
+    return await Corpus.load(build_object_store(settings.object_store, settings.data_dir))
+
+
+async def test_each_question_is_paired_with_its_gold_and_a_provision_that_is_not(sample_data_dir: Path) -> None:
+    chunks = list((await _chunks(sample_data_dir)).chunks.values())
+    questions, _ = load_questions(QUESTIONS)
+    pairs = labelled_pairs(chunks, questions)
+    units = {c.embed_text: section_unit(c.section_id) for c in chunks}
+    gold_of = {q.text: q.gold for q in questions}
+    # every gold the corpus holds gives one pair; the Fisheries Act question names an Act the corpus lacks
+    assert len(pairs) == sum(len(q.gold) for q in questions) - 1
+    assert "What does the Fisheries Act say about nets?" not in {p.query for p in pairs}
+    for pair in pairs:
+        assert pair.kind == "labelled" and pair.section_id in gold_of[pair.query]
+        assert units[pair.positive] == pair.section_id
+        assert units[pair.negative] not in gold_of[pair.query]  # not even the question's other gold (sq-15)
+
+    train, held = split_questions(questions)
+    assert train and held and len(train) + len(held) == len(questions)
+    assert not {q.text for q in train} & {q.text for q in held}
+    assert split_questions(list(reversed(questions)))[1] == list(reversed(held))  # by text, not by position
+
+
+def test_the_chosen_analyzer_reaches_the_settings_and_revert_clears_it(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path)
+    assert (settings.bm25.stem, settings.bm25.bigrams) == (False, False)
+    save_state(tmp_path, TuningState(k1=0.9, b=0.5, stem=True, bigrams=True, dense_weight=0.5, bm25_weight=1.0))
+    tuned = apply_tuning(settings)
+    assert (tuned.bm25.k1, tuned.bm25.b, tuned.bm25.stem, tuned.bm25.bigrams) == (0.9, 0.5, True, True)
+    assert tuned.retrieval.dense_weight == 0.5
+    save_state(tmp_path, TuningState())
+    assert apply_tuning(settings) == settings
+
+
+def test_the_command_tunes_on_labelled_questions_and_refuses_bad_files(private_data_dir: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "GWETA_DATA_DIR": str(private_data_dir)}
+
+    def gweta(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "api.cli", "tune", *args]
+        return subprocess.run(command, capture_output=True, text=True, env=env, timeout=600, check=False)
+
+    missing = gweta("--questions", str(tmp_path / "nope.jsonl"))
+    assert missing.returncode == 2 and "no such file" in missing.stderr
+    garbled = tmp_path / "garbled.jsonl"
+    garbled.write_text('{"id": "x", "question": "deposit?", "gold": [{"law_id": "sample/act/2024/3"}]}\nnot json\n')
+    bad = gweta("--questions", str(garbled))
+    assert bad.returncode == 1 and "is not a question file with gold provisions" in bad.stderr
+    assert "Traceback" not in bad.stderr and load_state(private_data_dir).version == 0  # nothing switched
+
+    done = gweta("--questions", str(QUESTIONS), "--max-minutes", "0.01", "--batch-size", "4")
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"pairs from the labelled questions: train (\d+), held_out \d+, labelled \1, generated 0\n",
+                     done.stdout)  # fmt: skip
+    assert "held-out labelled questions, MRR@10: dense (tuned) " in done.stdout
+    state = load_state(private_data_dir)
+    assert state.version == 1 and state.dense_weight in (0.5, 1.0, 2.0)
+    tuned = apply_tuning(Settings(data_dir=private_data_dir))
+    assert f"stem={state.stem} bigrams={state.bigrams}" in done.stdout
+    assert (tuned.bm25.stem, tuned.bm25.bigrams) == (state.stem, state.bigrams)
