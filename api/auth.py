@@ -60,11 +60,21 @@ class Caller:
 LOCAL = Caller("local", roles=frozenset({"admin"}))
 
 
+def _is_text(value: str) -> bool:
+    """Whether ``value`` is real text: JSON's escapes can carry a lone surrogate ("\\ud800"), which no key, log or
+    store can encode, so a caller named so would break every answer asked under it."""
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _claims_caller(claims: dict[str, Any]) -> Caller:
     """A Caller from verified claims, refusing claims of the wrong shape rather than guessing what they mean."""
     subject, tenant, roles = claims.get("sub"), claims.get("tenant") or "", claims.get("roles", [])
-    if not isinstance(subject, str) or not subject:
-        raise UnauthorizedError("the access token's sub claim must be a non-empty string")
+    if not isinstance(subject, str) or not subject or not _is_text(subject):
+        raise UnauthorizedError("the access token's sub claim must be a non-empty string of text")
     if not isinstance(tenant, str) or not TENANT_PATTERN.match(tenant):
         raise UnauthorizedError("the access token's tenant claim must be a tenant name (letters, digits, . _ -)")
     if (

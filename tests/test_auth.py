@@ -175,6 +175,7 @@ def test_keys_that_work_boot() -> None:
         ({"tenant": "x" * 129}, "tenant claim"),
         ({"sub": 42}, "not valid"),
         ({"sub": ""}, "sub claim"),
+        ({"sub": "user-\ud800"}, "sub claim"),  # a lone surrogate, as JSON's escapes can carry
     ],
 )
 def test_claims_of_the_wrong_shape_are_refused(claims: dict[str, Any], problem: str) -> None:
