@@ -102,7 +102,8 @@ def main() -> None:
     scored = [(q.text, q.gold, "all") for q in questions]
     scored += [(q.text, q.gold, f"fold {f}") for f, fold in ((1, one), (2, two)) for q in fold]
     rows = {name: r + [r[at[q.qid]] for q in (*one, *two)] for name, r in rows.items()}
-    print_scores("obliqa (every question scored by the model that did not see it)", len(chunks), scored, rows)
+    title = "obliqa (every question scored by the model that did not see it)"
+    print_scores(title, len(chunks), scored, rows, len(questions))
     print("\n" + "\n".join(notes))
     print(f"- epochs, batch size, learning rate: {args.epochs}, {args.batch_size}, {args.learning_rate}")
 

@@ -90,12 +90,14 @@ def score(rankings: Sequence[Sequence[str]], gold: Sequence[frozenset[str]]) -> 
 
 
 def print_scores(
-    corpus: str, n_chunks: int, questions: Sequence[tuple[str, frozenset[str], str]], rows: dict[str, list[list[str]]]
-) -> None:
-    """The Markdown table of R@10 / MRR@10 per question kind for each configuration's rankings, then the kinds."""
+    corpus: str, n_chunks: int, questions: Sequence[tuple[str, frozenset[str], str]], rows: dict[str, list[list[str]]],
+    count: int | None = None,
+) -> None:  # fmt: skip
+    """The Markdown table of R@10 / MRR@10 per question kind for each configuration's rankings, then the kinds
+    (``count``: the questions, when some are listed under two kinds)."""
     kinds = sorted({k for _, _, k in questions})
     gold = [g for _, g, _ in questions]
-    print(f"## {corpus}: {n_chunks} chunks, {len(questions)} questions with gold\n")
+    print(f"## {corpus}: {n_chunks} chunks, {count or len(questions)} questions with gold\n")
     print("| configuration | " + " | ".join(f"R@10 {k} | MRR@10 {k}" for k in kinds) + " |")
     print("|" + " --- |" * (1 + 2 * len(kinds)))
     for name, ranked in rows.items():

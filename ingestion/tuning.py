@@ -63,7 +63,8 @@ B_GRID = (0.3, 0.5, 0.75, 0.9)
 DENSE_WEIGHTS = (1.0, 2.0)
 LABELLED_DENSE_WEIGHTS = (0.5, 1.0, 2.0)  # real questions are not biased to either side: any weight may win
 # (stem, bigrams). Chosen only on labelled questions: mined queries copy whole phrases of their provision, so on them
-# adjacent-word pairs always win (heading queries' MRR@10 0.30 -> 0.63 on ObliQA), whatever real questions say.
+# adjacent-word pairs always win (ObliQA heading queries' MRR@10 0.28 -> 0.59), whatever real questions say, and on
+# the Zimbabwe lay questions they do not help (benchmarks/results/bm25_analyzers.md).
 ANALYZERS = ((False, False), (True, False), (False, True), (True, True))
 FUSION_POOL = 30  # candidates each side contributes to fusion, as the retriever's default
 

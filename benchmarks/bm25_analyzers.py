@@ -1,0 +1,69 @@
+"""BM25's analyzer (word families, adjacent-word pairs) on real questions and on mined pairs, both development sets.
+
+Why ``gweta tune`` chooses the analyzer only on labelled questions: on mined pairs (queries cut from the corpus's own
+text) adjacent-word pairs always win, while on real questions they help one corpus and hurt the other. The corpora
+are those of ``benchmarks/tune_retrieval.py`` (ObliQA: all 40 documents; Zimbabwe: the 34-Act sample), searched in
+memory with bm25s at default k1 and b. Prints Markdown.
+
+    python -m benchmarks.bm25_analyzers
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from api.schemas.documents import Chunk
+from api.settings import BM25Settings
+from api.tools.bm25 import Bm25sIndex, lexical_text, tokenize
+from benchmarks.tune_retrieval import POOL, load, score, units
+from ingestion.pairs import mine_pairs, section_key
+from ingestion.tuning import ANALYZERS, _mrr, _sections
+
+Questions = Sequence[tuple[str, frozenset[str], str]]
+
+
+def name(stem: bool, bigrams: bool) -> str:
+    return {(False, False): "words", (True, False): "stems", (False, True): "words + pairs"}.get(
+        (stem, bigrams), "stems + pairs"
+    )
+
+
+def table(corpus: str, chunks: Sequence[Chunk], questions: Questions, by_source: bool, count: int = 0) -> None:
+    """R@10 per question kind and mined pairs' MRR@10 per kind, for each analyzer (``count``: the questions, when
+    some are listed under two kinds)."""
+    ids = [c.chunk_id for c in chunks]
+    tokens = [tokenize(lexical_text(c)) for c in chunks]
+    pos = {cid: i for i, cid in enumerate(ids)}
+    kinds = sorted({k for _, _, k in questions})
+    pairs = mine_pairs(chunks, 2000)
+    mined = sorted({p.kind for p in pairs})
+    print(f"## {corpus}: {len(chunks)} chunks, {count or len(questions)} questions, {len(pairs)} mined pairs\n")
+    print("| analyzer | " + " | ".join(f"R@10 {k}" for k in kinds) + " | "
+          + " | ".join(f"mined {k} MRR@10 (n)" for k in mined) + " |")  # fmt: skip
+    print("|" + " --- |" * (1 + len(kinds) + len(mined)))
+    for stem, bigrams in ANALYZERS:
+        index = Bm25sIndex(ids, tokens, BM25Settings(stem=stem, bigrams=bigrams))
+        ranked = [units(chunks, [pos[h.chunk_id] for h in index._search(q, POOL)], by_source) for q, _, _ in questions]
+        cells = []
+        for kind in kinds:
+            pick = [i for i, (_, _, k) in enumerate(questions) if k == kind]
+            cells.append(f"{score([ranked[i] for i in pick], [questions[i][1] for i in pick])[0]:.3f}")
+        for kind in mined:
+            some = [p for p in pairs if p.kind == kind]
+            found = [_sections(chunks, [h.chunk_id for h in index._search(p.query, POOL)], section_key) for p in some]
+            cells.append(f"{_mrr(found, [p.section_id for p in some]):.3f} ({len(some)})")
+        print(f"| {name(stem, bigrams)} | " + " | ".join(cells) + " |")
+    print()
+
+
+def main() -> None:
+    chunks, questions, by_source = load("obliqa", {str(i) for i in range(1, 41)})
+    count = len(questions)
+    questions += [(q, gold, "1 gold" if len(gold) == 1 else "2+ gold") for q, gold, _ in questions]
+    table("ObliQA development questions (all, and by how many gold passages)", chunks, questions, by_source, count)
+    chunks, questions, by_source = load("zim_qa", set())
+    table("Zimbabwe sample (zim_qa dev + ours)", chunks, questions, by_source)
+
+
+if __name__ == "__main__":
+    main()
