@@ -389,7 +389,6 @@ def eval_retrieval(
 
     from api.evaluation import Config, evaluate, load_questions, report
     from api.services import open_services
-    from api.tuning import apply_tuning
     from ingestion.pipeline import Ingestor, build_ingestion_tools
 
     for path in (corpus, questions):
@@ -398,10 +397,7 @@ def eval_retrieval(
             raise typer.Exit(2)
     base = _settings(None)
     key = hashlib.sha256(str(corpus.resolve()).encode()).hexdigest()[:12]
-    # a tuned data dir ingests with its tuned model, into its tuned collection, as `gweta ingest` does
-    settings = apply_tuning(
-        base.model_copy(update={"data_dir": data_dir or base.data_dir / "eval" / f"{corpus.stem}-{key}"})
-    )
+    settings = base.model_copy(update={"data_dir": data_dir or base.data_dir / "eval" / f"{corpus.stem}-{key}"})
     configure_logging("WARNING", json_logs=False)
     try:
         qs, without_gold = load_questions(questions)

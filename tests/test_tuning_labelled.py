@@ -3,8 +3,10 @@ analyzer chosen on them and carried into every entry point's settings, and bad f
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,10 +15,21 @@ from api.evaluation import load_questions, section_unit
 from api.settings import Settings
 from api.tools.corpus import Corpus
 from api.tools.object_store import build_object_store
+from api.tools.vector_store import MilvusVectorStore
 from api.tuning import TuningState, apply_tuning, load_state, save_state
 from ingestion.pairs import labelled_pairs, split_questions
 
+from .conftest import SAMPLE_CORPUS
+
 QUESTIONS = Path(__file__).parent / "data" / "sample_questions.jsonl"
+FISHERIES_ACT = """<!-- id: sample/act/1999/1; jurisdiction: SAMPLE; note: written for a test, not real law -->
+# Fisheries Act, 1999
+
+## Part I – Fishing gear
+9. Nets
+(1) No person shall fish with a net whose mesh is smaller than fifty millimetres.
+(2) A fisheries officer may seize any net used in contravention of subsection (1).
+"""
 
 
 async def _chunks(data_dir: Path) -> Corpus:
@@ -55,6 +68,16 @@ def test_the_chosen_analyzer_reaches_the_settings_and_revert_clears_it(tmp_path:
     assert apply_tuning(settings) == settings
 
 
+async def _vectors_and_chunks(data_dir: Path, collection: str) -> tuple[int, list[str]]:
+    """How many vectors ``collection`` holds, and the documents the data dir's corpus holds chunks of."""
+    corpus = await _chunks(data_dir)
+    store = MilvusVectorStore(Settings(data_dir=data_dir).milvus_uri, collection, 384)
+    try:
+        return await store.count(), sorted({c.doc_key for c in corpus.chunks.values()})
+    finally:
+        await store.close()
+
+
 def test_the_command_tunes_on_labelled_questions_and_refuses_bad_files(private_data_dir: Path, tmp_path: Path) -> None:
     env = {**os.environ, "GWETA_DATA_DIR": str(private_data_dir)}
 
@@ -80,3 +103,15 @@ def test_the_command_tunes_on_labelled_questions_and_refuses_bad_files(private_d
     tuned = apply_tuning(Settings(data_dir=private_data_dir))
     assert f"stem={state.stem} bigrams={state.bigrams}" in done.stdout
     assert (tuned.bm25.stem, tuned.bm25.bigrams) == (state.stem, state.bigrams)
+
+    # `gweta eval retrieval` on the tuned data dir ingests a new Act with the tuned model into the tuned collection
+    corpus = tmp_path / "corpus"
+    shutil.copytree(SAMPLE_CORPUS, corpus)
+    (corpus / "fisheries-act.md").write_text(FISHERIES_ACT)
+    command = [sys.executable, "-m", "api.cli", "eval", "retrieval", "--corpus", str(corpus), "--questions",
+               str(QUESTIONS), "--data-dir", str(private_data_dir)]  # fmt: skip
+    evaluated = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600, check=False)
+    assert evaluated.returncode == 0, evaluated.stderr
+    vectors, documents = asyncio.run(_vectors_and_chunks(private_data_dir, state.collection))
+    assert any(d.startswith("sample/act/1999/1") for d in documents)
+    assert vectors == len(asyncio.run(_chunks(private_data_dir)).chunks)  # where the tuned retriever searches
