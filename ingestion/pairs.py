@@ -138,8 +138,8 @@ def attach_negatives(
 
 
 def split_questions(questions: Sequence[Question], held_out: float = 0.2) -> tuple[list[Question], list[Question]]:
-    """Training and held-out questions, split by a hash of the question's text, so a question and its rewordings'
-    order in the file do not decide which side it falls on."""
+    """Training and held-out questions, split by a hash of each question's text, so where a question sits in the file
+    does not decide which side it falls on."""
     train: list[Question] = []
     held: list[Question] = []
     for question in questions:
