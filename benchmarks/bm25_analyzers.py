@@ -17,7 +17,7 @@ from api.settings import BM25Settings
 from api.tools.bm25 import Bm25sIndex, lexical_text, tokenize
 from benchmarks.tune_retrieval import POOL, load, score, units
 from ingestion.pairs import mine_pairs, section_key
-from ingestion.tuning import ANALYZERS, _mrr, _sections
+from ingestion.tuning import ANALYZERS, _mrr, _sections, unit_map
 
 Questions = Sequence[tuple[str, frozenset[str], str]]
 
@@ -37,6 +37,7 @@ def table(corpus: str, chunks: Sequence[Chunk], questions: Questions, by_source:
     kinds = sorted({k for _, _, k in questions})
     pairs = mine_pairs(chunks, 2000)
     mined = sorted({p.kind for p in pairs})
+    sections = unit_map(chunks, section_key)
     print(f"## {corpus}: {len(chunks)} chunks, {count or len(questions)} questions, {len(pairs)} mined pairs\n")
     print("| analyzer | " + " | ".join(f"R@10 {k}" for k in kinds) + " | "
           + " | ".join(f"mined {k} MRR@10 (n)" for k in mined) + " |")  # fmt: skip
@@ -50,7 +51,7 @@ def table(corpus: str, chunks: Sequence[Chunk], questions: Questions, by_source:
             cells.append(f"{score([ranked[i] for i in pick], [questions[i][1] for i in pick])[0]:.3f}")
         for kind in mined:
             some = [p for p in pairs if p.kind == kind]
-            found = [_sections(chunks, [h.chunk_id for h in index._search(p.query, POOL)], section_key) for p in some]
+            found = [_sections(sections, [h.chunk_id for h in index._search(p.query, POOL)]) for p in some]
             cells.append(f"{_mrr(found, [p.section_id for p in some]):.3f} ({len(some)})")
         print(f"| {name(stem, bigrams)} | " + " | ".join(cells) + " |")
     print()

@@ -71,7 +71,7 @@ def main() -> None:
 
     chunks, _, _ = load("obliqa", {str(i) for i in range(1, 41)})
     questions, _ = load_questions(DATA / "obliqa" / "questions.jsonl")
-    one, two = split_questions(questions, held_out=0.5)
+    one, two = split_questions(questions, share=0.5)
     log(f"obliqa: {len(chunks)} chunks, {len(questions)} questions, folds of {len(one)} and {len(two)}")
     texts = [q.text for q in questions]
     rows: dict[str, list[list[str]]] = {}

@@ -100,14 +100,14 @@ def mine_pairs(chunks: Sequence[Chunk], max_pairs: int, seed: int = 0) -> list[P
     return attach_negatives(chunks, candidates[:max_pairs], seed)
 
 
-def split_pairs(pairs: Sequence[Pair], held_out: float = 0.2) -> tuple[list[Pair], list[Pair]]:
+def held_out(key: str, share: float = 0.2) -> bool:
+    """Whether ``key`` falls in the held-out ``share``: a hash of it, so neither order nor run decides."""
+    return int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % 1000 < share * 1000
+
+
+def split_pairs(pairs: Sequence[Pair], share: float = 0.2) -> tuple[list[Pair], list[Pair]]:
     """Train and held-out pairs, split by provision (a hash of its id), so no held-out provision is trained on."""
-    train: list[Pair] = []
-    held: list[Pair] = []
-    for pair in pairs:
-        bucket = int(hashlib.sha256(pair.section_id.encode()).hexdigest()[:8], 16) % 1000
-        (held if bucket < held_out * 1000 else train).append(pair)
-    return train, held
+    return [p for p in pairs if not held_out(p.section_id, share)], [p for p in pairs if held_out(p.section_id, share)]
 
 
 def attach_negatives(
@@ -137,15 +137,10 @@ def attach_negatives(
     return pairs
 
 
-def split_questions(questions: Sequence[Question], held_out: float = 0.2) -> tuple[list[Question], list[Question]]:
+def split_questions(questions: Sequence[Question], share: float = 0.2) -> tuple[list[Question], list[Question]]:
     """Training and held-out questions, split by a hash of each question's text, so where a question sits in the file
     does not decide which side it falls on."""
-    train: list[Question] = []
-    held: list[Question] = []
-    for question in questions:
-        bucket = int(hashlib.sha256(question.text.encode()).hexdigest()[:8], 16) % 1000
-        (held if bucket < held_out * 1000 else train).append(question)
-    return train, held
+    return [q for q in questions if not held_out(q.text, share)], [q for q in questions if held_out(q.text, share)]
 
 
 def labelled_pairs(chunks: Sequence[Chunk], questions: Sequence[Question]) -> list[Pair]:

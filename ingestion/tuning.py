@@ -18,7 +18,7 @@ import logging
 import random
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,12 +41,12 @@ from ingestion.pairs import (
     Pair,
     Progress,
     generate_pairs,
+    held_out,
     labelled_pairs,
     mine_pairs,
     no_progress,
     section_key,
     split_pairs,
-    split_questions,
 )  # fmt: skip
 
 if TYPE_CHECKING:
@@ -82,14 +82,14 @@ def _mrr(rankings: Sequence[Sequence[str]], gold: Sequence[str], k: int = 10) ->
 Unit = Callable[[Chunk], str]
 
 
-def _sections(chunks: Sequence[Chunk], ids: Sequence[str], unit: Unit = section_key) -> list[str]:
-    """Chunk ids in rank order as units (section keys unless told), first occurrence kept (several chunks of one
-    provision count once)."""
-    by_id = {c.chunk_id: c for c in chunks}
-    seen: dict[str, None] = {}
-    for cid in ids:
-        seen.setdefault(unit(by_id[cid]), None)
-    return list(seen)
+def unit_map(chunks: Sequence[Chunk], unit: Unit = section_key) -> dict[str, str]:
+    """Each chunk id's unit (its section key unless told), built once for every ranking ``_sections`` collapses."""
+    return {c.chunk_id: unit(c) for c in chunks}
+
+
+def _sections(units: Mapping[str, str], ids: Sequence[str]) -> list[str]:
+    """Chunk ids in rank order as their units, first occurrence kept (several chunks of one provision count once)."""
+    return list(dict.fromkeys(units[cid] for cid in ids))
 
 
 @dataclass(slots=True)
@@ -110,10 +110,11 @@ def fit_bm25(
     it; report default and chosen on ``report_on``. Ties go to the defaults."""
     ids = [c.chunk_id for c in chunks]
     tokens = [tokenize(lexical_text(c)) for c in chunks]
+    units = unit_map(chunks, unit)
 
     def mrr(cfg: BM25Settings, pairs: Sequence[Pair]) -> float:
         index = Bm25sIndex(ids, tokens, cfg)
-        ranked = [_sections(chunks, [h.chunk_id for h in index._search(p.query, FUSION_POOL)], unit) for p in pairs]
+        ranked = [_sections(units, [h.chunk_id for h in index._search(p.query, FUSION_POOL)]) for p in pairs]
         return _mrr(ranked, [p.section_id for p in pairs])
 
     default = BM25Settings()
@@ -298,10 +299,10 @@ async def _labelled(chunks: Sequence[Chunk], path: Path | None) -> tuple[list[Pa
         questions, _ = await asyncio.to_thread(load_questions, path)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise BadRequestError(f"{path} is not a question file with gold provisions ({exc})") from None
-    train_questions, held_questions = split_questions(questions)
     by_source = bool(questions) and questions[0].by_source_id
-    train = await asyncio.to_thread(labelled_pairs, chunks, train_questions)
-    held = await asyncio.to_thread(labelled_pairs, chunks, held_questions)
+    pairs = await asyncio.to_thread(labelled_pairs, chunks, questions)
+    train = [p for p in pairs if not held_out(p.query)]  # split as ``split_questions`` splits: by the question's text
+    held = [p for p in pairs if held_out(p.query)]
     if len(train) < 2 or not held:
         raise BadRequestError(
             f"{path}: {len(questions)} questions with gold gave {len(train)} training and {len(held)} held-out pairs "
@@ -324,7 +325,9 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
     before = corpus.version
 
     start = time.perf_counter()
-    pairs = await asyncio.to_thread(mine_pairs, chunks, options.max_pairs, options.seed)
+    # Labelled questions replace the mined pairs in training and in every choice: mining them would be thrown away.
+    mined = options.questions is None
+    pairs = await asyncio.to_thread(mine_pairs, chunks, options.max_pairs, options.seed) if mined else []
     clock["mine"] = time.perf_counter() - start
     labelled, held_labelled, unit = await _labelled(chunks, options.questions)
     start = time.perf_counter()
@@ -338,8 +341,8 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
     train_pairs, held = split_pairs(pairs)
     kinds = {kind: sum(p.kind == kind for p in pairs) for kind in ("heading", "definition", "sentence", "generated")}
     start = time.perf_counter()
-    if options.questions is not None:  # real questions teach what mined pairs cannot; the mined ones are not trained on
-        train_pairs = labelled + [p for p in train_pairs if p.kind == "generated"]
+    if not mined:  # real questions teach what mined pairs cannot (pairs holds only generated ones here)
+        train_pairs = labelled + train_pairs
         held = held_labelled
         kinds = {"labelled": len(labelled), "generated": kinds["generated"]}
         bm25 = await asyncio.to_thread(fit_bm25, chunks, labelled[:500], held, unit, ANALYZERS)
@@ -376,10 +379,11 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
         clock["re_embed"] = time.perf_counter() - start
         queries = await embedder.embed_documents([p.query for p in held])
     ids = [c.chunk_id for c in chunks]
-    dense = [_sections(chunks, [ids[i] for i in np.argsort(-(vectors @ q))[:FUSION_POOL]], unit) for q in queries]
+    units = unit_map(chunks, unit)
+    dense = [_sections(units, [ids[i] for i in np.argsort(-(vectors @ q))[:FUSION_POOL]]) for q in queries]
     index = Bm25sIndex(ids, [tokenize(lexical_text(c)) for c in chunks],
                        BM25Settings(k1=bm25.k1, b=bm25.b, stem=bm25.stem, bigrams=bm25.bigrams))  # fmt: skip
-    lexical = [_sections(chunks, [h.chunk_id for h in index._search(p.query, FUSION_POOL)], unit) for p in held]
+    lexical = [_sections(units, [h.chunk_id for h in index._search(p.query, FUSION_POOL)]) for p in held]
     gold = [p.section_id for p in held]
     weights = DENSE_WEIGHTS if options.questions is None else LABELLED_DENSE_WEIGHTS
     dense_weight = choose_fusion(dense, lexical, gold, weights)
