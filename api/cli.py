@@ -285,7 +285,8 @@ def tune(
             f"pairs {'mined from the corpus' if options.questions is None else 'from the labelled questions'}: {pairs}",
             f"training: {report.train.steps} steps over {report.train.pairs} pairs in {report.train.seconds}s "
             f"(stopped by {report.train.stopped_by})",
-            f"bm25: k1={report.bm25.k1} b={report.bm25.b} stem={report.bm25.stem} bigrams={report.bm25.bigrams}; "
+            f"bm25: k1={report.bm25.k1} b={report.bm25.b} stem={report.bm25.stem} bigrams={report.bm25.bigrams} "
+            f"title x{report.bm25.title_weight} heading x{report.bm25.heading_weight}; "
             f"fusion: dense weight {report.dense_weight}, bm25 1.0",
             f"held-out {report.held_out_on}, MRR@10: "
             + ", ".join(f"{k} {v:.3f}" for k, v in report.held_out_mrr.items()),

@@ -64,6 +64,10 @@ class BM25Settings(BaseModel):
     b: float = 0.75
     stem: bool = Field(False, description="Index word families ('resources' = 'resource'), not exact words.")
     bigrams: bool = Field(False, description="Also index each pair of adjacent words, so shared phrases count more.")
+    title_weight: int = Field(1, ge=0, le=3, description="How many times a chunk's document title counts (text: once).")
+    heading_weight: int = Field(
+        1, ge=0, le=3, description="How many times a provision's number and heading count (text: once)."
+    )
 
 
 class EmbeddingSettings(BaseModel):

@@ -1,9 +1,9 @@
 """What ``gweta tune`` chose for this data dir, and how it is applied to the settings every entry point builds.
 
 ``<data_dir>/tuning/state.json`` names the active tuned embedder (a folder under ``<data_dir>/models/``), the vector
-collection its vectors live in, and the BM25 (analyzer, k1, b) and fusion parameters fit on pairs mined from the corpus
-or on labelled questions. Writing that file (atomically, by rename) is the switch; deleting the tuning returns to the
-packaged model.
+collection its vectors live in, and the BM25 (analyzer, field weights, k1, b) and fusion parameters fit on pairs
+mined from the corpus or on labelled questions. Writing that file (atomically, by rename) is the switch; deleting the
+tuning returns to the packaged model.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ class TuningState(BaseModel):
     b: float | None = None
     stem: bool = False
     bigrams: bool = False
+    title_weight: int = 1
+    heading_weight: int = 1
     dense_weight: float | None = None
     bm25_weight: float | None = None
 
@@ -58,7 +60,8 @@ def apply_tuning(settings: Settings) -> Settings:
     state = load_state(settings.data_dir)
     update: dict[str, object] = {}
     if state.k1 is not None and state.b is not None:
-        chosen = {"k1": state.k1, "b": state.b, "stem": state.stem, "bigrams": state.bigrams}
+        chosen = {"k1": state.k1, "b": state.b, "stem": state.stem, "bigrams": state.bigrams,
+                  "title_weight": state.title_weight, "heading_weight": state.heading_weight}  # fmt: skip
         update["bm25"] = BM25Settings(**{**settings.bm25.model_dump(), **chosen})
     if state.dense_weight is not None and state.bm25_weight is not None:
         weights = {"dense_weight": state.dense_weight, "bm25_weight": state.bm25_weight}

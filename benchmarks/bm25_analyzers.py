@@ -1,4 +1,5 @@
-"""BM25's analyzer (word families, adjacent-word pairs) on real questions and on mined pairs, both development sets.
+"""BM25's analyzer (word families, adjacent-word pairs) and field weights (title, number and heading against the
+text) on real questions and on mined pairs, both development sets.
 
 Why ``gweta tune`` chooses the analyzer only on labelled questions: on mined pairs (queries cut from the corpus's own
 text) adjacent-word pairs always win, while on real questions they help one corpus and hurt the other. The corpora
@@ -14,10 +15,10 @@ from collections.abc import Sequence
 
 from api.schemas.documents import Chunk
 from api.settings import BM25Settings
-from api.tools.bm25 import Bm25sIndex, lexical_text, tokenize
+from api.tools.bm25 import Bm25sIndex, lexical_fields, lexical_text, tokenize
 from benchmarks.tune_retrieval import POOL, load, score, units
 from ingestion.pairs import mine_pairs, section_key
-from ingestion.tuning import ANALYZERS, _mrr, _sections, unit_map
+from ingestion.tuning import ANALYZERS, FIELD_WEIGHTS, _mrr, _sections, unit_map
 
 Questions = Sequence[tuple[str, frozenset[str], str]]
 
@@ -29,21 +30,27 @@ def name(stem: bool, bigrams: bool) -> str:
 
 
 def table(corpus: str, chunks: Sequence[Chunk], questions: Questions, by_source: bool, count: int = 0) -> None:
-    """R@10 per question kind and mined pairs' MRR@10 per kind, for each analyzer (``count``: the questions, when
-    some are listed under two kinds)."""
+    """R@10 per question kind and mined pairs' MRR@10 per kind, for each analyzer, then for each field weighting
+    with words and with stems + pairs (``count``: the questions, when some are listed under two kinds)."""
     ids = [c.chunk_id for c in chunks]
     tokens = [tokenize(lexical_text(c)) for c in chunks]
+    fields = [lexical_fields(c) for c in chunks]
     pos = {cid: i for i, cid in enumerate(ids)}
     kinds = sorted({k for _, _, k in questions})
     pairs = mine_pairs(chunks, 2000)
     mined = sorted({p.kind for p in pairs})
     sections = unit_map(chunks, section_key)
     print(f"## {corpus}: {len(chunks)} chunks, {count or len(questions)} questions, {len(pairs)} mined pairs\n")
-    print("| analyzer | " + " | ".join(f"R@10 {k}" for k in kinds) + " | "
+    configs = [(name(stem, bigrams), BM25Settings(stem=stem, bigrams=bigrams)) for stem, bigrams in ANALYZERS] + [
+        (f"{name(stem, stem)}, title x{title}, heading x{heading}",
+         BM25Settings(stem=stem, bigrams=stem, title_weight=title, heading_weight=heading))
+        for stem in (False, True) for title, heading in FIELD_WEIGHTS
+    ]  # fmt: skip
+    print("| BM25 | " + " | ".join(f"R@10 {k}" for k in kinds) + " | "
           + " | ".join(f"mined {k} MRR@10 (n)" for k in mined) + " |")  # fmt: skip
     print("|" + " --- |" * (1 + len(kinds) + len(mined)))
-    for stem, bigrams in ANALYZERS:
-        index = Bm25sIndex(ids, tokens, BM25Settings(stem=stem, bigrams=bigrams))
+    for label, cfg in configs:
+        index = Bm25sIndex(ids, tokens, cfg, fields)
         ranked = [units(chunks, [pos[h.chunk_id] for h in index._search(q, POOL)], by_source) for q, _, _ in questions]
         cells = []
         for kind in kinds:
@@ -53,7 +60,7 @@ def table(corpus: str, chunks: Sequence[Chunk], questions: Questions, by_source:
             some = [p for p in pairs if p.kind == kind]
             found = [_sections(sections, [h.chunk_id for h in index._search(p.query, POOL)]) for p in some]
             cells.append(f"{_mrr(found, [p.section_id for p in some]):.3f} ({len(some)})")
-        print(f"| {name(stem, bigrams)} | " + " | ".join(cells) + " |")
+        print(f"| {label} | " + " | ".join(cells) + " |")
     print()
 
 

@@ -10,7 +10,7 @@ import asyncio
 from datetime import UTC, datetime
 
 from api.schemas.documents import Chunk
-from api.tools.bm25 import lexical_text, save_lexical_artifact, tokenize
+from api.tools.bm25 import lexical_fields, lexical_text, save_lexical_artifact, tokenize
 from api.tools.corpus import Manifest, chunks_object_key, doc_object_key
 from api.tools.object_store import ObjectStore, get_many_json, put_json
 from api.tools.vector_store import VectorStore
@@ -34,7 +34,8 @@ async def rebuild_lexical_index(store: ObjectStore, manifest: Manifest) -> int:
     raws = await get_many_json(store, [chunks_object_key(k) for k in sorted(manifest.documents)])
     chunks = [Chunk.model_validate(c) for raw in raws if raw for c in raw]
     tokens = await asyncio.to_thread(lambda: [tokenize(lexical_text(c)) for c in chunks])
-    await save_lexical_artifact(store, [c.chunk_id for c in chunks], tokens)
+    fields = await asyncio.to_thread(lambda: [lexical_fields(c) for c in chunks])
+    await save_lexical_artifact(store, [c.chunk_id for c in chunks], tokens, fields)
     return len(chunks)
 
 

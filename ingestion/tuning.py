@@ -7,8 +7,8 @@ one of its sentences, or, when a model is configured and ``--generate`` asks for
 provision from that provision alone), and the BM25 and fusion choices are measured on pairs held out from training
 (by provision). With ``--questions`` (questions the user labelled with their gold provisions), the model trains on a
 pair per question and gold instead of the mined pairs (which taught it a task that does not carry over to questions:
-benchmarks/results/tune_retrieval.md), BM25's analyzer, k1 and b are chosen on those training questions, and the
-fusion weight and the report on the fifth held out by question, which nothing is trained on.
+benchmarks/results/tune_retrieval.md), BM25's analyzer, field weights, k1 and b are chosen on those training
+questions, and the fusion weight and the report on the fifth held out by question, which nothing is trained on.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -30,7 +30,7 @@ from api.errors import BadRequestError, NotReadyError
 from api.evaluation import load_questions, unit_of
 from api.schemas.documents import Chunk
 from api.settings import BM25Settings, Settings
-from api.tools.bm25 import Bm25sIndex, lexical_text, tokenize
+from api.tools.bm25 import Bm25sIndex, lexical_fields, lexical_text, tokenize
 from api.tools.corpus import MANIFEST_KEY, Corpus, Manifest
 from api.tools.embeddings import SentenceTransformerEmbedder, Vectors, load_sentence_transformer
 from api.tools.object_store import build_object_store, put_json
@@ -66,6 +66,9 @@ LABELLED_DENSE_WEIGHTS = (0.5, 1.0, 2.0)  # real questions are not biased to eit
 # adjacent-word pairs always win (ObliQA heading queries' MRR@10 0.28 -> 0.59), whatever real questions say, and on
 # the Zimbabwe lay questions they do not help (benchmarks/results/bm25_analyzers.md).
 ANALYZERS = ((False, False), (True, False), (False, True), (True, True))
+# (title, heading) weights against the text's 1. Chosen only on labelled questions too: a heading query is its
+# provision's own heading, so on mined pairs the heading's weight would always win.
+FIELD_WEIGHTS = tuple((title, heading) for title in (0, 1, 2) for heading in (0, 1, 2))
 FUSION_POOL = 30  # candidates each side contributes to fusion, as the retriever's default
 
 
@@ -100,30 +103,43 @@ class Bm25Fit:
     mrr_tuned: float
     stem: bool = False
     bigrams: bool = False
+    title_weight: int = 1
+    heading_weight: int = 1
+
+    @property
+    def settings(self) -> BM25Settings:
+        return BM25Settings(k1=self.k1, b=self.b, stem=self.stem, bigrams=self.bigrams,
+                            title_weight=self.title_weight, heading_weight=self.heading_weight)  # fmt: skip
 
 
 def fit_bm25(
     chunks: Sequence[Chunk], fit_on: Sequence[Pair], report_on: Sequence[Pair], unit: Unit = section_key,
-    analyzers: Sequence[tuple[bool, bool]] = ANALYZERS[:1],
+    analyzers: Sequence[tuple[bool, bool]] = ANALYZERS[:1], field_weights: Sequence[tuple[int, int]] = ((1, 1),),
 ) -> Bm25Fit:  # fmt: skip
-    """The analyzer (stem, bigrams) by MRR@10 of the pair's unit on ``fit_on`` at default k1 and b, then k1 x b with
-    it; report default and chosen on ``report_on``. Ties go to the defaults."""
+    """The analyzer (stem, bigrams), then the field weights (title, heading), by MRR@10 of the pair's unit on
+    ``fit_on`` at default k1 and b, then k1 x b with them; report default and chosen on ``report_on``. Ties go to
+    the defaults."""
     ids = [c.chunk_id for c in chunks]
     tokens = [tokenize(lexical_text(c)) for c in chunks]
+    fields = [lexical_fields(c) for c in chunks]
     units = unit_map(chunks, unit)
 
-    def mrr(cfg: BM25Settings, pairs: Sequence[Pair]) -> float:
-        index = Bm25sIndex(ids, tokens, cfg)
+    def mrr(fit: Bm25Fit, pairs: Sequence[Pair]) -> float:
+        index = Bm25sIndex(ids, tokens, fit.settings, fields)
         ranked = [_sections(units, [h.chunk_id for h in index._search(p.query, FUSION_POOL)]) for p in pairs]
         return _mrr(ranked, [p.section_id for p in pairs])
 
     default = BM25Settings()
-    by_analyzer = {a: mrr(BM25Settings(stem=a[0], bigrams=a[1]), fit_on) for a in analyzers}
-    stem, bigrams = max(by_analyzer, key=lambda a: (by_analyzer[a], a == (False, False)))
-    grid = {(k1, b): BM25Settings(k1=k1, b=b, stem=stem, bigrams=bigrams) for k1 in K1_GRID for b in B_GRID}
-    scores = {kb: mrr(cfg, fit_on) for kb, cfg in grid.items()}
-    best = max(scores, key=lambda kb: (scores[kb], kb == (default.k1, default.b)))
-    return Bm25Fit(best[0], best[1], mrr(default, report_on), mrr(grid[best], report_on), stem, bigrams)
+    fit = Bm25Fit(default.k1, default.b, 0.0, 0.0)
+    by_analyzer = {a: mrr(replace(fit, stem=a[0], bigrams=a[1]), fit_on) for a in analyzers}
+    fit.stem, fit.bigrams = max(by_analyzer, key=lambda a: (by_analyzer[a], a == (False, False)))
+    by_fields = {w: mrr(replace(fit, title_weight=w[0], heading_weight=w[1]), fit_on) for w in field_weights}
+    fit.title_weight, fit.heading_weight = max(by_fields, key=lambda w: (by_fields[w], w == (1, 1)))
+    scores = {(k1, b): mrr(replace(fit, k1=k1, b=b), fit_on) for k1 in K1_GRID for b in B_GRID}
+    fit.k1, fit.b = max(scores, key=lambda kb: (scores[kb], kb == (default.k1, default.b)))
+    fit.mrr_default = mrr(Bm25Fit(default.k1, default.b, 0.0, 0.0), report_on)
+    fit.mrr_tuned = mrr(fit, report_on)
+    return fit
 
 
 def fuse(dense: Sequence[str], lexical: Sequence[str], dense_weight: float, rrf_k: int = 60) -> list[str]:
@@ -345,7 +361,7 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
         train_pairs = labelled + train_pairs
         held = held_labelled
         kinds = {"labelled": len(labelled), "generated": kinds["generated"]}
-        bm25 = await asyncio.to_thread(fit_bm25, chunks, labelled[:500], held, unit, ANALYZERS)
+        bm25 = await asyncio.to_thread(fit_bm25, chunks, labelled[:500], held, unit, ANALYZERS, FIELD_WEIGHTS)
     else:
         held = held or train_pairs[: max(1, len(train_pairs) // 5)]
         bm25 = await asyncio.to_thread(fit_bm25, chunks, train_pairs[:500], held)
@@ -381,8 +397,8 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
     ids = [c.chunk_id for c in chunks]
     units = unit_map(chunks, unit)
     dense = [_sections(units, [ids[i] for i in np.argsort(-(vectors @ q))[:FUSION_POOL]]) for q in queries]
-    index = Bm25sIndex(ids, [tokenize(lexical_text(c)) for c in chunks],
-                       BM25Settings(k1=bm25.k1, b=bm25.b, stem=bm25.stem, bigrams=bm25.bigrams))  # fmt: skip
+    index = Bm25sIndex(ids, [tokenize(lexical_text(c)) for c in chunks], bm25.settings,
+                       [lexical_fields(c) for c in chunks])  # fmt: skip
     lexical = [_sections(units, [h.chunk_id for h in index._search(p.query, FUSION_POOL)]) for p in held]
     gold = [p.section_id for p in held]
     weights = DENSE_WEIGHTS if options.questions is None else LABELLED_DENSE_WEIGHTS
@@ -396,7 +412,7 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
         version=version, last_version=version, model_dir=model_dir, collection=collection,
         base_collection=settings.vector_store.collection,
         base_version=state.base_version or before, k1=bm25.k1, b=bm25.b, stem=bm25.stem, bigrams=bm25.bigrams,
-        dense_weight=dense_weight, bm25_weight=1.0,
+        title_weight=bm25.title_weight, heading_weight=bm25.heading_weight, dense_weight=dense_weight, bm25_weight=1.0,
     )  # fmt: skip
     after = await _write_manifest(settings, corpus.manifest, name, embedder.dimensions)
     save_state(settings.data_dir, new_state)  # the switch

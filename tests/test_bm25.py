@@ -1,9 +1,24 @@
 """One contract for every lexical backend, and parity between them."""
 
+import logging
+from pathlib import Path
+
 import pytest
 
+from api.schemas.documents import Chunk
 from api.settings import BM25Settings
-from api.tools.bm25 import BACKENDS, analyze, stem, tokenize
+from api.tools.bm25 import (
+    BACKENDS,
+    BM25_KEY,
+    analyze,
+    lexical_fields,
+    lexical_text,
+    load_lexical_index,
+    save_lexical_artifact,
+    stem,
+    tokenize,
+)
+from api.tools.object_store import LocalObjectStore, get_json, put_json
 
 DOCS = {
     "tenancy#s3": "A landlord shall not require a deposit that exceeds the rent payable for two months.",
@@ -100,3 +115,64 @@ def test_the_analyzer_keeps_tokens_and_adds_pairs_only_when_asked() -> None:
     assert analyze(tokens, BM25Settings()) == tokens
     assert analyze(tokens, BM25Settings(stem=True)) == ["deposit", "refund", "landlord"]
     assert analyze(tokens, BM25Settings(stem=True, bigrams=True))[3:] == ["deposit_refund", "refund_landlord"]
+
+
+# Two provisions: one names "maintenance of children" only in its heading, the other once in its shorter text.
+FIELDED = [
+    Chunk(chunk_id="heading", doc_key="m", section_id="m#s3", section_number="3",
+          section_heading="Maintenance of children", title="Family Act",
+          text="A court may order a parent to pay a monthly sum towards a child's upkeep.", ordinal=0),
+    Chunk(chunk_id="text", doc_key="w", section_id="w#s9", section_number="9", section_heading="Deductions",
+          title="Labour Act", text="An employer may deduct maintenance for children.", ordinal=0),
+]  # fmt: skip
+
+
+# Beside the six above, so a word in one or two texts has a positive idf.
+CHUNKS = [Chunk(chunk_id=cid, doc_key=cid, section_id=cid, section_number="", section_heading="", title="", text=text,
+                ordinal=0) for cid, text in DOCS.items()] + FIELDED  # fmt: skip
+
+
+def build_fielded(backend: str, **weights: int):  # type: ignore[no-untyped-def]
+    cfg = BM25Settings(backend=backend, **weights)  # type: ignore[arg-type]
+    return BACKENDS[backend]([c.chunk_id for c in CHUNKS], [tokenize(lexical_text(c)) for c in CHUNKS], cfg,
+                             [lexical_fields(c) for c in CHUNKS])  # fmt: skip
+
+
+def test_the_fields_split_the_indexed_tokens_where_they_meet() -> None:
+    chunk = FIELDED[0]
+    title, heading = lexical_fields(chunk)
+    tokens = tokenize(lexical_text(chunk))
+    assert tokens[:title] == ["family", "act"]
+    assert tokens[title : title + heading] == ["3", "maintenance", "children"]
+    assert tokens[title + heading :] == tokenize(chunk.text)
+
+
+@pytest.mark.parametrize("backend", sorted(BACKENDS))
+async def test_a_headings_weight_decides_whether_a_heading_match_outranks_a_text_match(backend: str) -> None:
+    async def ranked(**weights: int) -> list[str]:
+        return [h.chunk_id for h in await build_fielded(backend, **weights).search("maintenance children", 3)]
+
+    assert await ranked(heading_weight=0) == ["text"]  # the heading is not indexed at all
+    assert (await ranked())[:2] == ["text", "heading"]  # counted once, the shorter text's match wins
+    assert (await ranked(heading_weight=2))[:2] == ["heading", "text"]
+    assert [h.chunk_id for h in await build_fielded(backend, title_weight=0).search("labour", 3)] == []
+    assert [h.chunk_id for h in await build_fielded(backend, title_weight=2).search("labour", 3)] == ["text"]
+
+
+async def test_the_artifact_keeps_the_fields_and_an_older_one_loads_unweighted(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = LocalObjectStore(tmp_path)
+    ids, tokens = [c.chunk_id for c in CHUNKS], [tokenize(lexical_text(c)) for c in CHUNKS]
+    await save_lexical_artifact(store, ids, tokens, [lexical_fields(c) for c in CHUNKS])
+    index = await load_lexical_index(store, BM25Settings(heading_weight=0))
+    assert [h.chunk_id for h in await index.search("maintenance children", 2)] == ["text"]
+
+    artifact = await get_json(store, BM25_KEY)
+    assert artifact is not None
+    del artifact["fields"]  # as written before field weights
+    await put_json(store, BM25_KEY, artifact)
+    with caplog.at_level(logging.WARNING, logger="api.tools.bm25"):
+        older = await load_lexical_index(store, BM25Settings(heading_weight=0))
+    assert sorted(h.chunk_id for h in await older.search("maintenance children", 2)) == ["heading", "text"]
+    assert "predates field weights" in caplog.text

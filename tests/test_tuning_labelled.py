@@ -1,5 +1,6 @@
 """`gweta tune --questions`: pairs from questions labelled with their gold provisions, split by question, BM25's
-analyzer chosen on them and carried into every entry point's settings, and bad files refused with a clear error."""
+analyzer and field weights chosen on them and carried into every entry point's settings, and bad files refused with a
+clear error."""
 
 from __future__ import annotations
 
@@ -17,9 +18,11 @@ from api.tools.corpus import Corpus
 from api.tools.object_store import build_object_store
 from api.tools.vector_store import MilvusVectorStore
 from api.tuning import TuningState, apply_tuning, load_state, save_state
-from ingestion.pairs import labelled_pairs, split_questions
+from ingestion.pairs import Pair, labelled_pairs, split_questions
+from ingestion.tuning import FIELD_WEIGHTS, fit_bm25
 
 from .conftest import SAMPLE_CORPUS
+from .test_bm25 import CHUNKS
 
 QUESTIONS = Path(__file__).parent / "data" / "sample_questions.jsonl"
 FISHERIES_ACT = """<!-- id: sample/act/1999/1; jurisdiction: SAMPLE; note: written for a test, not real law -->
@@ -57,12 +60,25 @@ async def test_each_question_is_paired_with_its_gold_and_a_provision_that_is_not
     assert split_questions(list(reversed(questions)))[1] == list(reversed(held))  # by text, not by position
 
 
+def test_field_weights_are_chosen_by_the_questions_only_when_offered() -> None:
+    # The question's words are the Family Act provision's heading, and only once the text of a Labour Act one.
+    asked = [Pair("maintenance of children", "", "", "heading", "m#s3", "generated")]
+    fixed = fit_bm25(CHUNKS, asked, asked)
+    assert (fixed.title_weight, fixed.heading_weight) == (1, 1) and fixed.mrr_tuned == fixed.mrr_default == 0.5
+    chosen = fit_bm25(CHUNKS, asked, asked, field_weights=FIELD_WEIGHTS)
+    assert chosen.heading_weight == 2 and chosen.mrr_tuned == 1.0
+    assert (chosen.settings.title_weight, chosen.settings.heading_weight) == (chosen.title_weight, 2)
+
+
 def test_the_chosen_analyzer_reaches_the_settings_and_revert_clears_it(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path)
     assert (settings.bm25.stem, settings.bm25.bigrams) == (False, False)
-    save_state(tmp_path, TuningState(k1=0.9, b=0.5, stem=True, bigrams=True, dense_weight=0.5, bm25_weight=1.0))
+    state = TuningState(k1=0.9, b=0.5, stem=True, bigrams=True, title_weight=2, heading_weight=0, dense_weight=0.5,
+                        bm25_weight=1.0)  # fmt: skip
+    save_state(tmp_path, state)
     tuned = apply_tuning(settings)
     assert (tuned.bm25.k1, tuned.bm25.b, tuned.bm25.stem, tuned.bm25.bigrams) == (0.9, 0.5, True, True)
+    assert (tuned.bm25.title_weight, tuned.bm25.heading_weight) == (2, 0)
     assert tuned.retrieval.dense_weight == 0.5
     save_state(tmp_path, TuningState())
     assert apply_tuning(settings) == settings
@@ -101,8 +117,9 @@ def test_the_command_tunes_on_labelled_questions_and_refuses_bad_files(private_d
     state = load_state(private_data_dir)
     assert state.version == 1 and state.dense_weight in (0.5, 1.0, 2.0)
     tuned = apply_tuning(Settings(data_dir=private_data_dir))
-    assert f"stem={state.stem} bigrams={state.bigrams}" in done.stdout
+    assert f"stem={state.stem} bigrams={state.bigrams} title x{state.title_weight} " in done.stdout
     assert (tuned.bm25.stem, tuned.bm25.bigrams) == (state.stem, state.bigrams)
+    assert (tuned.bm25.title_weight, tuned.bm25.heading_weight) == (state.title_weight, state.heading_weight)
 
     # `gweta eval retrieval` on the tuned data dir ingests a new Act with the tuned model into the tuned collection
     corpus = tmp_path / "corpus"

@@ -21,6 +21,8 @@ from api.settings import BM25Settings
 from api.tools.object_store import ObjectStore, get_json, put_json
 from api.tools.vector_store import Hit
 
+log = logging.getLogger(__name__)
+
 BM25_KEY = "indexes/bm25.json"
 ARTIFACT_VERSION = 1
 
@@ -63,6 +65,25 @@ def lexical_text(chunk: Chunk) -> str:
     return f"{chunk.title} {chunk.section_number} {chunk.section_heading} {chunk.text}"
 
 
+Fields = tuple[int, int]  # how many of a chunk's tokens are its title's, then its number's and heading's
+
+
+def lexical_fields(chunk: Chunk) -> Fields:
+    """Where ``tokenize(lexical_text(chunk))`` changes field: the title's token count, then the number and heading's."""
+    return len(tokenize(chunk.title)), len(tokenize(f"{chunk.section_number} {chunk.section_heading}"))
+
+
+def weigh_fields(tokens: list[str], fields: Fields | None, cfg: BM25Settings) -> list[str]:
+    """The tokens with the title counted ``cfg.title_weight`` times and the number and heading ``cfg.heading_weight``
+    times (the text once): field weights by repetition, as BM25F's term frequencies are a weighted sum over fields.
+    Unchanged at the default weights or where the field boundaries are unknown."""
+    if fields is None or (cfg.title_weight, cfg.heading_weight) == (1, 1):
+        return tokens
+    title, heading = fields
+    return (tokens[:title] * cfg.title_weight + tokens[title : title + heading] * cfg.heading_weight
+            + tokens[title + heading :])  # fmt: skip
+
+
 Mask = npt.NDArray[np.bool_]
 
 
@@ -91,12 +112,18 @@ class LexicalIndex(Protocol):
 class _TokenIndex(abc.ABC):
     """What both backends share: chunk ids and their tokens in one order, and an async search off the loop."""
 
-    def __init__(self, chunk_ids: Sequence[str], tokens: Sequence[list[str]], cfg: BM25Settings) -> None:
+    def __init__(
+        self, chunk_ids: Sequence[str], tokens: Sequence[list[str]], cfg: BM25Settings,
+        fields: Sequence[Fields] | None = None,
+    ) -> None:  # fmt: skip
         self.chunk_ids = list(chunk_ids)
         self.tokens = [list(t) for t in tokens]
         self.cfg = cfg
         # What the backend indexes; ``tokens`` stay as tokenized for the frequencies and the feedback terms.
-        self.terms = [analyze(t, cfg) for t in self.tokens] if cfg.stem or cfg.bigrams else self.tokens
+        weighted = self.tokens if fields is None else [
+            weigh_fields(t, f, cfg) for t, f in zip(self.tokens, fields, strict=True)
+        ]  # fmt: skip
+        self.terms = [analyze(t, cfg) for t in weighted] if cfg.stem or cfg.bigrams else weighted
 
     def __len__(self) -> int:
         return len(self.chunk_ids)
@@ -150,10 +177,13 @@ class _TokenIndex(abc.ABC):
 class RankBM25Index(_TokenIndex):
     """BM25Okapi from rank-bm25 over pre-tokenized chunks (pure Python; the reference implementation)."""
 
-    def __init__(self, chunk_ids: Sequence[str], tokens: Sequence[list[str]], cfg: BM25Settings) -> None:
+    def __init__(
+        self, chunk_ids: Sequence[str], tokens: Sequence[list[str]], cfg: BM25Settings,
+        fields: Sequence[Fields] | None = None,
+    ) -> None:  # fmt: skip
         from rank_bm25 import BM25Okapi
 
-        super().__init__(chunk_ids, tokens, cfg)
+        super().__init__(chunk_ids, tokens, cfg, fields)
         # rank-bm25 divides by zero on an empty corpus.
         self._bm25 = BM25Okapi(self.terms, k1=cfg.k1, b=cfg.b) if self.terms else None
 
@@ -172,11 +202,14 @@ class Bm25sIndex(_TokenIndex):
     """bm25s: the same BM25 (Robertson variant, as rank-bm25's Okapi) precomputed into a sparse matrix, so a query
     costs a few array lookups instead of a Python loop over every document (see benchmarks/results)."""
 
-    def __init__(self, chunk_ids: Sequence[str], tokens: Sequence[list[str]], cfg: BM25Settings) -> None:
+    def __init__(
+        self, chunk_ids: Sequence[str], tokens: Sequence[list[str]], cfg: BM25Settings,
+        fields: Sequence[Fields] | None = None,
+    ) -> None:  # fmt: skip
         import bm25s
 
         logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every index build at DEBUG
-        super().__init__(chunk_ids, tokens, cfg)
+        super().__init__(chunk_ids, tokens, cfg, fields)
         self._bm25 = bm25s.BM25(k1=cfg.k1, b=cfg.b, method="robertson") if self.terms else None
         if self._bm25 is not None:
             self._bm25.index(self.terms, show_progress=False)
@@ -197,10 +230,14 @@ class Bm25sIndex(_TokenIndex):
 BACKENDS: dict[str, type[RankBM25Index] | type[Bm25sIndex]] = {"rank_bm25": RankBM25Index, "bm25s": Bm25sIndex}
 
 
-async def save_lexical_artifact(store: ObjectStore, chunk_ids: Sequence[str], tokens: Sequence[list[str]]) -> None:
-    """The artifact is backend-neutral (ids and tokens), so switching backends needs no re-ingest."""
+async def save_lexical_artifact(
+    store: ObjectStore, chunk_ids: Sequence[str], tokens: Sequence[list[str]], fields: Sequence[Fields]
+) -> None:
+    """The artifact is backend-neutral (ids, tokens and where each chunk's fields meet), so switching backends,
+    analyzers or field weights needs no re-ingest."""
     await put_json(store, BM25_KEY, {"version": ARTIFACT_VERSION, "chunk_ids": list(chunk_ids),
-                                     "tokens": [list(t) for t in tokens]})  # fmt: skip
+                                     "tokens": [list(t) for t in tokens],
+                                     "fields": [list(f) for f in fields]})  # fmt: skip
 
 
 async def load_lexical_index(store: ObjectStore, cfg: BM25Settings) -> LexicalIndex:
@@ -208,7 +245,11 @@ async def load_lexical_index(store: ObjectStore, cfg: BM25Settings) -> LexicalIn
     artifact = await get_json(store, BM25_KEY)
     if artifact is None or artifact.get("version") != ARTIFACT_VERSION:
         return index_type([], [], cfg)
-    index = await asyncio.to_thread(index_type, artifact["chunk_ids"], artifact["tokens"], cfg)
+    fields = artifact.get("fields")  # absent in artifacts written before field weights
+    if fields is None and (cfg.title_weight, cfg.heading_weight) != (1, 1):
+        log.warning("the BM25 index predates field weights, so they are not applied: run 'gweta ingest' again")
+    fields = None if fields is None else [(int(t), int(h)) for t, h in fields]
+    index = await asyncio.to_thread(index_type, artifact["chunk_ids"], artifact["tokens"], cfg, fields)
     # The word-family counts every answer's checks read (rarity), built here off the event loop: 0.4 s at 35k chunks.
     await asyncio.to_thread(index.family_frequency, "")
     return index
