@@ -36,6 +36,7 @@ from api.tools.embeddings import SentenceTransformerEmbedder, Vectors, load_sent
 from api.tools.object_store import build_object_store, put_json
 from api.tools.vector_store import MilvusVectorStore, collection_for
 from api.tuning import PACKAGED_NAME, TuningState, load_state, save_state
+from ingestion.indexes import rebuild_lexical_index
 from ingestion.pairs import (
     GenerateStats,
     Pair,
@@ -414,6 +415,9 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
         base_version=state.base_version or before, k1=bm25.k1, b=bm25.b, stem=bm25.stem, bigrams=bm25.bigrams,
         title_weight=bm25.title_weight, heading_weight=bm25.heading_weight, dense_weight=dense_weight, bm25_weight=1.0,
     )  # fmt: skip
+    # A data dir ingested before field weights has no field boundaries in its BM25 artifact: write them (half a
+    # second at 15k chunks) before the switch, so the weights chosen here are the weights served.
+    await rebuild_lexical_index(store, corpus.manifest)
     after = await _write_manifest(settings, corpus.manifest, name, embedder.dimensions)
     save_state(settings.data_dir, new_state)  # the switch
     if state.version and state.collection != collection:  # the previous tuned collection is no longer read

@@ -5,6 +5,7 @@ clear error."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import shutil
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from api.evaluation import load_questions, section_unit
 from api.settings import Settings
+from api.tools.bm25 import BM25_KEY
 from api.tools.corpus import Corpus
 from api.tools.object_store import build_object_store
 from api.tools.vector_store import MilvusVectorStore
@@ -109,8 +111,13 @@ def test_the_command_tunes_on_labelled_questions_and_refuses_bad_files(private_d
     assert bad.returncode == 1 and "is not a question file with gold provisions" in bad.stderr
     assert "Traceback" not in bad.stderr and load_state(private_data_dir).version == 0  # nothing switched
 
+    artifact = private_data_dir / "objects" / BM25_KEY
+    older = json.loads(artifact.read_text())
+    del older["fields"]  # as ingested before field weights: tuning writes them before it switches
+    artifact.write_text(json.dumps(older))
     done = gweta("--questions", str(QUESTIONS), "--max-minutes", "0.01", "--batch-size", "4")
     assert done.returncode == 0, done.stderr
+    assert len(json.loads(artifact.read_text())["fields"]) == len(older["chunk_ids"])
     assert re.search(r"pairs from the labelled questions: train (\d+), held_out \d+, labelled \1, generated 0\n",
                      done.stdout)  # fmt: skip
     assert "held-out labelled questions, MRR@10: dense (tuned) " in done.stdout
