@@ -7,6 +7,7 @@ then can vectors or objects exist that no manifest entry owns, so only then is t
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from api.schemas.documents import Chunk
@@ -33,10 +34,16 @@ async def rebuild_lexical_index(store: ObjectStore, manifest: Manifest) -> int:
     """Write the BM25 artifact for every chunk the manifest owns; returns how many chunks are searchable."""
     raws = await get_many_json(store, [chunks_object_key(k) for k in sorted(manifest.documents)])
     chunks = [Chunk.model_validate(c) for raw in raws if raw for c in raw]
-    tokens = await asyncio.to_thread(lambda: [tokenize(lexical_text(c)) for c in chunks])
-    fields = await asyncio.to_thread(lambda: [lexical_fields(c) for c in chunks])
-    await save_lexical_artifact(store, [c.chunk_id for c in chunks], tokens, fields)
+    await write_lexical_index(store, chunks)
     return len(chunks)
+
+
+async def write_lexical_index(store: ObjectStore, chunks: Sequence[Chunk]) -> None:
+    """Write the BM25 artifact for ``chunks`` (their tokens and where each one's fields meet)."""
+    tokens, fields = await asyncio.to_thread(
+        lambda: ([tokenize(lexical_text(c)) for c in chunks], [lexical_fields(c) for c in chunks])
+    )
+    await save_lexical_artifact(store, [c.chunk_id for c in chunks], tokens, fields)
 
 
 async def reconcile(store: ObjectStore, vectors: VectorStore, manifest: Manifest) -> int:

@@ -25,7 +25,7 @@ from api.composer.structured import ask_json
 from api.evaluation import Question, unit_of
 from api.schemas.documents import Chunk
 from api.settings import BM25Settings, Settings
-from api.tools.bm25 import Bm25sIndex, lexical_text, tokenize
+from api.tools.bm25 import Bm25sIndex
 from api.tools.llm import build_llm
 
 if TYPE_CHECKING:
@@ -119,7 +119,7 @@ def attach_negatives(
     if not candidates:
         return []
     rng = random.Random(seed)
-    index = Bm25sIndex([c.chunk_id for c in chunks], [tokenize(lexical_text(c)) for c in chunks], BM25Settings())
+    index = Bm25sIndex.of_chunks(chunks, BM25Settings())
     by_id = {c.chunk_id: c for c in chunks}
     pairs = []
     for chunk, kind, query, positive in candidates:
@@ -149,7 +149,7 @@ def labelled_pairs(chunks: Sequence[Chunk], questions: Sequence[Question]) -> li
     the corpus does not hold gives no pair; ``Pair.section_id`` is the gold unit as the question names it."""
     if not chunks or not questions:
         return []
-    index = Bm25sIndex([c.chunk_id for c in chunks], [tokenize(lexical_text(c)) for c in chunks], BM25Settings())
+    index = Bm25sIndex.of_chunks(chunks, BM25Settings())
     by_id = {c.chunk_id: c for c in chunks}
     first: dict[tuple[bool, str], Chunk] = {}
     for chunk in chunks:

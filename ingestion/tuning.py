@@ -36,7 +36,7 @@ from api.tools.embeddings import SentenceTransformerEmbedder, Vectors, load_sent
 from api.tools.object_store import build_object_store, put_json
 from api.tools.vector_store import MilvusVectorStore, collection_for
 from api.tuning import PACKAGED_NAME, TuningState, load_state, save_state
-from ingestion.indexes import rebuild_lexical_index
+from ingestion.indexes import write_lexical_index
 from ingestion.pairs import (
     GenerateStats,
     Pair,
@@ -398,11 +398,10 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
     ids = [c.chunk_id for c in chunks]
     units = unit_map(chunks, unit)
     dense = [_sections(units, [ids[i] for i in np.argsort(-(vectors @ q))[:FUSION_POOL]]) for q in queries]
-    index = Bm25sIndex(ids, [tokenize(lexical_text(c)) for c in chunks], bm25.settings,
-                       [lexical_fields(c) for c in chunks])  # fmt: skip
+    index = Bm25sIndex.of_chunks(chunks, bm25.settings)
     lexical = [_sections(units, [h.chunk_id for h in index._search(p.query, FUSION_POOL)]) for p in held]
     gold = [p.section_id for p in held]
-    weights = DENSE_WEIGHTS if options.questions is None else LABELLED_DENSE_WEIGHTS
+    weights = DENSE_WEIGHTS if mined else LABELLED_DENSE_WEIGHTS
     dense_weight = choose_fusion(dense, lexical, gold, weights)
     held_out = {
         "dense (tuned)": _mrr(dense, gold), "bm25 (default)": bm25.mrr_default, "bm25 (tuned)": bm25.mrr_tuned,
@@ -417,7 +416,7 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
     )  # fmt: skip
     # A data dir ingested before field weights has no field boundaries in its BM25 artifact: write them (half a
     # second at 15k chunks) before the switch, so the weights chosen here are the weights served.
-    await rebuild_lexical_index(store, corpus.manifest)
+    await write_lexical_index(store, chunks)
     after = await _write_manifest(settings, corpus.manifest, name, embedder.dimensions)
     save_state(settings.data_dir, new_state)  # the switch
     if state.version and state.collection != collection:  # the previous tuned collection is no longer read
@@ -425,7 +424,7 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
     return TuneReport(
         "tuned", version, before, after, collection, model_dir, {"train": len(train_pairs), "held_out": len(held),
         **kinds}, stats, bm25, dense_weight, held_out, {k: round(v, 1) for k, v in clock.items()}, generate_stats,
-        "mined pairs" if options.questions is None else "labelled questions",
+        "mined pairs" if mined else "labelled questions",
     )  # fmt: skip
 
 

@@ -11,7 +11,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, Self
 
 import numpy as np
 import numpy.typing as npt
@@ -124,6 +124,12 @@ class _TokenIndex(abc.ABC):
             weigh_fields(t, f, cfg) for t, f in zip(self.tokens, fields, strict=True)
         ]  # fmt: skip
         self.terms = [analyze(t, cfg) for t in weighted] if cfg.stem or cfg.bigrams else weighted
+
+    @classmethod
+    def of_chunks(cls, chunks: Sequence[Chunk], cfg: BM25Settings) -> Self:
+        """An index of ``chunks`` as ingestion stores them: their lexical text, tokenized, with its field boundaries."""
+        tokens = [tokenize(lexical_text(c)) for c in chunks]
+        return cls([c.chunk_id for c in chunks], tokens, cfg, [lexical_fields(c) for c in chunks])
 
     def __len__(self) -> int:
         return len(self.chunk_ids)
