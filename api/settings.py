@@ -91,6 +91,11 @@ class EmbeddingSettings(BaseModel):
     )
     max_batch: int = Field(64, ge=1, le=4096, description="Query path: texts in one shared model call, at most.")
     name: str = Field("", description="The local model's name in the manifest (empty: minilm); set by gweta tune.")
+    runtime: Literal["onnx", "torch"] = Field(
+        "onnx",
+        description="Query path: what runs the local model (onnx: ONNX Runtime, its graph exported once into the data "
+        "dir's models/onnx/, used only when its vectors are PyTorch's; torch: PyTorch). Ingestion uses PyTorch.",
+    )
 
 
 class RerankerSettings(BaseModel):

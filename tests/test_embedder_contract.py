@@ -28,6 +28,7 @@ from api.settings import EmbeddingSettings, Settings
 from api.tools.corpus import Manifest
 from api.tools.embeddings import Embedder, build_embedder, build_shared_embedder
 from api.tools.object_store import LocalObjectStore
+from api.tools.onnx_embedder import OnnxEmbedder, for_queries
 from api.tools.reembed import reembed
 from api.tools.vector_store import MilvusVectorStore, collection_for
 from tests.servers import LiveServer
@@ -84,11 +85,17 @@ def openai_settings(base_url: str, dims: int = 64) -> EmbeddingSettings:
     )  # fmt: skip
 
 
-@pytest.fixture(params=["local", "openai", "shared"])
+@pytest.fixture(params=["local", "onnx", "openai", "shared"])
 async def embedder(request: pytest.FixtureRequest) -> AsyncIterator[Embedder]:
     with ThreadPoolExecutor(1) as pool:
         if request.param == "local":
             yield build_embedder(EmbeddingSettings(), pool)
+        elif request.param == "onnx":  # the query path's runtime for the local model
+            onnx = for_queries(
+                build_embedder(EmbeddingSettings(), pool), EmbeddingSettings(), request.getfixturevalue("tmp_path"), 1
+            )
+            assert isinstance(onnx, OnnxEmbedder)
+            yield onnx
         elif request.param == "shared":  # the query path's cross-request cache and batcher over the local model
             yield build_shared_embedder(EmbeddingSettings(), build_embedder(EmbeddingSettings(), pool))
         else:
