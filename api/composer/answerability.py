@@ -39,6 +39,7 @@ model the answer must not be worse than without.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import tomllib
@@ -184,8 +185,7 @@ def missing_laws(question: str, titles: Sequence[str]) -> list[str]:
     named = list(_NAMED_LAW.finditer(question))
     if not named:
         return []  # most questions name no law: the titles are not read
-    ordered = [re.findall(r"[a-z0-9]+", t.lower()) for t in titles]
-    held = [set(words) for words in ordered]
+    ordered, held = _title_words(tuple(titles))
     missing = []
     for match in named:
         name = match.group(1)
@@ -196,6 +196,14 @@ def missing_laws(question: str, titles: Sequence[str]) -> list[str]:
         if words and not any(all(_word_in(w, title) for w in words) for title in held) and not _initials(name, ordered):
             missing.append(name)
     return missing
+
+
+@functools.lru_cache(maxsize=8)
+def _title_words(titles: tuple[str, ...]) -> tuple[list[list[str]], list[set[str]]]:
+    """Each title's words in order and as a set: read once per list of titles (a corpus version and tenant), not
+    once per question that names a law."""
+    ordered = [re.findall(r"[a-z0-9]+", t.lower()) for t in titles]
+    return ordered, [set(words) for words in ordered]
 
 
 def _initials(name: str, ordered: Sequence[list[str]]) -> bool:

@@ -93,8 +93,9 @@ class Corpus:
         self.fetches = 0
         self._titles_for: dict[str, list[str]] = {}
 
-    @property
+    @functools.cached_property
     def version(self) -> str:
+        """The manifest's version, hashed once: a corpus version is never changed, a new one is loaded."""
         return self.manifest.version
 
     @functools.cached_property
