@@ -93,7 +93,7 @@ async def open_services(settings: Settings, serving: bool = False) -> AsyncItera
     try:
         store = build_object_store(settings.object_store, settings.data_dir)
         # Requests share vectors (LRU) and model calls (micro-batches); ingestion uses the bare embedder.
-        onnx_dir = settings.data_dir / "models" / "onnx"
+        onnx_dir = settings.embeddings.onnx_dir or settings.data_dir / "models" / "onnx"
         local = build_embedder(settings.embeddings, pool, http)
         local = for_queries(local, settings.embeddings, onnx_dir, settings.model_threads)
         embedder = build_shared_embedder(settings.embeddings, local, settings.model_threads)

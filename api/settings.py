@@ -96,6 +96,11 @@ class EmbeddingSettings(BaseModel):
         description="Query path: what runs the local model (onnx: ONNX Runtime, its graph exported once into the data "
         "dir's models/onnx/, used only when its vectors are PyTorch's; torch: PyTorch). Ingestion uses PyTorch.",
     )
+    onnx_dir: Path | None = Field(
+        None,
+        description="Where exported ONNX graphs are kept, named by their weights' digest, so data dirs on one machine "
+        "may share them (default: <data_dir>/models/onnx).",
+    )
 
 
 class RerankerSettings(BaseModel):

@@ -31,6 +31,21 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
+@pytest.fixture(scope="session", autouse=True)
+def shared_onnx_graphs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The query path's exported embedding graphs, kept for the whole session as a machine with many data dirs would
+    keep them (``GWETA_EMBEDDINGS__ONNX_DIR``; graph workers inherit it): each test's fresh data dir would otherwise
+    export the same graph again. ``tests/test_onnx_embedder.py`` checks the default place in the data dir."""
+    folder = tmp_path_factory.mktemp("onnx-graphs")
+    before = os.environ.get("GWETA_EMBEDDINGS__ONNX_DIR")
+    os.environ["GWETA_EMBEDDINGS__ONNX_DIR"] = str(folder)
+    yield folder
+    if before is None:
+        os.environ.pop("GWETA_EMBEDDINGS__ONNX_DIR", None)
+    else:
+        os.environ["GWETA_EMBEDDINGS__ONNX_DIR"] = before
+
+
 async def ingest_into(settings: Settings, source: Path) -> IngestReport:
     with ThreadPoolExecutor(settings.model_threads) as pool:
         tools = build_ingestion_tools(settings, pool)

@@ -104,10 +104,17 @@ def test_the_data_dir_cannot_hold_the_graph_so_pytorch_answers(
     assert for_queries(torch_embedder, EmbeddingSettings(runtime="torch"), tmp_path, callers=2) is torch_embedder
 
 
-async def test_the_service_embeds_questions_on_the_configured_runtime(private_data_dir: Path) -> None:
+async def test_the_service_embeds_questions_on_the_configured_runtime(
+    private_data_dir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("GWETA_EMBEDDINGS__ONNX_DIR")  # the suite's shared folder: here, the default place
     for runtime, kind in (("onnx", OnnxEmbedder), ("torch", SentenceTransformerEmbedder)):
         settings = Settings(data_dir=private_data_dir, embeddings=EmbeddingSettings(runtime=runtime))
         async with open_services(settings) as services:
             shared = services.orchestrator.deps.retriever.embedder
             assert type(getattr(shared, "inner", None)) is kind
     assert list((private_data_dir / "models" / "onnx").glob("minilm-*.onnx"))
+    elsewhere = Settings(data_dir=private_data_dir, embeddings=EmbeddingSettings(onnx_dir=tmp_path / "graphs"))
+    async with open_services(elsewhere) as services:
+        assert type(getattr(services.orchestrator.deps.retriever.embedder, "inner", None)) is OnnxEmbedder
+    assert list((tmp_path / "graphs").glob("minilm-*.onnx"))

@@ -75,6 +75,8 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
         return np.asarray(pooled / np.clip(norms, 1e-12, None), dtype=np.float32)
 
     def _encode(self, texts: Sequence[str]) -> Vectors:
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
         # Longest first, in batches of ``batch_size``, as sentence-transformers does: texts of a length pad together.
         order = np.argsort([-len(t) for t in texts], kind="stable")
         ordered = [texts[i] for i in order]
