@@ -16,7 +16,7 @@ from sentence_transformers.sentence_transformer.modules import Pooling
 
 from api.services import open_services
 from api.settings import EmbeddingSettings, Settings
-from api.tools.embeddings import SentenceTransformerEmbedder, build_embedder, load_sentence_transformer
+from api.tools.embeddings import SentenceTransformerEmbedder, build_embedder, core_share, load_sentence_transformer
 from api.tools.onnx_embedder import OnnxEmbedder, fingerprint, for_queries, onnx_embedder, transformer
 
 TEXTS = [
@@ -118,3 +118,21 @@ async def test_the_service_embeds_questions_on_the_configured_runtime(
     async with open_services(elsewhere) as services:
         assert type(getattr(services.orchestrator.deps.retriever.embedder, "inner", None)) is OnnxEmbedder
     assert list((tmp_path / "graphs").glob("minilm-*.onnx"))
+
+
+def test_each_model_thread_runs_the_graph_on_its_share_of_the_cores(
+    pool: ThreadPoolExecutor, shared_onnx_graphs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    torch_embedder = local(pool)
+
+    def threads(callers: int) -> int:
+        chosen = for_queries(torch_embedder, EmbeddingSettings(), shared_onnx_graphs, callers)
+        assert isinstance(chosen, OnnxEmbedder)
+        return int(chosen.session.get_session_options().intra_op_num_threads)
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    assert threads(callers=1) == core_share(1) and threads(callers=64) == 1
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # as a graph worker is started
+    assert threads(callers=1) == 1
+    monkeypatch.setenv("OMP_NUM_THREADS", "4,2")  # OpenMP's nested form: not a count this reads
+    assert threads(callers=1) == core_share(1)

@@ -1,11 +1,11 @@
 """The local embedding model run by ONNX Runtime, for the query path.
 
-Under load, embedding questions was a third of a graph worker's CPU (py-spy, 50 streams over the 385 Acts). One short
-question costs PyTorch's eager BERT about 12-14 ms of CPU here and ONNX Runtime 5.5 ms, for the same vectors (at most
-2e-7 apart); long chunks in batches of 32 go faster in PyTorch (30 against 18.5 a second), so ingestion keeps PyTorch
-(``benchmarks/results/embedding_runtimes.md``). The graph is exported from the loaded weights once and kept under the
-weights' fingerprint (a tuned model gets its own), and it is used only when it gives the PyTorch model's vectors on
-probe texts; otherwise the query path stays on PyTorch, with a warning.
+Under load, embedding questions took a third of a graph worker's sampled thread time (py-spy, 50 streams over the 385
+Acts). One short question alone costs PyTorch's eager BERT 13.1 ms of CPU here and ONNX Runtime 6.9 ms, for the same
+vectors (at most 1.8e-7 apart); long chunks in batches of 32 go faster in PyTorch (28.1 against 20.8 a second), so
+ingestion keeps PyTorch (``benchmarks/results/embedding_runtimes.md``, one thread each). The graph is exported from the
+loaded weights once and kept under the weights' fingerprint (a tuned model gets its own), and it is used only when it
+gives the PyTorch model's vectors on probe texts; otherwise the query path stays on PyTorch, with a warning.
 """
 
 from __future__ import annotations
@@ -184,5 +184,6 @@ def for_queries(embedder: Embedder, cfg: EmbeddingSettings, folder: Path, caller
     torch's); other backends as they are."""
     if cfg.runtime != "onnx" or not isinstance(embedder, SentenceTransformerEmbedder):
         return embedder
-    threads = int(os.environ.get("OMP_NUM_THREADS") or 0) or core_share(callers)
+    given = os.environ.get("OMP_NUM_THREADS", "")
+    threads = int(given) if given.isdigit() and int(given) > 0 else core_share(callers)
     return onnx_embedder(embedder, folder, threads)
