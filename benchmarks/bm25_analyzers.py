@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from api.schemas.documents import Chunk
 from api.settings import BM25Settings
-from api.tools.bm25 import Bm25sIndex, lexical_fields, lexical_text, tokenize
+from api.tools.bm25 import Bm25sIndex, lexical_tokens
 from benchmarks.tune_retrieval import POOL, load, score, units
 from ingestion.pairs import mine_pairs, section_key
 from ingestion.tuning import ANALYZERS, FIELD_WEIGHTS, _mrr, _sections, unit_map
@@ -33,8 +33,7 @@ def table(corpus: str, chunks: Sequence[Chunk], questions: Questions, by_source:
     """R@10 per question kind and mined pairs' MRR@10 per kind, for each analyzer, then for each field weighting
     with words and with stems + pairs (``count``: the questions, when some are listed under two kinds)."""
     ids = [c.chunk_id for c in chunks]
-    tokens = [tokenize(lexical_text(c)) for c in chunks]
-    fields = [lexical_fields(c) for c in chunks]
+    tokens, fields = lexical_tokens(chunks)
     pos = {cid: i for i, cid in enumerate(ids)}
     kinds = sorted({k for _, _, k in questions})
     pairs = mine_pairs(chunks, 2000)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from api.schemas.documents import Chunk
-from api.tools.bm25 import lexical_fields, lexical_text, save_lexical_artifact, tokenize
+from api.tools.bm25 import lexical_tokens, save_lexical_artifact
 from api.tools.corpus import Manifest, chunks_object_key, doc_object_key
 from api.tools.object_store import ObjectStore, get_many_json, put_json
 from api.tools.vector_store import VectorStore
@@ -40,9 +40,7 @@ async def rebuild_lexical_index(store: ObjectStore, manifest: Manifest) -> int:
 
 async def write_lexical_index(store: ObjectStore, chunks: Sequence[Chunk]) -> None:
     """Write the BM25 artifact for ``chunks`` (their tokens and where each one's fields meet)."""
-    tokens, fields = await asyncio.to_thread(
-        lambda: ([tokenize(lexical_text(c)) for c in chunks], [lexical_fields(c) for c in chunks])
-    )
+    tokens, fields = await asyncio.to_thread(lexical_tokens, chunks)
     await save_lexical_artifact(store, [c.chunk_id for c in chunks], tokens, fields)
 
 

@@ -30,7 +30,7 @@ from api.errors import BadRequestError, NotReadyError
 from api.evaluation import load_questions, unit_of
 from api.schemas.documents import Chunk
 from api.settings import BM25Settings, Settings
-from api.tools.bm25 import Bm25sIndex, lexical_fields, lexical_text, tokenize
+from api.tools.bm25 import Bm25sIndex, lexical_tokens
 from api.tools.corpus import MANIFEST_KEY, Corpus, Manifest
 from api.tools.embeddings import SentenceTransformerEmbedder, Vectors, load_sentence_transformer
 from api.tools.object_store import build_object_store, put_json
@@ -121,8 +121,7 @@ def fit_bm25(
     ``fit_on`` at default k1 and b, then k1 x b with them; report default and chosen on ``report_on``. Ties go to
     the defaults."""
     ids = [c.chunk_id for c in chunks]
-    tokens = [tokenize(lexical_text(c)) for c in chunks]
-    fields = [lexical_fields(c) for c in chunks]
+    tokens, fields = lexical_tokens(chunks)
     units = unit_map(chunks, unit)
 
     def mrr(fit: Bm25Fit, pairs: Sequence[Pair]) -> float:

@@ -73,6 +73,12 @@ def lexical_fields(chunk: Chunk) -> Fields:
     return len(tokenize(chunk.title)), len(tokenize(f"{chunk.section_number} {chunk.section_heading}"))
 
 
+def lexical_tokens(chunks: Sequence[Chunk]) -> tuple[list[list[str]], list[Fields]]:
+    """What the BM25 index holds for ``chunks``, as ingestion stores it: each one's lexical text tokenized, and where
+    its fields meet."""
+    return [tokenize(lexical_text(c)) for c in chunks], [lexical_fields(c) for c in chunks]
+
+
 def weigh_fields(tokens: list[str], fields: Fields | None, cfg: BM25Settings) -> list[str]:
     """The tokens with the title counted ``cfg.title_weight`` times and the number and heading ``cfg.heading_weight``
     times (the text once): field weights by repetition, as BM25F's term frequencies are a weighted sum over fields.
@@ -128,8 +134,8 @@ class _TokenIndex(abc.ABC):
     @classmethod
     def of_chunks(cls, chunks: Sequence[Chunk], cfg: BM25Settings) -> Self:
         """An index of ``chunks`` as ingestion stores them: their lexical text, tokenized, with its field boundaries."""
-        tokens = [tokenize(lexical_text(c)) for c in chunks]
-        return cls([c.chunk_id for c in chunks], tokens, cfg, [lexical_fields(c) for c in chunks])
+        tokens, fields = lexical_tokens(chunks)
+        return cls([c.chunk_id for c in chunks], tokens, cfg, fields)
 
     def __len__(self) -> int:
         return len(self.chunk_ids)
