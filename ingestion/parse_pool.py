@@ -87,8 +87,15 @@ async def parse_in_order(
     try:
         while True:
             while queue and len(pending) < 2 * workers:
-                path = queue.popleft()
-                pending.append((path, loop.run_in_executor(pool, parse_one, path, options)))
+                try:
+                    future = loop.run_in_executor(pool, parse_one, queue[0], options)
+                except BrokenProcessPool:  # a parser died since the last submit
+                    if pending:
+                        break  # the dead parser's file is pending: awaiting it below starts a new pool
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    pool = _pool(workers)
+                    continue
+                pending.append((queue.popleft(), future))
             if not pending:
                 return
             path, future = pending.popleft()
