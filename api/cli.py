@@ -246,6 +246,14 @@ def tune(
             "on instead of mined pairs, a fifth held out to choose and report."
         ),  # fmt: skip
     ] = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Switch to the tuned model even when it ranks the held-out pairs no better than the "
+            "packaged one (kept otherwise).",
+        ),  # fmt: skip
+    ] = False,
 ) -> None:
     """Adapt retrieval to the ingested corpus: fine-tune the packaged MiniLM on pairs mined from the corpus (no labels)
     or on questions labelled with their gold provisions (--questions), fit BM25 and the fusion weights, re-embed into
@@ -267,7 +275,7 @@ def tune(
         raise typer.Exit(2)
     options = TuneOptions(max_pairs, max_minutes, epochs, batch_size, generate=generate,
                           generate_minutes=generate_minutes, generate_concurrency=generate_concurrency,
-                          questions=questions)  # fmt: skip
+                          questions=questions, force=force)  # fmt: skip
 
     async def run() -> TuneReport:
         with _progress_bars() as hook:
@@ -280,8 +288,16 @@ def tune(
              f"collection {report.collection}"]  # fmt: skip
     if report.train is not None and report.bm25 is not None:
         pairs = ", ".join(f"{k} {v}" for k, v in report.pairs.items())
+        if report.kept == "tuned":
+            lines.append(f"model v{report.version} in {settings.data_dir / report.model_dir}")
+        else:
+            scores = report.held_out_mrr
+            lines.append(
+                f"kept the packaged model: the tuned one ranked the held-out {report.held_out_on} no better (MRR@10 "
+                f"{scores['dense (tuned)']:.3f} against {scores['dense (packaged)']:.3f}); BM25 and the fusion weight "
+                "below are applied (--force switches anyway)"
+            )
         lines += [
-            f"model v{report.version} in {settings.data_dir / report.model_dir}",
             f"pairs {'mined from the corpus' if options.questions is None else 'from the labelled questions'}: {pairs}",
             f"training: {report.train.steps} steps over {report.train.pairs} pairs in {report.train.seconds}s "
             f"(stopped by {report.train.stopped_by})",

@@ -235,6 +235,7 @@ class TuneReport:
     seconds: dict[str, float] = field(default_factory=dict)
     generated: GenerateStats | None = None
     held_out_on: str = "mined pairs"
+    kept: Literal["tuned", "packaged"] = "tuned"  # which model serves: the packaged one when tuning did not beat it
 
 
 @dataclass(slots=True)
@@ -252,13 +253,18 @@ class TuneOptions:
     # Questions labelled with their gold provisions (the formats `gweta eval retrieval` reads), trained on instead of
     # mined pairs; a fifth, split by question, is held out to choose the fusion weight and to report.
     questions: Path | None = None
+    # The tuned model is switched to only when it ranks the held-out pairs better than the packaged one; force
+    # switches to it whatever it scored (the report still gives both).
+    force: bool = False
+    learning_rate: float = 2e-5
 
 
 async def _embed_into(
     settings: Settings, collection: str, embedder: SentenceTransformerEmbedder, chunks: Sequence[Chunk],
-    progress: Progress, batch: int = 256,
+    progress: Progress, batch: int = 256, known: Vectors | None = None,
 ) -> Vectors:  # fmt: skip
-    """Embed every chunk with ``embedder`` into a fresh ``collection``; returns the vectors (chunk order)."""
+    """Embed every chunk with ``embedder`` (or store the ``known`` vectors, in chunk order, it gave earlier) into a
+    fresh ``collection``; returns the vectors (chunk order)."""
     cfg = settings.vector_store
     store = MilvusVectorStore(
         settings.milvus_uri, collection, embedder.dimensions, cfg.token.get_secret_value(), cfg.index_type,
@@ -271,7 +277,10 @@ async def _embed_into(
         parts = []
         for at in range(0, len(chunks), batch):
             part = list(chunks[at : at + batch])
-            vectors = await embedder.embed_documents([c.embed_text for c in part])
+            if known is None:
+                vectors = await embedder.embed_documents([c.embed_text for c in part])
+            else:
+                vectors = known[at : at + batch]
             await store.upsert(part, vectors)
             parts.append(vectors)
             progress("re-embedding chunks", len(part), None)
@@ -372,8 +381,8 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
     start = time.perf_counter()
     model = await asyncio.to_thread(load_sentence_transformer)
     stats = await asyncio.to_thread(
-        train, model, train_pairs, options.epochs, options.batch_size, options.max_minutes * 60, 2e-5,
-        options.seed, progress,
+        train, model, train_pairs, options.epochs, options.batch_size, options.max_minutes * 60,
+        options.learning_rate, options.seed, progress,
     )  # fmt: skip
     version = state.last_version + 1
     model_dir = f"models/tuned-v{version}"
@@ -394,25 +403,48 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
         vectors = await _embed_into(settings, collection, embedder, chunks, progress)
         clock["re_embed"] = time.perf_counter() - start
         queries = await embedder.embed_documents([p.query for p in held])
+        packaged = SentenceTransformerEmbedder(await asyncio.to_thread(load_sentence_transformer), pool,
+                                               settings.embeddings.batch_size)  # fmt: skip
+        start = time.perf_counter()
+        base = settings.vector_store.collection  # the packaged model's vectors live in the configured collection
+        base_current = _base_is_current(state, corpus.manifest)
+        packaged_vectors = await _packaged_vectors(settings, base, packaged, chunks, base_current)
+        packaged_queries = await packaged.embed_documents([p.query for p in held])
+        clock["baseline"] = time.perf_counter() - start
     ids = [c.chunk_id for c in chunks]
     units = unit_map(chunks, unit)
-    dense = [_sections(units, [ids[i] for i in np.argsort(-(vectors @ q))[:FUSION_POOL]]) for q in queries]
+
+    def ranked(matrix: Vectors, asked: Vectors) -> list[list[str]]:
+        return [_sections(units, [ids[i] for i in np.argsort(-(matrix @ q))[:FUSION_POOL]]) for q in asked]
+
+    dense, dense_packaged = ranked(vectors, queries), ranked(packaged_vectors, packaged_queries)
+    gold = [p.section_id for p in held]
+    scores = {"dense (tuned)": _mrr(dense, gold), "dense (packaged)": _mrr(dense_packaged, gold)}
+    kept: Literal["tuned", "packaged"] = "tuned"
+    tuned_collection = collection
+    if not options.force and scores["dense (tuned)"] <= scores["dense (packaged)"]:
+        kept, dense = "packaged", dense_packaged
     index = Bm25sIndex.of_chunks(chunks, bm25.settings)
     lexical = [_sections(units, [h.chunk_id for h in index._search(p.query, FUSION_POOL)]) for p in held]
-    gold = [p.section_id for p in held]
     weights = DENSE_WEIGHTS if mined else LABELLED_DENSE_WEIGHTS
     dense_weight = choose_fusion(dense, lexical, gold, weights)
     held_out = {
-        "dense (tuned)": _mrr(dense, gold), "bm25 (default)": bm25.mrr_default, "bm25 (tuned)": bm25.mrr_tuned,
+        **scores, "bm25 (default)": bm25.mrr_default, "bm25 (tuned)": bm25.mrr_tuned,
         "fused": _mrr([fuse(d, s, dense_weight) for d, s in zip(dense, lexical, strict=True)], gold),
     }  # fmt: skip
 
-    new_state = TuningState(
-        version=version, last_version=version, model_dir=model_dir, collection=collection,
-        base_collection=settings.vector_store.collection,
-        base_version=state.base_version or before, k1=bm25.k1, b=bm25.b, stem=bm25.stem, bigrams=bm25.bigrams,
-        title_weight=bm25.title_weight, heading_weight=bm25.heading_weight, dense_weight=dense_weight, bm25_weight=1.0,
-    )  # fmt: skip
+    fitted = {"k1": bm25.k1, "b": bm25.b, "stem": bm25.stem, "bigrams": bm25.bigrams, "dense_weight": dense_weight,
+              "title_weight": bm25.title_weight, "heading_weight": bm25.heading_weight, "bm25_weight": 1.0}  # fmt: skip
+    if kept == "tuned":
+        new_state = TuningState(
+            version=version, last_version=version, model_dir=model_dir, collection=collection, base_collection=base,
+            base_version=state.base_version or before, **fitted,
+        )  # fmt: skip
+    else:  # the packaged model serves on, with BM25 and the fusion weight fit here; this version's model is dropped
+        if not base_current:
+            await _embed_into(settings, base, packaged, chunks, progress, known=packaged_vectors)
+        new_state = TuningState(last_version=version, **fitted)
+        name, collection, model_dir = PACKAGED_NAME, base, ""
     # A data dir ingested before field weights has no field boundaries in its BM25 artifact: write them (half a
     # second at 15k chunks) before the switch, so the weights chosen here are the weights served.
     await write_lexical_index(store, chunks)
@@ -420,11 +452,41 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
     save_state(settings.data_dir, new_state)  # the switch
     if state.version and state.collection != collection:  # the previous tuned collection is no longer read
         await asyncio.to_thread(_drop_collection, settings, state.collection)
+    if kept == "packaged":
+        await asyncio.to_thread(_drop_collection, settings, tuned_collection)
+        shutil.rmtree(target, ignore_errors=True)
     return TuneReport(
-        "tuned", version, before, after, collection, model_dir, {"train": len(train_pairs), "held_out": len(held),
-        **kinds}, stats, bm25, dense_weight, held_out, {k: round(v, 1) for k, v in clock.items()}, generate_stats,
-        "mined pairs" if mined else "labelled questions",
+        "tuned", new_state.version, before, after, collection, model_dir, {"train": len(train_pairs), "held_out":
+        len(held), **kinds}, stats, bm25, dense_weight, held_out, {k: round(v, 1) for k, v in clock.items()},
+        generate_stats, "mined pairs" if mined else "labelled questions", kept,
     )  # fmt: skip
+
+
+def _base_is_current(state: TuningState, manifest: Manifest) -> bool:
+    """Whether the base collection holds the packaged model's vectors of the corpus as it is now: it is the one
+    served when nothing is tuned, and it stays current while tuned until documents are ingested or removed."""
+    packaged = Manifest(embedder=f"{PACKAGED_NAME}:{manifest.dimensions or 384}", documents=manifest.documents)
+    return not state.version or packaged.version == state.base_version
+
+
+async def _packaged_vectors(
+    settings: Settings, base: str, packaged: SentenceTransformerEmbedder, chunks: Sequence[Chunk], current: bool,
+) -> Vectors:  # fmt: skip
+    """The packaged model's vectors of ``chunks`` (in order): read from the base collection when it is current, else
+    embedded here."""
+    if current:
+        cfg = settings.vector_store
+        store = MilvusVectorStore(
+            settings.milvus_uri, base, packaged.dimensions, cfg.token.get_secret_value(), cfg.index_type,
+            cfg.index_params, cfg.search_params, f"{PACKAGED_NAME}:{packaged.dimensions}",
+        )  # fmt: skip
+        try:
+            stored = await store.vectors()
+        finally:
+            await store.close()
+        if all(c.chunk_id in stored for c in chunks):
+            return np.stack([stored[c.chunk_id] for c in chunks]).astype(np.float32)
+    return await packaged.embed_documents([c.embed_text for c in chunks])
 
 
 async def revert(settings: Settings, progress: Progress = no_progress) -> TuneReport:
@@ -437,11 +499,9 @@ async def revert(settings: Settings, progress: Progress = no_progress) -> TuneRe
     before = corpus.version
     base = settings.vector_store.collection  # the packaged model's vectors live in the configured collection
     manifest = corpus.manifest
-    packaged_version = Manifest(embedder=f"{PACKAGED_NAME}:{manifest.dimensions or 384}",
-                                documents=manifest.documents).version  # fmt: skip
     start = time.perf_counter()
     dims = manifest.dimensions or 384
-    if state.version and packaged_version != state.base_version:
+    if not _base_is_current(state, manifest):
         chunks = sorted(corpus.chunks.values(), key=lambda c: c.chunk_id)
         with ThreadPoolExecutor(settings.model_threads, thread_name_prefix="model") as pool:
             model = await asyncio.to_thread(load_sentence_transformer)

@@ -115,7 +115,7 @@ def test_the_command_tunes_on_labelled_questions_and_refuses_bad_files(private_d
     older = json.loads(artifact.read_text())
     del older["fields"]  # as ingested before field weights: tuning writes them before it switches
     artifact.write_text(json.dumps(older))
-    done = gweta("--questions", str(QUESTIONS), "--max-minutes", "0.01", "--batch-size", "4")
+    done = gweta("--questions", str(QUESTIONS), "--max-minutes", "0.01", "--batch-size", "4", "--force")
     assert done.returncode == 0, done.stderr
     assert len(json.loads(artifact.read_text())["fields"]) == len(older["chunk_ids"])
     assert re.search(r"pairs from the labelled questions: train (\d+), held_out \d+, labelled \1, generated 0\n",
