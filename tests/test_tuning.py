@@ -4,6 +4,7 @@ its collection switched to, the corpus version changed, and `gweta tune --revert
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +19,9 @@ from api.tools.vector_store import MilvusVectorStore
 from api.tuning import apply_tuning, load_state
 from ingestion.pairs import mine_pairs, split_pairs
 from ingestion.tuning import TuneOptions, choose_fusion, fuse, revert, tune
+
+from .conftest import SAMPLE_CORPUS, ingest_into
+from .test_tuning_labelled import FISHERIES_ACT
 
 
 async def _chunks(data_dir: Path) -> Corpus:
@@ -139,6 +143,32 @@ async def test_a_tuned_model_that_ranks_worse_than_the_packaged_one_is_not_switc
         assert retriever.embedder.name == "minilm"
         result = await retriever.retrieve("How much deposit can a landlord ask for?", mode="dense", rerank=False)
         assert result.hits and result.hits[0].chunk.doc_key.startswith("sample/")
+
+
+async def test_keeping_the_packaged_model_after_new_documents_embeds_them_for_it(
+    private_data_dir: Path, tmp_path: Path
+) -> None:  # fmt: skip
+    settings = Settings(data_dir=private_data_dir)
+    await tune(settings, TuneOptions(max_pairs=12, max_minutes=0.01, batch_size=4, force=True))  # v1 serves
+    corpus = tmp_path / "corpus"
+    shutil.copytree(SAMPLE_CORPUS, corpus)
+    (corpus / "fisheries-act.md").write_text(FISHERIES_ACT)
+    await ingest_into(apply_tuning(settings), corpus)  # the new Act goes into v1's collection only
+
+    report = await tune(settings, TuneOptions(max_pairs=40, max_minutes=5, batch_size=8, learning_rate=0.1))
+    assert report.kept == "packaged" and (load_state(private_data_dir).version, report.version) == (0, 0)
+    chunks = (await _chunks(private_data_dir)).chunks
+    store = MilvusVectorStore(settings.milvus_uri, "gweta_chunks", 384)
+    try:
+        assert await store.ids() == set(chunks)  # the base collection holds the new Act's chunks too
+        assert not any(store.client.has_collection(f"gweta_chunks__minilm_tuned_v{n}_384") for n in (1, 2))
+    finally:
+        await store.close()
+    async with open_services(settings) as services:
+        retriever = services.orchestrator.deps.retriever
+        assert retriever.embedder.name == "minilm"
+        result = await retriever.retrieve("mesh size of fishing nets", mode="dense", rerank=False)
+        assert result.hits[0].chunk.doc_key == "sample/act/1999/1"
 
 
 def test_the_command_checks_its_options_and_reverts_an_untuned_data_dir(tmp_path: Path) -> None:
