@@ -77,7 +77,7 @@ def _distinct_headings(chunks: Sequence[Chunk]) -> set[tuple[str, ...]]:
     """Heading queries that name one provision of the corpus. Where a heading is shared, its query points to all
     of them, and training each to find its own teaches the model to tell apart what the query cannot: ObliQA's
     guidance documents head every paragraph with the document's name and a number (192 provisions of one sample
-    document under one heading), and 483 such pairs of 1,206 made `gweta tune` halve the dense side's recall."""
+    document under one heading: 483 of the 1,206 pairs mined there, ``benchmarks/results/tune_guard.md``)."""
     named: dict[tuple[str, ...], set[str]] = {}
     for chunk in chunks:
         if key := _heading_key(chunk):

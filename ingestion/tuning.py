@@ -338,7 +338,9 @@ async def _labelled(chunks: Sequence[Chunk], path: Path | None) -> tuple[list[Pa
 
 async def tune(settings: Settings, options: TuneOptions, progress: Progress = no_progress) -> TuneReport:
     """Mine, fit BM25, fine-tune, re-embed into a new collection, choose fusion weights, then switch (the manifest
-    with the new embedder name, so the corpus version and every cache keyed on it change, then the state file)."""
+    with the new embedder name, so the corpus version and every cache keyed on it change, then the state file). The
+    switch is to the tuned model only when its dense ranking of the held-out pairs beats the packaged model's (or
+    ``options.force``); otherwise the packaged model serves on with the BM25 and fusion fit here."""
     _check_packaged(settings)
     clock: dict[str, float] = {}
     state = load_state(settings.data_dir)
