@@ -232,6 +232,7 @@ def tune(
     max_pairs: Annotated[int, typer.Option(help="Most query/passage pairs mined from the corpus.")] = 2000,
     epochs: Annotated[int, typer.Option(help="Passes over the mined training pairs.")] = 1,
     batch_size: Annotated[int, typer.Option(help="Pairs per step (each is the others' in-batch negative).")] = 16,
+    learning_rate: Annotated[float, typer.Option(help="AdamW's learning rate for the fine-tuning.")] = 2e-5,
     generate: Annotated[
         int, typer.Option(help="Provisions to ask the configured model (GWETA_LLM__*) for questions; 0: none.")
     ] = 0,
@@ -266,8 +267,11 @@ def tune(
     settings = _settings(data_dir)
     configure_logging("WARNING", json_logs=False)
     _quiet_vector_store_logs()
-    if min(max_minutes, max_pairs, epochs, batch_size - 1, generate_minutes, generate_concurrency) <= 0 or generate < 0:
-        err.print("[red]Error:[/red] --max-minutes, --max-pairs, --epochs, --generate-minutes and "
+    if (
+        min(max_minutes, max_pairs, epochs, batch_size - 1, generate_minutes, generate_concurrency, learning_rate) <= 0
+        or generate < 0
+    ):
+        err.print("[red]Error:[/red] --max-minutes, --max-pairs, --epochs, --learning-rate, --generate-minutes and "
                   "--generate-concurrency must be positive, --batch-size over 1, --generate 0 or more")  # fmt: skip
         raise typer.Exit(2)
     if questions is not None and not questions.is_file():
@@ -275,7 +279,7 @@ def tune(
         raise typer.Exit(2)
     options = TuneOptions(max_pairs, max_minutes, epochs, batch_size, generate=generate,
                           generate_minutes=generate_minutes, generate_concurrency=generate_concurrency,
-                          questions=questions, force=force)  # fmt: skip
+                          questions=questions, force=force, learning_rate=learning_rate)  # fmt: skip
 
     async def run() -> TuneReport:
         with _progress_bars() as hook:

@@ -180,6 +180,8 @@ def test_the_command_checks_its_options_and_reverts_an_untuned_data_dir(tmp_path
 
     bad = gweta("--batch-size", "1")
     assert bad.returncode == 2 and "--batch-size over 1" in bad.stderr
+    no_rate = gweta("--learning-rate", "0")
+    assert no_rate.returncode == 2 and "--learning-rate, --generate-minutes" in no_rate.stderr
     empty = gweta("--max-pairs", "10")
     assert empty.returncode == 1 and "run 'gweta ingest' first" in empty.stderr
     reverted = gweta("--revert")
