@@ -200,7 +200,12 @@ def test_gweta_serve_answers_through_its_workers_and_leaves_none_behind(private_
                 return await asyncio.gather(*runs)
 
         for events, question in zip(asyncio.run(ask()), QUESTIONS, strict=True):
-            assert events[0].event == "meta" and events[-1].event == "final", question
+            # the error event and the server's log, so a failure seen only in a full CI run can be read there
+            assert events[0].event == "meta" and events[-1].event == "final", (
+                question,
+                events[-1],
+                log.read_text()[-3000:],
+            )
         server.send_signal(signal.SIGTERM)
         # uvicorn shuts down cleanly, then ends by the signal it was sent
         assert server.wait(timeout=60) in (0, -signal.SIGTERM), log.read_text()[-3000:]
