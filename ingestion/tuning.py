@@ -34,7 +34,7 @@ from api.tools.bm25 import Bm25sIndex, lexical_tokens
 from api.tools.corpus import MANIFEST_KEY, Corpus, Manifest
 from api.tools.embeddings import SentenceTransformerEmbedder, Vectors, load_sentence_transformer
 from api.tools.object_store import build_object_store, put_json
-from api.tools.vector_store import MilvusVectorStore, collection_for
+from api.tools.vector_store import MilvusVectorStore, build_vector_store, collection_for
 from api.tuning import PACKAGED_NAME, TuningState, load_state, save_state
 from ingestion.indexes import write_lexical_index
 from ingestion.pairs import (
@@ -410,7 +410,7 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
         start = time.perf_counter()
         base = settings.vector_store.collection  # the packaged model's vectors live in the configured collection
         base_current = _base_is_current(state, corpus.manifest)
-        packaged_vectors = await _packaged_vectors(settings, base, packaged, chunks, base_current)
+        packaged_vectors = await _packaged_vectors(settings, packaged, chunks, base_current)
         packaged_queries = await packaged.embed_documents([p.query for p in held])
         clock["baseline"] = time.perf_counter() - start
     ids = [c.chunk_id for c in chunks]
@@ -472,16 +472,12 @@ def _base_is_current(state: TuningState, manifest: Manifest) -> bool:
 
 
 async def _packaged_vectors(
-    settings: Settings, base: str, packaged: SentenceTransformerEmbedder, chunks: Sequence[Chunk], current: bool,
-) -> Vectors:  # fmt: skip
+    settings: Settings, packaged: SentenceTransformerEmbedder, chunks: Sequence[Chunk], current: bool
+) -> Vectors:
     """The packaged model's vectors of ``chunks`` (in order): read from the base collection when it is current, else
     embedded here."""
     if current:
-        cfg = settings.vector_store
-        store = MilvusVectorStore(
-            settings.milvus_uri, base, packaged.dimensions, cfg.token.get_secret_value(), cfg.index_type,
-            cfg.index_params, cfg.search_params, f"{PACKAGED_NAME}:{packaged.dimensions}",
-        )  # fmt: skip
+        store = build_vector_store(settings, packaged.dimensions, f"{PACKAGED_NAME}:{packaged.dimensions}")
         try:
             stored = await store.vectors()
         finally:

@@ -29,6 +29,14 @@ async def _chunks(data_dir: Path) -> Corpus:
     return await Corpus.load(build_object_store(settings.object_store, settings.data_dir))
 
 
+async def _dense_search(settings: Settings, question: str) -> tuple[str, list[str]]:
+    """The served embedder's name and the documents of its dense hits for ``question``, as the service opens."""
+    async with open_services(settings) as services:
+        retriever = services.orchestrator.deps.retriever
+        result = await retriever.retrieve(question, mode="dense", rerank=False)
+        return retriever.embedder.name, [hit.chunk.doc_key for hit in result.hits]
+
+
 async def test_pairs_come_from_the_corpus_with_negatives_from_other_provisions(sample_data_dir: Path) -> None:
     corpus = await _chunks(sample_data_dir)
     chunks = list(corpus.chunks.values())
@@ -138,11 +146,9 @@ async def test_a_tuned_model_that_ranks_worse_than_the_packaged_one_is_not_switc
         assert await store.count() == len(before.chunks)
     finally:
         await store.close()
-    async with open_services(settings) as services:
-        retriever = services.orchestrator.deps.retriever
-        assert retriever.embedder.name == "minilm"
-        result = await retriever.retrieve("How much deposit can a landlord ask for?", mode="dense", rerank=False)
-        assert result.hits and result.hits[0].chunk.doc_key.startswith("sample/")
+    embedder, found = await _dense_search(settings, "How much deposit can a landlord ask for?")
+    assert embedder == "minilm"
+    assert found and found[0].startswith("sample/")
 
 
 async def test_keeping_the_packaged_model_after_new_documents_embeds_them_for_it(
@@ -164,11 +170,9 @@ async def test_keeping_the_packaged_model_after_new_documents_embeds_them_for_it
         assert not any(store.client.has_collection(f"gweta_chunks__minilm_tuned_v{n}_384") for n in (1, 2))
     finally:
         await store.close()
-    async with open_services(settings) as services:
-        retriever = services.orchestrator.deps.retriever
-        assert retriever.embedder.name == "minilm"
-        result = await retriever.retrieve("mesh size of fishing nets", mode="dense", rerank=False)
-        assert result.hits[0].chunk.doc_key == "sample/act/1999/1"
+    embedder, found = await _dense_search(settings, "mesh size of fishing nets")
+    assert embedder == "minilm"
+    assert found[0] == "sample/act/1999/1"
 
 
 def test_the_command_checks_its_options_and_reverts_an_untuned_data_dir(tmp_path: Path) -> None:
