@@ -7,8 +7,12 @@ Both are opened through ``open_checkpointer`` exactly as the service opens them,
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import operator
 import os
+import sqlite3
+import sys
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
@@ -157,6 +161,50 @@ async def test_concurrent_writers_to_two_sessions(open_saver: Opener) -> None:
         for name in ("one", "two"):
             state = await graph.aget_state({"configurable": {"thread_id": name}})
             assert state.values["turns"] == [f"{name}-{i} #{i + 1}" for i in range(4)]
+
+
+# A graph worker: opens the data dir's checkpointer as the service does, waits for the common moment, then answers
+# its session's first turn (a read and a write) at once with the others.
+FIRST_TURN = """
+import asyncio, sys, time
+from pathlib import Path
+from langgraph.checkpoint.base import empty_checkpoint
+from api.settings import Settings
+from api.tools.checkpoints import open_checkpointer
+
+async def main(data_dir: str, at: float, thread: str) -> None:
+    config = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+    async with open_checkpointer(Settings(data_dir=Path(data_dir))) as saver:
+        await asyncio.sleep(at - time.time())
+        await saver.aget_tuple(config)
+        await saver.aput(config, {**empty_checkpoint(), "channel_values": {"turn": 1}}, {"step": 1}, {})
+
+asyncio.run(main(sys.argv[1], float(sys.argv[2]), sys.argv[3]))
+"""
+
+
+async def test_processes_sharing_a_fresh_sqlite_file_answer_their_first_turns_at_once(tmp_path: Path) -> None:
+    """``gweta serve`` opens the checkpointer, then starts graph workers that each open the same file: the tables and
+    WAL mode are made by the first opener, so workers answering their first questions at the same moment do not
+    race to make them (one of them failed with "database is locked" when each made them lazily)."""
+    settings = Settings(data_dir=tmp_path)
+    async with open_checkpointer(settings):
+        with contextlib.closing(sqlite3.connect(tmp_path / "checkpoints.sqlite")) as db:
+            tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            assert {"checkpoints", "writes"} <= tables
+            assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        at = time.time() + 8  # past every worker's imports
+        root, args = Path(__file__).parent.parent, [sys.executable, "-c", FIRST_TURN, str(tmp_path), str(at)]
+        workers = [
+            await asyncio.create_subprocess_exec(*args, f"worker-{n}", cwd=root, stderr=asyncio.subprocess.PIPE)
+            for n in range(4)
+        ]
+        failures = [(await w.communicate())[1].decode()[-600:] for w in workers]
+        assert [w.returncode for w in workers] == [0] * 4, failures
+        async with open_checkpointer(settings) as saver:
+            for n in range(4):
+                stored = await saver.aget_tuple(conf(f"worker-{n}"))
+                assert stored is not None and stored.checkpoint["channel_values"] == {"turn": 1}
 
 
 async def test_a_session_past_firestores_one_mib_document_limit(open_saver: Opener) -> None:

@@ -26,6 +26,10 @@ async def open_checkpointer(
 
             settings.data_dir.mkdir(parents=True, exist_ok=True)
             async with AsyncSqliteSaver.from_conn_string(str(settings.data_dir / "checkpoints.sqlite")) as saver:
+                # The tables and WAL mode are made now, not at the first question: the serving process opens this
+                # before its graph workers start, and workers that each made them at the same first moment had one
+                # fail with "database is locked" (a fresh file, two answers at once).
+                await saver.setup()
                 yield saver
         case "firestore":
             from api.tools.firestore_checkpoints import FirestoreSaver
