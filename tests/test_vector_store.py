@@ -8,11 +8,14 @@ import shutil
 import subprocess
 import sys
 from collections.abc import AsyncIterator
+from concurrent import futures
 from pathlib import Path
 
+import grpc
 import numpy as np
 import pytest
 
+from api.errors import BackendError
 from api.tools.embeddings import Vectors
 from api.tools.vector_store import NO_FILTERS, Hit, MilvusVectorStore, SearchFilters
 from tests.milvus_server import NAMESPACE_COMMAND
@@ -106,3 +109,48 @@ def test_contract_on_a_milvus_server() -> None:
     assert run.returncode == 0, report
     for check in CONTRACT:
         assert f"ok {check.__name__}" in run.stdout, report
+
+
+class RefusingSearches(grpc.GenericRpcHandler):
+    """A loopback gRPC proxy in front of a Milvus Lite engine: every call passes through as bytes, but searches are
+    refused with a code pymilvus does not retry (it re-raises those as they are, not as its own exception)."""
+
+    def __init__(self, target: str) -> None:
+        self.channel = grpc.insecure_channel(target)
+
+    def service(self, details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler | None:
+        method = details.method
+        forward = self.channel.unary_unary(method)
+
+        def handle(request: bytes, context: grpc.ServicerContext) -> bytes:
+            if method.endswith("/Search"):
+                context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, "search took too long")
+            try:
+                return bytes(forward(request, metadata=context.invocation_metadata()))
+            except grpc.RpcError as exc:  # the engine's own refusals pass through unchanged
+                context.abort(exc.code(), exc.details() or "")
+
+        return grpc.unary_unary_rpc_method_handler(handle)
+
+
+async def test_a_refused_call_after_connecting_is_a_backend_error(tmp_path: Path) -> None:
+    """A Milvus server that fails a search with a gRPC error is the service's ``BackendError`` (a clear 503 and error
+    event), never an unexpected exception answered as ``internal_error``."""
+    from milvus_lite.adapter.grpc.server import start_server_in_thread
+
+    engine, db, port = start_server_in_thread(data_dir=str(tmp_path / "lite"), host="127.0.0.1", port=0)
+    proxy = grpc.server(futures.ThreadPoolExecutor(4), handlers=[RefusingSearches(f"127.0.0.1:{port}")])
+    proxy_port = proxy.add_insecure_port("127.0.0.1:0")
+    proxy.start()
+    try:
+        store = MilvusVectorStore(f"http://127.0.0.1:{proxy_port}", "refused", DIM)
+        try:
+            await store.upsert([chunk(1, "a")], unit(np.ones((1, DIM))))
+            with pytest.raises(BackendError, match="DEADLINE_EXCEEDED.*search took too long"):
+                await store.search(unit(np.ones((1, DIM)))[0], 5)
+        finally:
+            await store.close()
+    finally:
+        proxy.stop(0)
+        engine.stop(0)
+        db.close()

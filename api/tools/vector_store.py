@@ -302,6 +302,7 @@ class MilvusVectorStore:
             )
 
     def _run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        import grpc  # type: ignore[import-untyped]
         from pymilvus.exceptions import MilvusException
 
         try:
@@ -311,6 +312,9 @@ class MilvusVectorStore:
                 return fn(*args, **kwargs)
         except MilvusException as exc:
             raise BackendError(f"vector store call failed: {exc.message}") from exc
+        except grpc.RpcError as exc:  # codes pymilvus does not retry (a deadline, auth) come through as they are
+            code, details = exc.code(), exc.details()
+            raise BackendError(f"vector store call failed: {code.name}: {details}") from exc
 
     def warm(self) -> None:
         """Start building the ExactIndex in the background (Milvus Lite only); searches use Lite until it is ready."""
