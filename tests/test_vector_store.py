@@ -139,7 +139,8 @@ async def test_a_refused_call_after_connecting_is_a_backend_error(tmp_path: Path
     from milvus_lite.adapter.grpc.server import start_server_in_thread
 
     engine, db, port = start_server_in_thread(data_dir=str(tmp_path / "lite"), host="127.0.0.1", port=0)
-    proxy = grpc.server(futures.ThreadPoolExecutor(4), handlers=[RefusingSearches(f"127.0.0.1:{port}")])
+    refusing = RefusingSearches(f"127.0.0.1:{port}")
+    proxy = grpc.server(futures.ThreadPoolExecutor(4), handlers=[refusing])
     proxy_port = proxy.add_insecure_port("127.0.0.1:0")
     proxy.start()
     try:
@@ -152,5 +153,6 @@ async def test_a_refused_call_after_connecting_is_a_backend_error(tmp_path: Path
             await store.close()
     finally:
         proxy.stop(0)
+        refusing.channel.close()
         engine.stop(0)
         db.close()
