@@ -133,6 +133,13 @@ class LLMSettings(BaseModel):
         "what they would decide: the evidence judge finds it answerable even with a grade of nothing relevant. "
         "Verification of the answer is unchanged.",
     )
+    pause_after_timeouts: int = Field(
+        5,
+        ge=0,
+        description="A structured skill whose calls ran out of time this many times running is not asked for "
+        "pause_s (then one call tries again): a model slower than the skill's limit only adds the wait. 0: always ask.",
+    )
+    pause_s: float = Field(60.0, gt=0, description="How long a skill that keeps running out of time is not asked.")
     max_steps: int = Field(3, ge=1, le=5, description="Research steps a multi-hop question may complete.")
     memory_similarity: float = Field(0.92, gt=0, le=1, description="QA memory: how alike a question must be.")
     memory_ttl_s: float = Field(3600.0, ge=0, description="QA memory: how long a verified answer is kept.")

@@ -1,13 +1,15 @@
 """A loopback OpenAI-protocol chat server paced like a hosted model, for load runs (benchmarks/load.py).
 
 Every reply waits ``--ttft-ms`` before its first token, then sends one token every 1/``--tokens-per-s`` seconds,
-streamed (``stream: true``) or whole at the end. The answer (the synthesize skill) is written as a good hosted model
-writes it, from the numbered sources in its own prompt: their sentences, verbatim, each ending with its source's
-``[n]`` marker, one from each source of a distinct provision in turn until about ``--answer-tokens`` words (the
-sentences come round again when the sources hold fewer, so every answer is about that long); with no sources it
-abstains. So the service's verification passes it, as it passes a faithful model, and a load run measures verified
-answers. ``--canned`` restores the old filler text that cites two sources but states nothing they say (every answer
-then fails verification: the corrective path under load). Structured skills (guard, route, rewrite, plan, expand,
+streamed (``stream: true``) or whole at the end; a token is about four characters, as in an English BPE vocabulary.
+The answer (the synthesize skill) is written as a good hosted model writes it, from the numbered sources in its own
+prompt: their sentences, verbatim, each ending with its source's ``[n]`` marker, one from each source of a distinct
+provision in turn, as many as bring the answer nearest ``--answer-tokens`` tokens (legal sentences are long: adding
+sentences until the count is passed made answers 40% longer than asked; the sentences come round again when the
+sources hold fewer, so every answer is about that long); with no sources it abstains. So the service's
+verification passes it, as it passes a faithful model, and a load run measures verified answers. ``--canned``
+restores the old filler text that cites two sources but states nothing they say (every answer then fails
+verification: the corrective path under load). Structured skills (guard, route, rewrite, plan, expand,
 grade, replan) get a valid JSON object for their schema, paced the same way. ``POST /control`` with ``{"fail": true}``
 makes every call answer 503 until ``{"fail": false}`` (the fault run). The wire format is the scripted test model's
 (``tests/servers.py``).
@@ -40,6 +42,7 @@ from tests.servers import chat_chunk, chat_completion, skill_of  # noqa: E402
 _SOURCE = re.compile(r"^\[(\d+)\] (.+)$", re.MULTILINE)
 _END = re.compile(r"[.;:]$")
 MIN_SENTENCE_WORDS = 6
+CHARS_PER_TOKEN = 4
 _QUESTION = re.compile(r"(?:Message|Question|Query):\s*\n?<*\n?(.+)", re.IGNORECASE)
 FILLER = (
     "The provision sets out the rule that applies to this situation and the conditions under which it applies, "
@@ -75,19 +78,31 @@ def faithful_tokens(user: str, count: int) -> list[str]:
             by_header[header] = (number, sentences)
     pools = [sentences for _, sentences in by_header.values()]
     if not pools:
-        return "I could not find this in the documents I have.".split()
+        return tokens_of("I could not find this in the documents I have.")
     chosen: list[str] = []
-    words = turn = 0
-    while words < count:  # round after round, so every answer is about ``count`` tokens however few the sources
+    size = turn = 0
+    while size < count:  # round after round, so every answer is about ``count`` tokens however few the sources
         for pool in pools:
             if turn < len(pool) or turn >= max(map(len, pools)):
                 sentence = pool[turn % len(pool)]
+                more = token_count(sentence + " ")
+                if chosen and size + more - count > count - size:  # nearer the count without it
+                    return tokens_of(" ".join(chosen) + " ")
                 chosen.append(sentence)
-                words += len(sentence.split())
-                if words >= count:
+                size += more
+                if size >= count:
                     break
         turn += 1
-    return [w + " " for w in " ".join(chosen).split()]
+    return tokens_of(" ".join(chosen) + " ")
+
+
+def tokens_of(text: str) -> list[str]:
+    """``text`` as the model streams it: pieces of about ``CHARS_PER_TOKEN`` characters."""
+    return [text[i : i + CHARS_PER_TOKEN] for i in range(0, len(text), CHARS_PER_TOKEN)]
+
+
+def token_count(text: str) -> int:
+    return -(-len(text) // CHARS_PER_TOKEN)
 
 
 def answer_tokens(user: str, count: int) -> list[str]:
@@ -102,7 +117,7 @@ def answer_tokens(user: str, count: int) -> list[str]:
         if len(markers) == 2:
             break
     if not markers:
-        return "I could not find this in the documents I was given.".split()
+        return tokens_of("I could not find this in the documents I was given.")
     words = [FILLER[i % len(FILLER)] for i in range(count)]
     words[count // 2 - 1] += f" {markers[0]}."
     words[-1] += f" {markers[-1]}."
@@ -155,7 +170,7 @@ class PacedOpenAI:
             tokens = (answer_tokens if self.canned else faithful_tokens)(user, self.answer_tokens)
         else:
             text = structured_reply(skill, user)
-            tokens = [text[i : i + 4] for i in range(0, len(text), 4)]  # ~4 characters a token
+            tokens = tokens_of(text)
         created, model = int(time.time()), body.get("model", "paced")
         usage = {"prompt_tokens": len(user) // 4, "completion_tokens": len(tokens)}
 

@@ -5,6 +5,7 @@ loopback model."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from api.composer.structured import LLMCall
+from api.composer.structured import LLMCall, TimeoutPause
 from api.main import create_app
 from api.orchestrators.query.evidence import settled, strong_evidence
 from api.orchestrators.query.orchestrator import llm_timings
@@ -159,3 +160,72 @@ async def test_the_load_benchmarks_paced_model_answers_from_its_sources(private_
     assert paced.calls == {"synthesize": 1} and codes(events) == []
     assert final["verified"] and not final["abstained"] and final["usage"]["calls_synthesize"] == 1
     assert len(final["answer"].split()) >= 100 and len({c["section_id"] for c in final["citations"]}) >= 2
+    assert 150 <= final["usage"]["output_tokens"] <= 250  # about the 200 tokens asked for, of about 4 characters
+    assert 150 * 4 <= len(final["answer"]) <= 250 * 4
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_skill_that_keeps_running_out_of_time_is_paused_then_tried_again() -> None:
+    clock = Clock()
+    pauses = TimeoutPause(after=3, pause_s=60.0, clock=clock)
+    for outcome in ("timeout", "timeout", "ok", "timeout", "timeout"):  # an answer in time starts the count again
+        assert not pauses.paused("route")
+        pauses.record("route", outcome)
+    assert not pauses.paused("route") and not pauses.paused("expand")
+    pauses.record("route", "timeout")
+    assert pauses.paused("route") and not pauses.paused("expand")  # per skill
+    clock.now += 59.0
+    assert pauses.paused("route")
+    clock.now += 1.0
+    assert not pauses.paused("route")  # the pause is over: one call tries again...
+    assert pauses.paused("route")  # ...while the others still wait for its outcome
+    pauses.record("route", "timeout")
+    clock.now += 30.0
+    assert pauses.paused("route")  # it ran out of time again: another pause
+    clock.now += 30.0
+    assert not pauses.paused("route")
+    pauses.record("route", "unparsable")  # it answered within its limit: asked again from now on
+    assert not pauses.paused("route") and not pauses.paused("route")
+    never = TimeoutPause(after=0, pause_s=60.0, clock=clock)
+    for _ in range(10):
+        never.record("route", "timeout")
+    assert not never.paused("route")
+
+
+VAGUE = ["What about the thing from before?", "And what about that other one?", "What about the next bit?",
+         "And the one after that?", "What about the last one?", "What about the other part?"]  # fmt: skip
+
+
+async def test_the_router_is_not_asked_while_it_keeps_running_out_of_time(private_data_dir: Path) -> None:
+    # A router slower than its limit: three calls run out of time, then the questions go on without it, at once;
+    # after the pause, one call tries again and, answered in time, the router is asked as before.
+    slow = [answer_json({"route": "rag_qa", "reason": "law"}, delay_s=0.3) for _ in range(3)]
+    fast = [answer_json({"route": "clarify", "reason": "no subject"}) for _ in range(2)]
+    upstream = FakeOpenAI([Reply(["I could not find this in the documents I have."])] * 6, {"route": slow + fast})
+    assert all(is_unsure(q) for q in VAGUE)
+    cfg = dict(route_timeout_s=0.2, pause_after_timeouts=3, pause_s=2.0)
+    routed, timings = [], []
+    with LiveServer(upstream.app) as llm_server:
+        llm = LLMSettings(backend="openai", base_url=f"{llm_server.url}/v1", model="m-1", **cfg)
+        with LiveServer(create_app(Settings(data_dir=private_data_dir, llm=llm))) as app:
+            async with httpx.AsyncClient(base_url=app.url, timeout=60) as client:
+                for n, question in enumerate(VAGUE):
+                    if n == 4:
+                        await asyncio.sleep(2.1)  # the pause is over
+                    before = upstream.skills_called.count("route")
+                    params = {"q": question, "session_id": f"pause-{n}"}
+                    events = await collect(client, "GET", "/api/v1/query/stream", params=params)
+                    routed.append(upstream.skills_called.count("route") - before)
+                    final = assert_contract(events)
+                    timings.append(final["timings"])
+                    assert "llm_route" not in final["timings"] or final["usage"]["calls_route"] == 1
+    assert routed == [1, 1, 1, 0, 1, 1]
+    assert all(t["route"] >= 190 for t in timings[:3]) and timings[3]["route"] < 190  # no wait when not asked
+    assert "llm_route" not in timings[3]

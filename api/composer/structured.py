@@ -12,6 +12,7 @@ import json
 import logging
 import re
 import time
+from collections.abc import Callable
 from typing import Any, Literal, TypedDict
 
 from langchain_core.language_models import BaseChatModel
@@ -38,6 +39,41 @@ class LLMCall(TypedDict):
     output_tokens: int
     attempts: int
     outcome: LLMOutcome
+
+
+class TimeoutPause:
+    """Skills whose calls keep running out of time, paused: after ``after`` timeouts running, a skill is not asked for
+    ``pause_s``; then one call may try again, and another timeout pauses it anew, while an answer in time resumes it.
+    With a hosted model slower than a skill's limit (the router's 250 ms against a first token of 300 ms or more)
+    every call only made the question wait its limit and paid for the prompt; a skipped call is the timeout's own
+    fallback, at once. State of one process, shared by its questions."""
+
+    def __init__(self, after: int, pause_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.after, self.pause_s, self.clock = after, pause_s, clock
+        self._timeouts: dict[str, int] = {}
+        self._until: dict[str, float] = {}
+
+    def paused(self, skill: str) -> bool:
+        """Whether ``skill`` is not to be asked now (a pause that has run out lets one call through)."""
+        until = self._until.get(skill)
+        if until is None or self.clock() >= until:
+            if until is not None:
+                self._until[skill] = self.clock() + self.pause_s  # its one try; the call's outcome decides what next
+            return False
+        return True
+
+    def record(self, skill: str, outcome: LLMOutcome) -> None:
+        if outcome != "timeout":
+            if self._until.pop(skill, None) is not None:
+                log.info("%s call answered within its limit: asked again", skill)
+            self._timeouts.pop(skill, None)
+            return
+        count = self._timeouts[skill] = self._timeouts.get(skill, 0) + 1
+        if self.after and count >= self.after:
+            if skill not in self._until:
+                log.warning("%s calls ran out of time %d times running: not asked for %.0f s", skill, count,
+                            self.pause_s)  # fmt: skip
+            self._until[skill] = self.clock() + self.pause_s
 
 
 def parse_object(text: str) -> dict[str, Any] | None:

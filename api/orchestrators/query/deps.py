@@ -9,7 +9,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from api.composer.skills import Skill
-from api.composer.structured import LLMCall, ask_json
+from api.composer.structured import LLMCall, TimeoutPause, ask_json
 from api.settings import Settings
 from api.tools.context import ContextBundler
 from api.tools.corpus import Corpus
@@ -37,6 +37,8 @@ class QueryDeps:
     memory: AnswerMemory
     judge: EvidenceJudge | None = None
     """Decides from the evidence whether the corpus answers a question (a fitted model); None: not judged."""
+    pauses: TimeoutPause | None = None
+    """Skills not asked for now because their calls keep running out of time; None: always asked."""
 
     def llm_calls_left(self, complexity: Complexity, made: Sequence[LLMCall]) -> int:
         """The question's LLM budget (larger for multi-hop questions) less the calls ``made``; 0 without a model."""
@@ -60,8 +62,12 @@ class QueryDeps:
         call was made)."""
         if self.llm is None or self.llm_calls_left(complexity, made) <= reserve:
             return None, []
+        if self.pauses is not None and self.pauses.paused(skill):
+            return None, []  # what its timeout would have given, without the wait
         cfg = self.settings.llm
         result, call = await ask_json(
             self.llm, self.skills[skill], timeout_s or cfg.call_timeout_s, cfg.call_attempts, values
         )
+        if self.pauses is not None:
+            self.pauses.record(skill, call["outcome"])
         return result, [call]
