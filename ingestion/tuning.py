@@ -452,8 +452,9 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
     await write_lexical_index(store, chunks)
     after = await _write_manifest(settings, corpus.manifest, name, embedder.dimensions)
     save_state(settings.data_dir, new_state)  # the switch
-    if state.version and state.collection != collection:  # the previous tuned collection is no longer read
+    if state.version and state.collection != collection:  # the previous tuned model is no longer read
         await asyncio.to_thread(_drop_collection, settings, state.collection)
+        _drop_model(settings, state)
     if kept == "packaged":
         await asyncio.to_thread(_drop_collection, settings, tuned_collection)
         shutil.rmtree(target, ignore_errors=True)
@@ -462,6 +463,14 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
         len(held), **kinds}, stats, bm25, dense_weight, held_out, {k: round(v, 1) for k, v in clock.items()},
         generate_stats, "mined pairs" if mined else "labelled questions", kept,
     )  # fmt: skip
+
+
+def _drop_model(settings: Settings, state: TuningState) -> None:
+    """The weights of a tuned model no longer served (about 90 MB each: every tune used to leave its own behind)."""
+    models = (settings.data_dir / "models").resolve()
+    folder = (settings.data_dir / state.model_dir).resolve()
+    if state.model_dir and folder.parent == models:  # never a path the state file points elsewhere
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _base_is_current(state: TuningState, manifest: Manifest) -> bool:
@@ -510,4 +519,5 @@ async def revert(settings: Settings, progress: Progress = no_progress) -> TuneRe
     save_state(settings.data_dir, TuningState(last_version=state.last_version))
     if state.version:
         await asyncio.to_thread(_drop_collection, settings, state.collection)
+        _drop_model(settings, state)
     return TuneReport("reverted", 0, before, after, base, seconds={"re_embed": round(time.perf_counter() - start, 1)})

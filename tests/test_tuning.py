@@ -112,14 +112,21 @@ async def test_tune_switches_to_a_tuned_model_and_revert_restores_the_packaged_o
         result = await retriever.retrieve("How much deposit can a landlord ask for?", mode="dense", rerank=False)
         assert result.hits and result.hits[0].chunk.doc_key.startswith("sample/")
 
+    again = await tune(settings, TuneOptions(max_pairs=12, max_minutes=0.01, batch_size=4, force=True))
+    assert again.version == 2 and (private_data_dir / again.model_dir / "config.json").is_file()
+    assert not model_dir.exists()  # the weights no longer served are dropped with their collection
+    model_dir = private_data_dir / again.model_dir
+
     reverted = await revert(settings)  # in this process: Milvus Lite lets one process open a data dir
-    assert (reverted.corpus_version_before, reverted.corpus_version_after) == (report.corpus_version_after, before)
+    assert (reverted.corpus_version_before, reverted.corpus_version_after) == (again.corpus_version_after, before)
     state = load_state(private_data_dir)
-    assert state.version == 0 and state.last_version == 1 and apply_tuning(settings) == settings
+    assert state.version == 0 and state.last_version == 2 and apply_tuning(settings) == settings
     assert (await _chunks(private_data_dir)).version == before
     store = MilvusVectorStore(settings.milvus_uri, "gweta_chunks", 384)
     try:
-        assert not store.client.has_collection(tuned_collection)  # the tuned vectors are dropped
+        assert not store.client.has_collection(tuned_collection)  # the tuned vectors are dropped, and its weights
+        assert not store.client.has_collection("gweta_chunks__minilm_tuned_v2_384")
+        assert not model_dir.exists() and (private_data_dir / "models").is_dir()
         assert await store.count() == len((await _chunks(private_data_dir)).chunks)
     finally:
         await store.close()
