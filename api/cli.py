@@ -6,6 +6,7 @@ import asyncio
 import logging
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -73,9 +74,15 @@ ProgressHook = Callable[[str, int, int | None], None]
 
 
 @contextmanager
-def _progress_bars(growing: frozenset[str] | set[str] = frozenset()) -> Iterator[ProgressHook]:
+def _progress_bars(growing: frozenset[str] | set[str] = frozenset(), every_s: float = 30.0) -> Iterator[ProgressHook]:
     """One bar per stage a long job reports through its hook ``(stage, advance, total)``; a stage in ``growing``
-    adds each total it reports to its bar's (its work is discovered as it goes)."""
+    adds each total it reports to its bar's (its work is discovered as it goes). Where the output is not a terminal
+    (a log file, a CI job), where bars are drawn only once at the end, each stage is a plain line when it starts, at
+    most every ``every_s`` while it runs, and when it ends."""
+    if not err.is_terminal:
+        with _progress_lines(growing, every_s) as hook:
+            yield hook
+        return
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err) as progress:
         tasks: dict[str, TaskID] = {}
@@ -89,6 +96,40 @@ def _progress_bars(growing: frozenset[str] | set[str] = frozenset()) -> Iterator
             progress.advance(tasks[stage], advance)
 
         yield hook
+
+
+@contextmanager
+def _progress_lines(growing: frozenset[str] | set[str], every_s: float) -> Iterator[ProgressHook]:
+    """``_progress_bars`` as plain lines: ``Stage: done/total (elapsed)``."""
+    started: dict[str, float] = {}
+    said: dict[str, float] = {}  # when each stage's last line was written
+    done: dict[str, int] = {}
+    totals: dict[str, int | None] = {}
+    shown: dict[str, tuple[int, int | None]] = {}
+
+    def say(stage: str) -> None:
+        total = totals[stage]
+        count = f"{done[stage]}/{total}" if total else str(done[stage])
+        err.print(f"{stage.capitalize()}: {count} ({time.monotonic() - started[stage]:.0f} s)", markup=False)
+        said[stage], shown[stage] = time.monotonic(), (done[stage], total)
+
+    def hook(stage: str, advance: int, total: int | None) -> None:
+        if stage not in started:
+            started[stage], done[stage], totals[stage] = time.monotonic(), 0, total
+            say(stage)
+        elif total is not None:
+            totals[stage] = (totals[stage] or 0) + total if stage in growing else total
+        done[stage] += advance
+        # A growing stage's total is not yet its last: only the clock, and the end of the job, say it.
+        finished = stage not in growing and bool(totals[stage]) and done[stage] >= (totals[stage] or 0)
+        if finished or time.monotonic() - said[stage] >= every_s:
+            if shown[stage] != (done[stage], totals[stage]):
+                say(stage)
+
+    yield hook
+    for stage in started:  # where each stage ended, if its last line did not say so
+        if shown[stage] != (done[stage], totals[stage]):
+            say(stage)
 
 
 def _print_ingest_report(report: IngestReport, source: str) -> None:

@@ -9,6 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from api.cli import _progress_bars
 from api.tools.vector_store import MilvusVectorStore
 from tests.conftest import SAMPLE_CORPUS
 
@@ -92,3 +95,27 @@ def test_eval_commands_report_retrieval_and_answer_figures(tmp_path: Path) -> No
     table = {line.split("|")[1].strip(): line for line in answers.stdout.splitlines() if line.startswith("| ")}
     assert "1.00 (2/2)" in table["direct"]  # both direct answers cite their gold section
     assert "1.00 (1/1)" in table["unanswerable"] and "1.00 (1/1)" in table["injection"]
+
+
+def test_progress_in_a_log_file_is_plain_lines_as_the_work_goes(capsys: pytest.CaptureFixture[str]) -> None:
+    # Not a terminal (captured here, a log file or CI in use), where bars are drawn only once the job ends.
+    with _progress_bars(growing={"chunks"}, every_s=0.0) as hook:
+        hook("files", 0, 3)
+        for _ in range(3):
+            hook("files", 1, None)
+            hook("chunks", 0, 4)  # each file's chunks are discovered as it is read
+            hook("chunks", 2, None)
+        midway = capsys.readouterr().err.splitlines()
+        hook("pairs", 5, None)  # no total: its count as it goes
+    lines = midway + capsys.readouterr().err.splitlines()
+    assert [line.rsplit(" (", 1)[0] for line in lines] == [
+        "Files: 0/3", "Files: 1/3", "Chunks: 0/4", "Chunks: 2/4", "Files: 2/3", "Chunks: 2/8", "Chunks: 4/8",
+        "Files: 3/3", "Chunks: 4/12", "Chunks: 6/12", "Pairs: 0", "Pairs: 5",
+    ]  # fmt: skip
+    assert all(re.search(r" \(\d+ s\)$", line) for line in lines) and len(midway) == 10
+    with _progress_bars(every_s=3600.0) as hook:  # lines at most hourly: the start, then where it stopped
+        hook("files", 0, 3)
+        hook("files", 1, None)
+        hook("files", 1, None)
+    lines = capsys.readouterr().err.splitlines()
+    assert [line.rsplit(" (", 1)[0] for line in lines] == ["Files: 0/3", "Files: 2/3"]
