@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -77,7 +78,7 @@ ProgressHook = Callable[[str, int, int | None], None]
 def _progress_bars(growing: frozenset[str] | set[str] = frozenset(), every_s: float = 30.0) -> Iterator[ProgressHook]:
     """One bar per stage a long job reports through its hook ``(stage, advance, total)``; a stage in ``growing``
     adds each total it reports to its bar's (its work is discovered as it goes). Where the output is not a terminal
-    (a log file, a CI job), where bars are drawn only once at the end, each stage is a plain line when it starts, at
+    (a log file, a CI job) bars are drawn only once, at the end, so there each stage is a plain line when it starts, at
     most every ``every_s`` while it runs, and when it ends."""
     if not err.is_terminal:
         with _progress_lines(growing, every_s) as hook:
@@ -98,38 +99,43 @@ def _progress_bars(growing: frozenset[str] | set[str] = frozenset(), every_s: fl
         yield hook
 
 
+@dataclass
+class _Stage:
+    started: float
+    total: int | None
+    done: int = 0
+    said_at: float = 0.0
+    said: tuple[int, int | None] | None = None  # (done, total) as its last line gave them
+
+
 @contextmanager
 def _progress_lines(growing: frozenset[str] | set[str], every_s: float) -> Iterator[ProgressHook]:
     """``_progress_bars`` as plain lines: ``Stage: done/total (elapsed)``."""
-    started: dict[str, float] = {}
-    said: dict[str, float] = {}  # when each stage's last line was written
-    done: dict[str, int] = {}
-    totals: dict[str, int | None] = {}
-    shown: dict[str, tuple[int, int | None]] = {}
+    stages: dict[str, _Stage] = {}
 
-    def say(stage: str) -> None:
-        total = totals[stage]
-        count = f"{done[stage]}/{total}" if total else str(done[stage])
-        err.print(f"{stage.capitalize()}: {count} ({time.monotonic() - started[stage]:.0f} s)", markup=False)
-        said[stage], shown[stage] = time.monotonic(), (done[stage], total)
+    def say(name: str, stage: _Stage) -> None:
+        if stage.said == (stage.done, stage.total):
+            return
+        count = f"{stage.done}/{stage.total}" if stage.total else str(stage.done)
+        err.print(f"{name.capitalize()}: {count} ({time.monotonic() - stage.started:.0f} s)", markup=False)
+        stage.said_at, stage.said = time.monotonic(), (stage.done, stage.total)
 
-    def hook(stage: str, advance: int, total: int | None) -> None:
-        if stage not in started:
-            started[stage], done[stage], totals[stage] = time.monotonic(), 0, total
-            say(stage)
+    def hook(name: str, advance: int, total: int | None) -> None:
+        stage = stages.get(name)
+        if stage is None:
+            stage = stages[name] = _Stage(time.monotonic(), total)
+            say(name, stage)
         elif total is not None:
-            totals[stage] = (totals[stage] or 0) + total if stage in growing else total
-        done[stage] += advance
+            stage.total = (stage.total or 0) + total if name in growing else total
+        stage.done += advance
         # A growing stage's total is not yet its last: only the clock, and the end of the job, say it.
-        finished = stage not in growing and bool(totals[stage]) and done[stage] >= (totals[stage] or 0)
-        if finished or time.monotonic() - said[stage] >= every_s:
-            if shown[stage] != (done[stage], totals[stage]):
-                say(stage)
+        finished = name not in growing and bool(stage.total) and stage.done >= (stage.total or 0)
+        if finished or time.monotonic() - stage.said_at >= every_s:
+            say(name, stage)
 
     yield hook
-    for stage in started:  # where each stage ended, if its last line did not say so
-        if shown[stage] != (done[stage], totals[stage]):
-            say(stage)
+    for name, stage in stages.items():  # where each stage ended, if its last line did not say so
+        say(name, stage)
 
 
 def _print_ingest_report(report: IngestReport, source: str) -> None:

@@ -85,7 +85,7 @@ def faithful_tokens(user: str, count: int) -> list[str]:
         for pool in pools:
             if turn < len(pool) or turn >= max(map(len, pools)):
                 sentence = pool[turn % len(pool)]
-                more = token_count(sentence + " ")
+                more = len(tokens_of(sentence + " "))
                 if chosen and size + more - count > count - size:  # nearer the count without it
                     return tokens_of(" ".join(chosen) + " ")
                 chosen.append(sentence)
@@ -99,10 +99,6 @@ def faithful_tokens(user: str, count: int) -> list[str]:
 def tokens_of(text: str) -> list[str]:
     """``text`` as the model streams it: pieces of about ``CHARS_PER_TOKEN`` characters."""
     return [text[i : i + CHARS_PER_TOKEN] for i in range(0, len(text), CHARS_PER_TOKEN)]
-
-
-def token_count(text: str) -> int:
-    return -(-len(text) // CHARS_PER_TOKEN)
 
 
 def answer_tokens(user: str, count: int) -> list[str]:

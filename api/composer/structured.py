@@ -55,17 +55,18 @@ class TimeoutPause:
 
     def paused(self, skill: str) -> bool:
         """Whether ``skill`` is not to be asked now (a pause that has run out lets one call through)."""
-        until = self._until.get(skill)
-        if until is None or self.clock() >= until:
-            if until is not None:
-                self._until[skill] = self.clock() + self.pause_s  # its one try; the call's outcome decides what next
+        until, now = self._until.get(skill), self.clock()
+        if until is None:
+            return False
+        if now >= until:
+            self._until[skill] = now + self.pause_s  # its one try; the call's outcome decides what next
             return False
         return True
 
     def record(self, skill: str, outcome: LLMOutcome) -> None:
         if outcome != "timeout":
             if self._until.pop(skill, None) is not None:
-                log.info("%s call answered within its limit: asked again", skill)
+                log.info("%s call did not run out of time: asked again", skill)
             self._timeouts.pop(skill, None)
             return
         count = self._timeouts[skill] = self._timeouts.get(skill, 0) + 1

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -37,8 +37,8 @@ class QueryDeps:
     memory: AnswerMemory
     judge: EvidenceJudge | None = None
     """Decides from the evidence whether the corpus answers a question (a fitted model); None: not judged."""
-    pauses: TimeoutPause | None = None
-    """Skills not asked for now because their calls keep running out of time; None: always asked."""
+    pauses: TimeoutPause = field(default_factory=lambda: TimeoutPause(after=0, pause_s=60.0))
+    """Skills not asked for now because their calls keep running out of time (by default never paused)."""
 
     def llm_calls_left(self, complexity: Complexity, made: Sequence[LLMCall]) -> int:
         """The question's LLM budget (larger for multi-hop questions) less the calls ``made``; 0 without a model."""
@@ -62,12 +62,11 @@ class QueryDeps:
         call was made)."""
         if self.llm is None or self.llm_calls_left(complexity, made) <= reserve:
             return None, []
-        if self.pauses is not None and self.pauses.paused(skill):
+        if self.pauses.paused(skill):
             return None, []  # what its timeout would have given, without the wait
         cfg = self.settings.llm
         result, call = await ask_json(
             self.llm, self.skills[skill], timeout_s or cfg.call_timeout_s, cfg.call_attempts, values
         )
-        if self.pauses is not None:
-            self.pauses.record(skill, call["outcome"])
+        self.pauses.record(skill, call["outcome"])
         return result, [call]
