@@ -35,7 +35,7 @@ from api.tools.firestore import close_firestore, open_firestore
 from api.tools.llm import build_chat_stream, build_llm
 from api.tools.memory import build_memory
 from api.tools.object_store import build_object_store
-from api.tools.onnx_embedder import for_queries
+from api.tools.onnx_embedder import export_folder, for_queries
 from api.tools.reranker import build_reranker
 from api.tools.retrieval import HybridRetriever
 from api.tools.thesaurus import load_thesaurus
@@ -94,8 +94,8 @@ async def open_services(settings: Settings, serving: bool = False) -> AsyncItera
     try:
         store = build_object_store(settings.object_store, settings.data_dir)
         # Requests share vectors (LRU) and model calls (micro-batches); ingestion uses the bare embedder.
-        onnx_dir = settings.embeddings.onnx_dir or settings.data_dir / "models" / "onnx"
         local = build_embedder(settings.embeddings, pool, http)
+        onnx_dir = export_folder(settings.embeddings, settings.data_dir)
         local = for_queries(local, settings.embeddings, onnx_dir, settings.model_threads)
         embedder = build_shared_embedder(settings.embeddings, local, settings.model_threads)
         share_cores(settings.model_threads)

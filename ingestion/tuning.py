@@ -34,6 +34,7 @@ from api.tools.bm25 import Bm25sIndex, lexical_tokens
 from api.tools.corpus import MANIFEST_KEY, Corpus, Manifest
 from api.tools.embeddings import SentenceTransformerEmbedder, Vectors, load_sentence_transformer
 from api.tools.object_store import build_object_store, put_json
+from api.tools.onnx_embedder import export_folder, forget_export
 from api.tools.vector_store import MilvusVectorStore, build_vector_store, collection_for
 from api.tuning import PACKAGED_NAME, TuningState, load_state, save_state
 from ingestion.indexes import write_lexical_index
@@ -454,7 +455,7 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
     save_state(settings.data_dir, new_state)  # the switch
     if state.version and state.collection != collection:  # the previous tuned model is no longer read
         await asyncio.to_thread(_drop_collection, settings, state.collection)
-        _drop_model(settings, state)
+        await asyncio.to_thread(_drop_model, settings, state)
     if kept == "packaged":
         await asyncio.to_thread(_drop_collection, settings, tuned_collection)
         shutil.rmtree(target, ignore_errors=True)
@@ -466,11 +467,20 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
 
 
 def _drop_model(settings: Settings, state: TuningState) -> None:
-    """The weights of a tuned model no longer served (about 90 MB each: every tune used to leave its own behind)."""
+    """The weights of a tuned model no longer served, and the graph the query path exported from them (about 90 MB
+    each: every tune used to leave both behind)."""
     models = (settings.data_dir / "models").resolve()
     folder = (settings.data_dir / state.model_dir).resolve()
-    if state.model_dir and folder.parent == models:  # never a path the state file points elsewhere
-        shutil.rmtree(folder, ignore_errors=True)
+    if not state.model_dir or folder.parent != models:  # never a path the state file points elsewhere
+        return
+    if (folder / "config.json").is_file():
+        try:
+            exports = export_folder(settings.embeddings, settings.data_dir)
+            gone = forget_export(load_sentence_transformer(str(folder)), exports)
+            log.info("deleted the exported graph of %s: %s", state.model_dir, ", ".join(p.name for p in gone) or "none")
+        except Exception as exc:  # noqa: BLE001 - the weights go anyway; a stray export only takes disk
+            log.warning("could not find the exported graph of %s (%s); it stays", state.model_dir, exc)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _base_is_current(state: TuningState, manifest: Manifest) -> bool:
@@ -519,5 +529,5 @@ async def revert(settings: Settings, progress: Progress = no_progress) -> TuneRe
     save_state(settings.data_dir, TuningState(last_version=state.last_version))
     if state.version:
         await asyncio.to_thread(_drop_collection, settings, state.collection)
-        _drop_model(settings, state)
+        await asyncio.to_thread(_drop_model, settings, state)
     return TuneReport("reverted", 0, before, after, base, seconds={"re_embed": round(time.perf_counter() - start, 1)})

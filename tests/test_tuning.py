@@ -15,6 +15,7 @@ from api.settings import Settings
 from api.tools.corpus import Corpus
 from api.tools.embeddings import load_sentence_transformer
 from api.tools.object_store import build_object_store
+from api.tools.onnx_embedder import export_folder
 from api.tools.vector_store import MilvusVectorStore
 from api.tuning import apply_tuning, load_state
 from ingestion.pairs import mine_pairs, split_pairs
@@ -112,9 +113,13 @@ async def test_tune_switches_to_a_tuned_model_and_revert_restores_the_packaged_o
         result = await retriever.retrieve("How much deposit can a landlord ask for?", mode="dense", rerank=False)
         assert result.hits and result.hits[0].chunk.doc_key.startswith("sample/")
 
+    exported = list(export_folder(settings.embeddings, private_data_dir).glob("minilm-tuned-v1-*.onnx"))
+    assert len(exported) == 1  # the query path's graph of the tuned weights
+
     again = await tune(settings, TuneOptions(max_pairs=12, max_minutes=0.01, batch_size=4, force=True))
     assert again.version == 2 and (private_data_dir / again.model_dir / "config.json").is_file()
     assert not model_dir.exists()  # the weights no longer served are dropped with their collection
+    assert not exported[0].exists()  # and so is the graph exported from them
     model_dir = private_data_dir / again.model_dir
 
     reverted = await revert(settings)  # in this process: Milvus Lite lets one process open a data dir

@@ -178,6 +178,19 @@ def onnx_embedder(
     return embedder
 
 
+def export_folder(cfg: EmbeddingSettings, data_dir: Path) -> Path:
+    """Where exported graphs are kept: ``cfg.onnx_dir`` (data dirs on one machine may share it), else the data dir's."""
+    return cfg.onnx_dir or data_dir / "models" / "onnx"
+
+
+def forget_export(model: SentenceTransformer, folder: Path) -> list[Path]:
+    """Delete the graphs exported from ``model`` into ``folder`` (under any embedder name); the paths deleted."""
+    gone = sorted(folder.glob(f"*-{fingerprint(model)}.onnx"))
+    for path in gone:
+        path.unlink(missing_ok=True)
+    return gone
+
+
 def for_queries(embedder: Embedder, cfg: EmbeddingSettings, folder: Path, callers: int) -> Embedder:
     """The query path's embedder: the local model on the configured runtime (``cfg.runtime``), each of ``callers``
     model threads running it on its share of the cores (``OMP_NUM_THREADS`` when set, as a graph worker's is, like
