@@ -9,7 +9,7 @@ from api.composer.citations import (
     quote_spans,
     resolve_reference,
 )
-from api.composer.support import bodies
+from api.composer.support import bodies, missing_facts
 from api.composer.verification import (
     ExtractiveAnswer,
     after_model_verification,
@@ -56,7 +56,9 @@ PROVISIONS: dict[str, str] = json.loads((Path(__file__).parent / "data" / "provi
 SECTION_IDS = {
     "marriages_s3": "zw/act/2022/1#s3", "marriages_s36_4": "zw/act/2022/1#s36", "labour_s16": "zw/act/1985/16#s16",
     "liquor_s34": "zw/act/1984/6#s34", "liquor_s80": "zw/act/1984/6#s80", "tenancy_s3": "sample/act/2024/3#s3",
-    "marriages_s30": "zw/act/2022/1#s30",
+    "marriages_s30": "zw/act/2022/1#s30", "sample_consumer_s5": "sample/act/2022/11#s5",
+    "sample_data_s3": "sample/act/2021/5#s3", "sample_marriage_s3": "sample/act/2022/9#s3",
+    "sample_marriage_s8": "sample/act/2022/9#s8",
 }  # fmt: skip
 TITLES = {"marriages": "Marriages Act", "labour": "Labour Act", "liquor": "Liquor Act", "tenancy": "Residential "
           "Tenancies Act, 2024"}  # fmt: skip
@@ -332,3 +334,113 @@ def test_a_sentence_applying_a_provision_to_a_topic_it_never_mentions_is_unsuppo
     landlord = gate_model_answer("A landlord shall not require a deposit over two months' rent [1].",
                                  offer("tenancy_s3"), TEXTS, {"landlord": frozenset[str]()})  # fmt: skip
     assert landlord.passed and landlord.claims[0].off_topic == []
+
+
+# --- What an adversarial review of the gate found (crafted model answers on the sample corpus) ------------------------
+
+DEPOSITS = ("3. Deposits\n(1) A landlord shall not require a deposit that exceeds the rent payable for two months.\n"
+            "(2) A landlord shall keep every deposit in an interest-bearing account with a registered bank.\n"
+            "(3) Within fourteen days after the lease ends, the landlord shall refund the deposit with the interest "
+            "earned.\n(4) A landlord who contravenes subsection (1) or (3) shall be guilty of an offence and liable to "
+            "a fine not exceeding level 5.")  # fmt: skip
+RENT = "4. Rent increases\n(2) A landlord shall give a tenant written notice of at least three months before any " \
+       "increase in rent."  # fmt: skip
+REGISTRATION = "8. Registration\n(1) A marriage officer who solemnises a marriage shall register it within seven days."
+
+
+def sample_offer(*sections: tuple[str, str, str]) -> tuple[dict[int, Citation], dict[str, str]]:
+    """Offered citations [1], [2], … for (title, section number, text), and the provision texts by section id."""
+    offered, texts = {}, {}
+    for index, (title, number, text) in enumerate(sections, 1):
+        section_id = f"{title.lower().replace(' ', '-')}#s{number}"
+        offered[index] = Citation(
+            index=index, doc_key=section_id.split("#")[0], title=title, section_id=section_id,
+            section=f"section {number}", chunk_id=f"{section_id}/c0", quote=text[:80],
+        )  # fmt: skip
+        texts[section_id] = text
+    return offered, texts
+
+
+TENANCIES = "Residential Tenancies Act, 2024"
+
+
+def test_a_claim_its_cited_provision_contradicts_is_not_moved_to_one_that_shares_its_figure() -> None:
+    offered, texts = sample_offer((TENANCIES, "3", DEPOSITS), (TENANCIES, "4", RENT))
+    gate = gate_model_answer("A landlord may require a deposit of up to three months rent [1].", offered, texts)
+    assert gate.claims[0].verdict == "unsupported" and gate.claims[0].missing_facts == ["3 month"] and not gate.answer
+    # A marker slip is still mended where the sentence's verbatim quote shows where its words come from.
+    quoted = "The Act says “A landlord shall give a tenant written notice of at least three months” [1]."
+    slip = gate_model_answer(quoted, offered, texts)
+    assert slip.passed and slip.claims[0].how == "reattributed" and [c.index for c in slip.citations] == [2]
+
+
+def test_the_words_beside_a_true_quote_must_be_supported_too() -> None:
+    offered, texts = sample_offer((TENANCIES, "3", DEPOSITS))
+    beside = ("Pets are banned in all rented flats, smoking indoors is a crime, and tenants must repaint their rooms, "
+              "as “A landlord shall keep every deposit” [1].")  # fmt: skip
+    assert gate_model_answer(beside, offered, texts).claims[0].verdict == "unsupported"
+    framed = "The Act provides that “A landlord shall keep every deposit in an interest-bearing account” [1]."
+    assert gate_model_answer(framed, offered, texts).passed
+
+
+def test_an_elision_may_not_leave_out_a_negation_a_condition_or_a_number() -> None:
+    assert locate_quote("A landlord shall … require a deposit that exceeds the rent payable", DEPOSITS) is None
+    assert locate_quote("the landlord shall refund the deposit … earned", DEPOSITS) is not None  # "with the interest"
+    assert locate_quote("Within … days after the lease ends", DEPOSITS) is None  # "fourteen"
+    offered, texts = sample_offer((TENANCIES, "3", DEPOSITS))
+    gate = gate_model_answer("The Act says “A landlord shall … require a deposit that exceeds the rent payable for "
+                             "two months” [1].", offered, texts)  # fmt: skip
+    assert gate.claims[0].verdict == "unverified_quote"
+
+
+def test_a_sign_off_does_not_excuse_the_claim_beside_it_and_a_bare_verdict_is_not_shown_as_checked() -> None:
+    offered, texts = sample_offer((TENANCIES, "3", DEPOSITS))
+    answer = (
+        "**Yes, legally.** This is not legal advice, but a landlord may spend every deposit whenever the rent "
+        "is late. A landlord shall keep every deposit in an interest-bearing account [1]. I hope this helps."
+    )
+    gate = gate_model_answer(answer, offered, texts)
+    verdicts = [(s.text[:20], s.verdict) for s in gate.sentences]
+    assert verdicts == [("**Yes, legally.**", "uncited"), ("This is not legal ad", "uncited"),
+                        ("A landlord shall kee", "supported"), ("I hope this helps.", "not_a_claim")]  # fmt: skip
+    assert gate.answer.startswith("A landlord shall keep every deposit") and "Yes" not in gate.answer
+
+
+def test_the_kind_of_penalty_and_a_body_named_in_lower_case_are_facts() -> None:
+    fine_only = DEPOSITS.split("\n")[-1]
+    assert missing_facts("A landlord who keeps the deposit is liable to imprisonment.", fine_only) == ["imprisonment"]
+    assert missing_facts("A landlord who keeps the deposit is liable to a fine.", fine_only) == []
+    labour = "(3) An employee who alleges unfair dismissal may refer the dispute to a labour officer."
+    assert missing_facts("The employee may refer the dispute to the labour court.", labour) == ["court"]
+    assert missing_facts("The employee may take the dispute to a labour officer.", labour) == []
+
+
+def test_an_act_named_in_words_pins_the_sentence_to_that_act_and_a_mentioned_section_does_not_excuse_it() -> None:
+    consumer = "5. Prices\n(2) A consumer is not obliged to pay a price higher than the price displayed."
+    offered, texts = sample_offer((TENANCIES, "3", DEPOSITS), ("Consumer Protection Act, 2022", "5", consumer))
+    wrong = "The Consumer Protection Act provides that a landlord shall not require a deposit that exceeds the rent " \
+            "payable for two months [1]."  # fmt: skip
+    assert gate_model_answer(wrong, offered, texts).claims[0].verdict == "unsupported"
+    right = wrong.replace("Consumer Protection", "Residential Tenancies")
+    assert gate_model_answer(right, offered, texts).passed
+    # Section 2's "designated under section 6" does not make every "under section 6" a quotation of section 2.
+    interpretation = '2. Interpretation\n"officer" means a marriage officer designated under section 6.'
+    marriage = "Marriage Act, 2022"
+    offered, texts = sample_offer((marriage, "8", REGISTRATION), (marriage, "2", interpretation))
+    pinned = "Under section 6, a marriage officer who solemnises a marriage shall register it within seven days [1]."
+    assert not gate_model_answer(pinned, offered, texts).passed
+
+
+def test_a_number_in_brackets_after_a_reference_or_as_a_multiple_is_a_quantity() -> None:
+    assert missing_facts("Within (30) days after the lease ends the landlord shall refund the deposit.", DEPOSITS)
+    assert missing_facts("Under section 3(3), 30 days after the lease ends the deposit is refunded.", DEPOSITS)
+    assert not missing_facts("Under sections 3, 4 and 5 the deposit is refunded.", DEPOSITS)  # references only
+    overtime = "(2) Overtime shall be paid at not less than one and a half times the ordinary rate."
+    assert missing_facts("Overtime is paid at double the ordinary rate.", overtime) == ["2 times"]
+
+
+def test_a_word_that_mixes_scripts_is_read_as_a_reader_reads_it() -> None:
+    offered, texts = sample_offer(("Marriage Act, 2022", "8", REGISTRATION))
+    flipped = "A marriage officer who solemnises a marriage shall n\u043et register it [1]."  # a Cyrillic о
+    gate = gate_model_answer(flipped, offered, texts)
+    assert gate.claims[0].verdict == "unsupported" and gate.claims[0].opposite

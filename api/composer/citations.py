@@ -19,6 +19,8 @@ from pydantic import BaseModel
 from api.schemas.documents import Chunk
 from api.schemas.events import Citation, CitationEvent, TokenEvent
 
+from .support import numbers
+
 Emit = Callable[[BaseModel], None]
 MARKER = re.compile(r"\[(\d{1,3})\]")
 _JOINER = "\n…\n"  # how the context bundler joins separate spans of one provision (api/tools/context.py)
@@ -164,17 +166,33 @@ def locate_span(span: str, text: str, start: int = 0) -> tuple[int, int] | None:
     return offsets[at], offsets[at + len(needle) - 1] + 1
 
 
+# What an elision may not leave out: a negation, an exception or condition, a number. "A landlord shall … require a
+# deposit that exceeds …" is every word of the provision but "not".
+_MEANING_WORDS = re.compile(
+    r"\b(?:not|no|never|nor|neither|none|cannot|unless|except|excepting|without|only|save|provided|subject\s+to|if|"
+    r"where|until|before|after)\b|n't\b|\d",
+    re.I,
+)
+
+
 def locate_quote(quote: str, text: str) -> list[tuple[int, int]] | None:
-    """Each span of an (possibly elided) quote located in ``text``, in order; None if any span is not there."""
+    """Each span of an (possibly elided) quote located in ``text``, in order; None if any span is not there, or if
+    an elision leaves out words that change what the rest means (``_MEANING_WORDS``, or a number in words)."""
     found: list[tuple[int, int]] = []
     position = 0
     for span in quote_spans(quote):
         where = locate_span(span, text, position)
         if where is None:
             return None
+        if found and _changes_meaning(text[position : where[0]]):
+            return None
         found.append(where)
         position = where[1]
     return found or None
+
+
+def _changes_meaning(left_out: str) -> bool:
+    return bool(_MEANING_WORDS.search(left_out)) or bool(numbers(left_out))
 
 
 def first_span(text: str) -> str:
@@ -220,6 +238,23 @@ def find_references(text: str) -> list[Reference]:
         title = (match.group("title") or "").strip(" ,")
         found.append(Reference(match.start(), match.end(), unit, match.group("number"), subs, title))
     return found
+
+
+# "the Consumer Protection Act provides …": the instrument a sentence names in words, with or without a section.
+_INSTRUMENT = re.compile(
+    r"\b((?:[A-Z][\w'-]*\s+(?:(?:of|and|on|for)\s+)?|\([A-Z][\w' -]*\)\s+)+)(?:Act|Code|Ordinance|Regulations)\b"
+)
+
+
+def instruments_named(text: str) -> list[tuple[str, set[str]]]:
+    """Each instrument ``text`` names ("the Consumer Protection Act"): its words as written, and its title words
+    (none for "the Act", which names no particular one)."""
+    return [(m.group(0), words) for m in _INSTRUMENT.finditer(text) if (words := _title_words(m.group(1)))]
+
+
+def names(title: str, words: set[str]) -> bool:
+    """Whether an instrument named by ``words`` (``instruments_named``) is the one titled ``title``."""
+    return words <= _title_words(title)
 
 
 def resolve_reference(reference: Reference, offered: Sequence[Citation], context_titles: str = "") -> list[int]:

@@ -29,7 +29,8 @@ import re
 _CLAUSE_NEGATION = re.compile(
     r"\b(?:shall|may|must|will|can|could|should|would|need)\s+not\b"
     r"|\b(?:cannot|can't|mustn't|shan't|won't|needn't|mayn't)\b"
-    r"|\b(?:is|are|was|were|be|been)\s+not\s+(?:permitted|allowed|entitled|required|obliged|lawful|valid|capable)\b"
+    r"|\b(?:is|are|was|were|be|been)\s+not\s+(?:permitted|allowed|entitled|required|obliged|lawful|valid|capable|"
+    r"bound|liable|compelled)\b|\bunder\s+no\s+(?:obligation|duty)\b"
     r"|\b(?:does|do|did)\s+not\s+(?:apply|need|have\s+(?:a|the)\s+right|have\s+to)\b"
     r"|\b(?:doesn't|don't|isn't|aren't)\s+(?:apply|need|have\s+(?:a|the)\s+right|have\s+to|permitted|allowed|entitled)\b"
     r"|\b(?:no|nobody|neither|nor|never)\b(?=[^.;:]{0,240}?\b(?:shall|may|must|can|will)\b)"
@@ -50,7 +51,7 @@ _BOUND = re.compile(
 _PERMISSION = re.compile(
     r"\b(?:may|can|could)\b(?!\s+not\b)"
     r"|\b(?:entitled|allowed|permitted)\b|\bit\s+is\s+(?:lawful|legal)\b|\bhas\s+(?:a|the)\s+right\s+to\b"
-    r"|\bis\s+free\s+to\b|\bappl(?:y|ies)\b",
+    r"|\bis\s+free\s+to\b|\bappl(?:y|ies)\b|\bcapable\s+of\b",
     re.I,
 )
 
@@ -98,12 +99,46 @@ def forbids(text: str) -> bool:
     return bool(_CLAUSE_NEGATION.search(text))
 
 
+# A duty the clause denies ("is not obliged to pay", "need not", "under no obligation"), and one a sentence imposes.
+_NO_DUTY = re.compile(
+    r"\b(?:is|are|be|been)\s+not\s+(?:obliged|required|bound|compelled)\b|\bneed\s+not\b|\bneedn't\b"
+    r"|\bunder\s+no\s+(?:obligation|duty)\b|\b(?:does|do)\s+not\s+have\s+to\b",
+    re.I,
+)
+_DUTY = re.compile(
+    r"\b(?:shall|must)\b(?!\s+not\b)|\b(?:is|are)\s+(?:obliged|required|bound)\s+to\b|\bha(?:s|ve)\s+to\b", re.I
+)
+# What the law makes of no effect, and a sentence that gives it effect ("shall be void" against "shall be valid").
+_VOID = re.compile(r"\b(?:void|invalid|null|of\s+no\s+(?:force|effect))\b", re.I)
+_VALID = re.compile(r"\b(?:valid|lawful|binding|enforceable)\b", re.I)
+_CONDITION_OBJECT = re.compile(
+    r"\b(?:without|unless|except|excepting|other\s+than|otherwise\s+than|until|before)\s+((?:the\s+|a\s+|an\s+)?\w+)",
+    re.I,
+)
+
+
+def _conditions(text: str) -> set[str]:
+    """The conditions and exceptions ``text`` states, by their first word ("without the consent" -> "without the
+    consent")."""
+    return {" ".join(m.group(0).lower().split()) for m in _CONDITION_OBJECT.finditer(text)}
+
+
 def opposite(sentence: str, clause: str) -> bool:
-    """Whether ``sentence`` says the opposite of ``clause``, by the three mismatches the module describes."""
+    """Whether ``sentence`` says the opposite of ``clause``, by the mismatches the module describes."""
     if permits_beyond(sentence) and limits(clause):
         return True
     said, stated = forbids(sentence), forbids(clause)
-    if said == stated or _CONDITION.search(sentence) or _BOUND.search(sentence) or _CONDITION.search(clause):
+    if not said and _NO_DUTY.search(clause) and _DUTY.search(sentence) and not _NO_DUTY.search(sentence):
+        return True  # "is obliged to pay" against "is not obliged to pay"
+    if not said and _VOID.search(clause) and _VALID.search(sentence) and not _VOID.search(sentence):
+        return True  # "shall be valid" against "shall be void"
+    # A condition both state ("without the consent") is no reason the sentence's polarity may differ, when the
+    # sentence has no condition of its own (its "where the processing is necessary" may be the clause's exception).
+    conditional = bool(_CONDITION.search(sentence) or _CONDITION.search(clause))
+    own = _conditions(sentence)
+    if conditional and own and own <= _conditions(clause) and len(_CONDITIONAL.findall(sentence)) == len(own):
+        conditional = False
+    if said == stated or conditional or _BOUND.search(sentence):
         return False
     if said:  # the sentence forbids what the clause states plainly (a bound in the clause does not change that)
         return True

@@ -1,8 +1,9 @@
 """Does a provision support a sentence about the law? Hard facts first, then closeness of meaning.
 
 - Facts: every number, amount, age, period, percentage, date and named public body in the sentence must occur in the
-  provision. Numbers compare by value, so "18" matches "eighteen", "5%" matches "five per cent", "$1 000" matches
-  "1,000 dollars"; references ("section 3(1)", "Chapter 5:11", "[2]", "Act 5 of 2001") are not facts.
+  provision, and so must the kind of penalty (imprisonment, a fine) and of body ("the labour court") it names.
+  Numbers compare by value, so "18" matches "eighteen", "5%" matches "five per cent", "$1 000" matches "1,000
+  dollars"; references ("section 3(1)", "Chapter 5:11", "[2]", "Act 5 of 2001") are not facts.
 - Meaning: the share of the sentence's content words (light stems, a few legal synonyms folded) found in the best
   window of one to three consecutive sentences of the provision. ``SUPPORT_THRESHOLD`` was chosen on the labelled
   examples in ``tests/data/claim_support.jsonl`` (``python benchmarks/claim_support.py`` prints the sweep).
@@ -39,6 +40,7 @@ _SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
 _ORDINALS = {"second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9,
              "tenth": 10, "twelfth": 12, "fourteenth": 14, "fifteenth": 15, "eighteenth": 18, "twentieth": 20,
              "thirtieth": 30}  # fmt: skip
+_MULTIPLIERS = {"double": 2.0, "twice": 2.0, "treble": 3.0, "triple": 3.0, "thrice": 3.0}
 _NUMBER_WORD = "|".join(sorted([*_UNITS, *_TENS, *_SCALES, "one"], key=len, reverse=True))
 _WORD_NUMBER = re.compile(rf"\b(?:(?:{_NUMBER_WORD})(?:[\s-]+(?:and[\s-]+)?(?=(?:{_NUMBER_WORD})\b))?)+\b", re.I)
 # 1,000 / 1 000 / 1000 / 2.5 / 12.50; a space-grouped thousand only with exactly three digits after the space.
@@ -46,13 +48,16 @@ _DIGITS = re.compile(r"(?<![\w.])\d{1,3}(?:(?:,|\u00a0|\u2009| )\d{3})+(?:\.\d+)
 _MONTHS = ("january february march april may june july august september october november december").split()
 _MONTH = re.compile(r"\b(" + "|".join(m.capitalize() for m in _MONTHS if m != "may") + r"|May(?=\s+\d))\b")
 # References to provisions or instruments are not facts about the law: drop them before reading facts.
+# A number followed by a unit is a quantity even where a reference could stand: "(30) days", "section 3(3), 30 days".
+_UNIT_AHEAD = r"(?:(?:years?|months?|weeks?|days?|hours?|minutes?|per\s*cent|percent|dollars?|times)\b|%)"
+_NO_UNIT = rf"(?!\d)(?![A-Za-z]?\)?\s*{_UNIT_AHEAD})"
 _REFERENCE = re.compile(
     r"\[\d{1,3}\]"
     r"|\b(?:sections?|subsections?|ss?\.?|secs?\.?|paragraphs?|paras?\.?|subparagraphs?|regulations?|regs?\.?|"
     r"rules?|articles?|arts?\.?|schedules?|parts?|chapters?|chap\.?|cap\.?|clauses?|items?)"
     r"\s*\(?\d+[A-Za-z]?\)?(?:\s*[:.]\s*\d+)?(?:\s*\(\w{1,4}\))*"
-    r"(?:\s*(?:,|and|or|to|-|–)\s*\(?\d+[A-Za-z]?\)?(?:\s*\(\w{1,4}\))*)*"
-    r"|\((?:\d{1,3}[A-Za-z]?|[a-z]{1,4})\)"
+    rf"(?:\s*(?:,|and|or|to|-|–)\s*\(?\d+{_NO_UNIT}[A-Za-z]?\)?(?:\s*\(\w{{1,4}}\))*)*"
+    rf"|\((?:\d{{1,3}}{_NO_UNIT}[A-Za-z]?|[a-z]{{1,4}})\)"
     r"|\b(?:No\.?|Number)\s*\d+\s*of\s*\d{4}"
     r"|\b(?:Act|Acts|Ordinance|Statutory Instrument|S\.I\.)\s+\d+\s+of\s+\d{4}"
     r"|\[Chapter\s*\d+:\d+\]|\bChapter\s*\d+:\d+",
@@ -238,6 +243,8 @@ def quantities(text: str) -> set[tuple[float, str]]:
     for match in re.finditer(r"[a-z]+", cleaned.lower()):
         if match.group(0) in _ORDINALS:
             found.add((float(_ORDINALS[match.group(0)]), ""))
+        elif match.group(0) in _MULTIPLIERS:  # "double the ordinary rate" is "two times" it
+            found.add((_MULTIPLIERS[match.group(0)], "times"))
     return found
 
 
@@ -294,6 +301,17 @@ def facts(text: str) -> Facts:
     )  # fmt: skip
 
 
+# Kinds of consequence: "liable to imprisonment" needs a provision that imprisons, not one that only fines.
+_PENALTIES = {
+    "imprisonment": re.compile(r"\b(?:imprison\w*|prison|jail\w*|gaol)\b", re.I),
+    "fine": re.compile(r"\bfine[sd]?\b", re.I),
+}
+# Bodies named in lower case ("refer the dispute to the labour court"): the kind of body must be in the provision.
+_BODY_WORDS = re.compile(
+    r"\b(court|tribunal|magistrate|minister|registrar|police|commission|ombudsman|board|officer)s?\b", re.I
+)
+
+
 def missing_facts(sentence: str, provision: str, identity: str = "") -> list[str]:
     """The facts in ``sentence`` that ``provision`` does not state (empty: every fact is there). ``identity`` is how
     the provision is cited (its instrument's title, section and heading): the numbers and dates in it may be named
@@ -312,6 +330,10 @@ def missing_facts(sentence: str, provision: str, identity: str = "") -> list[str
     # Bodies only from the text: "the Police must pay" needs a provision that names the Police, whatever the Act.
     source_lower = " ".join(provision.lower().split())
     missing += sorted(b for b in claim.bodies if b not in source_lower)
+    missing += [kind for kind, said in _PENALTIES.items() if said.search(sentence) and not said.search(provision)]
+    kinds = {w.lower() for w in _BODY_WORDS.findall(f"{provision}\n{identity}")}
+    named = {word for body in claim.bodies for word in body.split()}  # "the Rent Board": checked whole, above
+    missing += sorted({w.lower() for w in _BODY_WORDS.findall(sentence)} - kinds - named)
     if claim.percent and claim.numbers and not source.percent and not any(u == "percent" for _, u in claim.numbers):
         missing.append("per cent")
     if claim.currency and claim.numbers and not source.currency and not any(u == "currency" for _, u in claim.numbers):
@@ -327,10 +349,16 @@ def _fmt(value: float) -> str:
 _UNIT_SPLIT = re.compile(r"\n+|(?<=[.;:])\s+(?=[(\"“A-Z0-9])|\s+(?=\(\d{1,3}[A-Z]?\)\s)")
 
 
+_REFERRING = re.compile(r"\b(?:sub)?(?:sections?|paragraphs?|regulations?|rules?|articles?|items?)$", re.I)
+
+
 def provision_units(text: str) -> list[tuple[int, int]]:
-    """[start, end) offsets of the provision's sentences and numbered items, in order."""
+    """[start, end) offsets of the provision's sentences and numbered items, in order; "in contravention of
+    subsection (1) shall be void" is one sentence, not a sentence and an item (1)."""
     units, start = [], 0
     for match in _UNIT_SPLIT.finditer(text):
+        if "\n" not in match.group(0) and _REFERRING.search(text[max(0, match.start() - 20) : match.start()]):
+            continue
         if text[start : match.start()].strip():
             units.append((start, match.start()))
         start = match.end()
@@ -359,17 +387,49 @@ class Support:
         return not self.missing and not self.opposite and not self.off_topic and self.score >= self.threshold
 
 
+_CLAUSE = re.compile(r"[,;]\s+|\s+(?:and|but|or|whereas)\s+(?=\w+\s+\w+\s+\w+)")
+
+
+def _misplaced(
+    sentence: str, provision: str, units: list[tuple[int, int]], unit_terms: list[set[str]], identity: str
+) -> list[str]:
+    """Facts the provision states, but not where it says what the sentence says about them: "Within two months
+    after the lease ends, the landlord shall refund the deposit" takes "two months" from the deposit cap, when the
+    refund clause says fourteen days. Each clause of the sentence that states a fact is matched to the provision's
+    sentences that share most of its words (with the one before, which may lead into a list); one of them must state
+    the fact. A clause that shares no word with any is left to the whole provision."""
+    for clause in _CLAUSE.split(sentence):
+        if facts(clause).empty:
+            continue
+        terms = content_terms(clause)
+        overlaps = [len(terms & unit) for unit in unit_terms]
+        most = max(overlaps, default=0)
+        if not most:
+            continue
+        gaps = []
+        for k, overlap in enumerate(overlaps):
+            if overlap == most:
+                place = provision[units[max(0, k - 1)][0] : units[k][1]]
+                gaps.append(missing_facts(clause, place, identity))
+        if all(gaps):
+            return [f"{fact} (said of something else)" for fact in min(gaps, key=len)]
+    return []
+
+
 def support(
     sentence: str, provision: str, threshold: float = SUPPORT_THRESHOLD, identity: str = "", topic: Topic | None = None
 ) -> Support:
     """How well ``provision`` supports ``sentence``: facts checked over the whole provision (and its ``identity``, see
-    ``missing_facts``), meaning over its best window of up to ``WINDOW_UNITS`` consecutive sentences, and the
-    question's ``topic`` words the sentence carries over the provision and its identity (``off_topic``)."""
+    ``missing_facts``) and where it says what the sentence says of them (``_misplaced``), meaning over its best window
+    of up to ``WINDOW_UNITS`` consecutive sentences, and the question's ``topic`` words the sentence carries over the
+    provision and its identity (``off_topic``)."""
     missing = tuple(missing_facts(sentence, provision, identity))
     wanted = content_terms(sentence)
     units = provision_units(provision) or [(0, len(provision))]
     best, best_span, best_units = -1.0, units[0], (0, 0)
     unit_terms = [content_terms(provision[a:b]) for a, b in units]
+    if not missing:
+        missing = tuple(_misplaced(sentence, provision, units, unit_terms, identity))
     strays = tuple(_strays(wanted, set().union(*unit_terms) | content_terms(identity), topic)) if topic else ()
     for i in range(len(units)):
         window: set[str] = set()

@@ -11,13 +11,14 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from api.schemas.events import Citation
 
-from .citations import MARKER, find_references, locate_quote, resolve_reference
+from .citations import MARKER, find_references, instruments_named, locate_quote, names, resolve_reference
 from .llm import ABSTAIN_PHRASE
 from .support import SUPPORT_THRESHOLD, Support, Topic, content_terms, facts, missing_facts, support
 
@@ -112,8 +113,9 @@ _GATE_QUOTED = re.compile(r"[“\"]([^”\"]+?)[”\"]")
 _ABBREVIATION = re.compile(r"(?:\b(?:s|ss|no|nos|sec|secs|para|paras|cap|chap|art|reg|regs|e\.g|i\.e|etc|mr|mrs|dr|"
                            r"st|vs|cf|subs)|\b[A-Z])\.$", re.I)  # fmt: skip
 _SENTENCE_END = re.compile(
-    r"(?<=[.!?])[\"”’)\]]*(?:\s*\[\d{1,3}\])*[.]?\s+(?=[\"“(]?[A-Z0-9*•-]|\[(?!\d{1,3}\]))|\n+"
-)  # a marker after the sentence's end ("….” [1]") stays with it, even at the end of the answer
+    r"(?<=[.!?])[\"”’)\]*_]*(?:\s*\[\d{1,3}\])*[.]?\s+(?=[\"“(]?[A-Z0-9*•-]|\[(?!\d{1,3}\]))|\n+"
+)  # a marker after the sentence's end ("….” [1]") stays with it, even at the end of the answer; so does the
+# markdown that closes it ("**Yes.** No landlord …" is two sentences)
 _LIST_NUMBER = re.compile(r"^(?:\d{1,3}|[a-z]|[ivx]{1,4})\.$", re.I)
 _LIST_PREFIX = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
 _NOT_A_CLAIM = re.compile(
@@ -122,6 +124,10 @@ _NOT_A_CLAIM = re.compile(
     r"(?:provided|given)[,:]?$",
     re.I,
 )
+
+# Words that make even a short sentence a statement about the law: a verdict, a negation, an exception, a modal.
+_ANSWER_WORD = re.compile(r"\b(?:yes|no|not|never|except|excepted|unless|only|may|shall|must|cannot|can)\b|n't\b", re.I)
+_CLAUSE = re.compile(r"[,;:]\s+|\s+[-–—]\s+")
 
 
 @dataclass(slots=True)
@@ -233,12 +239,43 @@ def split_sentences(text: str) -> list[tuple[str, str]]:
 
 
 def _is_claim(sentence: str, markers: list[int], quotes: list[str]) -> bool:
+    """Whether a sentence says something about the law. A clause that only signs off ("This is not legal advice")
+    does not, but it does not excuse the clause beside it ("…, but a landlord may cut off the electricity")."""
     if markers or quotes:
         return True
     body = _LIST_PREFIX.sub("", sentence)
-    if _NOT_A_CLAIM.search(body) and facts(body).empty:
-        return False
-    return len(content_terms(body)) >= MIN_CLAIM_TERMS or not facts(body).empty
+    if not facts(body).empty:
+        return True
+    said = " ".join(c for c in _CLAUSE.split(body) if not _NOT_A_CLAIM.search(c))
+    return len(content_terms(said)) >= MIN_CLAIM_TERMS or bool(_ANSWER_WORD.search(said))
+
+
+def _uncheckable(sentence: str, quotes: list[str]) -> bool:
+    """A bare verdict ("Yes.", "**No, legally.**", "Emergencies excepted."): too few words for any provision to show
+    it, so no provision can be said to support it."""
+    return not quotes and len(content_terms(sentence)) < MIN_CLAIM_TERMS and facts(sentence).empty and bool(
+        _ANSWER_WORD.search(sentence))  # fmt: skip
+
+
+# Letters drawn like Latin ones: a reader sees "not" in "nоt" (its о Cyrillic), so the gate must read it so too.
+_LOOKALIKES = str.maketrans(
+    "аеорсухіјѕԁАВЕКМНОРСТХІЈЅοαικρυχνΑΒΕΗΙΚΜΝΟΡΤΥΧΖ", "aeopcyxijsdABEKMHOPCTXIJSoaikpuxvABEHIKMNOPTYXZ"
+)
+_WORD_CHARS = re.compile(r"\w+")
+
+
+def _as_read(text: str) -> str:
+    """``text`` as a reader reads it: compatibility forms folded (NFKC), and in a word that mixes Latin letters with
+    look-alikes from another script, the look-alikes read as the Latin letters they resemble (a word wholly in
+    another script stays as it is)."""
+
+    def latin(word: re.Match[str]) -> str:
+        text = unicodedata.normalize("NFKC", word.group(0))  # words only: "…" stays one mark, not three stops
+        folded = text.translate(_LOOKALIKES)
+        mixed = folded != text and any("a" <= c.lower() <= "z" for c in text)
+        return folded if mixed else text
+
+    return _WORD_CHARS.sub(latin, text)
 
 
 def _strip_markers(sentence: str) -> str:
@@ -248,25 +285,35 @@ def _strip_markers(sentence: str) -> str:
 def _check_sentence(
     check: SentenceCheck, offered: Mapping[int, Citation], texts: Mapping[int, str], context: str, topic: Topic
 ) -> None:
-    sentence = _LIST_PREFIX.sub("", _strip_markers(check.text))  # a list item's number is not a fact it states
+    sentence = _LIST_PREFIX.sub("", _strip_markers(_as_read(check.text)))  # a list item's number states nothing
     check.markers = [int(m) for m in MARKER.findall(check.text)]
     check.quotes = [q for q in _GATE_QUOTED.findall(check.text) if len(q.split()) >= MIN_GATE_QUOTE_WORDS]
     check.claim = _is_claim(sentence, check.markers, check.quotes)
-    if not check.claim:
+    if not check.claim or _uncheckable(sentence, check.quotes):
         return
-    # A sentence that names its provision in words ("under section 12B of the Labour Act") is about that provision:
-    # supported by it, or not at all; never re-attributed to another one that happens to share its words (a real
-    # model's "your boss may fire you without a hearing under section 12B" was once "supported" by section 5). A
-    # reference the provisions themselves contain ("in terms of section 101(9)") is their content, not attribution.
+    # A sentence that names its provision in words ("under section 12B of the Labour Act", "the Consumer Protection
+    # Act provides") is about that provision: supported by it, or not at all; never re-attributed to another one that
+    # happens to share its words (a real model's "your boss may fire you without a hearing under section 12B" was
+    # once "supported" by section 5). A provision that itself contains the words ("in terms of section 101(9)") may
+    # support it too: there the reference is content, not attribution.
+    flat = {i: " ".join(text.lower().split()) for i, text in texts.items()}
+    allowed: set[int] | None = None  # None: any offered provision
     for reference in find_references(sentence):
         surface = " ".join(sentence[reference.start : reference.end].lower().split())
-        if any(surface in " ".join(text.lower().split()) for text in texts.values()):
-            continue
-        check.pinned = True
-        check.referenced += [i for i in resolve_reference(reference, list(offered.values()), context)
-                             if i not in check.referenced]  # fmt: skip
+        carriers = {i for i, text in flat.items() if surface in text}
+        resolved = resolve_reference(reference, list(offered.values()), context)
+        if not carriers:
+            check.pinned = True
+            check.referenced += [i for i in resolved if i not in check.referenced]
+        allowed = (allowed if allowed is not None else set(offered)) & (set(resolved) | carriers)
+    for surface, words in instruments_named(sentence):
+        carriers = {i for i, text in flat.items() if " ".join(surface.lower().split()) in text}
+        titled = {i for i, citation in offered.items() if names(citation.title, words)}
+        allowed = (allowed if allowed is not None else set(offered)) & (titled | carriers)
     named = [i for i in (*check.markers, *check.referenced) if i in offered]
     order = [i for i in check.referenced if i in offered] if check.pinned else list(dict.fromkeys([*named, *offered]))
+    if allowed is not None:
+        order = [i for i in order if i in allowed]
     # Quotes first: each must be a verbatim span (elisions: every span, in order) of some offered provision.
     quote_homes: dict[int, str] = {}
     for quote in check.quotes:
@@ -279,17 +326,25 @@ def _check_sentence(
         quote_homes.setdefault(home, texts[home][longest[0] : longest[1]])
     if check.quotes_failed:
         return
-    # Then the claim: the named provisions if one supports it, else any offered provision that does.
+    # Then the claim: the named provisions if one supports it, else any offered provision that does. A named
+    # provision that speaks to the sentence (its words are there) but gives other figures or says the opposite is
+    # contradicted, not mis-cited: the claim moves only to the provision its verbatim quote comes from, never to one
+    # that happens to share its words and a figure ("up to three months' rent", cited to the deposit section's "two
+    # months", once passed under the rent increase section's "three months' notice").
     best: tuple[float, int, Support] | None = None
     results: list[Support] = []
+    contradicted = False
     for rank, index in enumerate(order):
+        if contradicted and index not in named and index not in quote_homes:
+            continue  # (a verbatim quote shows where its words come from: a mis-numbered marker is a slip)
         result = support(sentence, texts[index], identity=identity(offered[index]), topic=topic)
         results.append(result)
-        if index in quote_homes and not result.missing:
+        if index in quote_homes and not result.missing and _quote_carries(sentence, check.quotes, texts[index]):
             result = replace(result, score=max(result.score, SUPPORT_THRESHOLD))
         if not result.supported:
             if index in named and best is None:
                 _record_failure(check, result)
+                contradicted |= result.score >= result.threshold and bool(result.missing or result.opposite)
             continue
         key = (1.0 if index in named else 0.0) + result.score
         if best is None or key > best[0]:
@@ -314,6 +369,16 @@ def _check_sentence(
     check.spans[index] = quote_homes.get(index) or texts[index][result.span[0] : result.span[1]]
     if index in quote_homes:
         check.quoted.add(index)
+
+
+def _quote_carries(sentence: str, quotes: list[str], provision: str) -> bool:
+    """Whether a verified quote may stand for the sentence's meaning: what the sentence says around its quotes is
+    itself supported by the provision (or says nothing of substance: "The Act provides"). A true quote must not carry
+    claims of its own beside it ("Pets are banned …, as “A landlord shall keep every deposit”")."""
+    rest = sentence
+    for quote in quotes:
+        rest = rest.replace(quote, " ")
+    return len(content_terms(rest)) < MIN_CLAIM_TERMS or support(rest, provision).score >= SUPPORT_THRESHOLD
 
 
 def _record_failure(check: SentenceCheck, result: Support) -> None:
