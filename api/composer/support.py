@@ -396,9 +396,9 @@ def _misplaced(
     """Facts the provision states, but not where it says what the sentence says about them: "Within two months
     after the lease ends, the landlord shall refund the deposit" takes "two months" from the deposit cap, when the
     refund clause says fourteen days. Each clause of the sentence that states a fact is matched to the provision's
-    sentences that share most of its words (with the one before, which may lead into a list); one of them must state
-    the fact. A clause that shares no word with any is left to the whole provision."""
-    for clause in _CLAUSE.split(sentence):
+    sentences that share most of its words (with the ones on either side: a list's lead-in and its items); one of them
+    must state the fact. A clause that shares no word with any is left to the whole provision."""
+    for clause in _CLAUSE.split(without_references(sentence)):  # "the Labour Act, 2004" keeps its year out of it
         if facts(clause).empty:
             continue
         terms = content_terms(clause)
@@ -409,7 +409,7 @@ def _misplaced(
         gaps = []
         for k, overlap in enumerate(overlaps):
             if overlap == most:
-                place = provision[units[max(0, k - 1)][0] : units[k][1]]
+                place = provision[units[max(0, k - 1)][0] : units[min(len(units) - 1, k + 1)][1]]
                 gaps.append(missing_facts(clause, place, identity))
         if all(gaps):
             return [f"{fact} (said of something else)" for fact in min(gaps, key=len)]

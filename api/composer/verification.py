@@ -20,7 +20,16 @@ from api.schemas.events import Citation
 
 from .citations import MARKER, find_references, instruments_named, locate_quote, names, resolve_reference
 from .llm import ABSTAIN_PHRASE
-from .support import SUPPORT_THRESHOLD, Support, Topic, content_terms, facts, missing_facts, support
+from .support import (
+    SUPPORT_THRESHOLD,
+    Support,
+    Topic,
+    content_terms,
+    facts,
+    missing_facts,
+    support,
+    without_references,
+)
 
 MIN_QUOTE_WORDS = 8
 _QUOTED = re.compile(r"[“\"]([^”\"]{10,}?)[”\"]")
@@ -247,14 +256,14 @@ def _is_claim(sentence: str, markers: list[int], quotes: list[str]) -> bool:
     if not facts(body).empty:
         return True
     said = " ".join(c for c in _CLAUSE.split(body) if not _NOT_A_CLAIM.search(c))
-    return len(content_terms(said)) >= MIN_CLAIM_TERMS or bool(_ANSWER_WORD.search(said))
+    return len(content_terms(said)) >= MIN_CLAIM_TERMS or bool(_ANSWER_WORD.search(without_references(said)))
 
 
 def _uncheckable(sentence: str, quotes: list[str]) -> bool:
     """A bare verdict ("Yes.", "**No, legally.**", "Emergencies excepted."): too few words for any provision to show
     it, so no provision can be said to support it."""
     return not quotes and len(content_terms(sentence)) < MIN_CLAIM_TERMS and facts(sentence).empty and bool(
-        _ANSWER_WORD.search(sentence))  # fmt: skip
+        _ANSWER_WORD.search(without_references(sentence)))  # fmt: skip
 
 
 # Letters drawn like Latin ones: a reader sees "not" in "nоt" (its о Cyrillic), so the gate must read it so too.
