@@ -23,6 +23,8 @@ from api.composer.answerability import (
     topic_words,
 )
 from api.errors import ConfigError
+from api.schemas.events import FinalEvent
+from api.schemas.query import QueryRequest
 from api.services import open_services
 from api.settings import BM25Settings, Settings
 from api.tools.bm25 import RankBM25Index, stem, tokenize
@@ -163,6 +165,20 @@ async def test_a_question_asking_for_an_amount_needs_a_number_on_its_topic(priva
         verdict = decide_answerable(asks, result, retriever.lexical, load_answerability_model(), retriever.thesaurus)
     # The sample statutes state periods of leave, but none near "paternity" or "father".
     assert verdict.features["quantity"] == 0.0 and not verdict.answerable and "quantity" in verdict.reason
+
+
+async def test_the_penalty_quoted_is_the_one_for_what_the_question_asks_about(private_data_dir: Path) -> None:
+    # "A landlord who contravenes subsection (1) …" is read with its subsection (1): section 6's penalty is for cutting
+    # off the electricity; section 3's, which shares every other word, is for deposits (it was quoted instead).
+    asks = "What is the penalty for a landlord who cuts off the electricity?"
+    async with open_services(Settings(data_dir=private_data_dir)) as services:
+        events = [e async for e in services.orchestrator.stream(QueryRequest(q=asks, session_id="penalty"))]
+    final = events[-1]
+    assert isinstance(final, FinalEvent) and final.verified and not final.abstained
+    assert "level 7" in final.answer  # section 6(2)
+    assert final.citations[0].section_id == "sample/act/2024/3#s6"
+    deposits = final.answer.find("level 5")  # section 3's penalty may be quoted beside it, never before it
+    assert deposits == -1 or final.answer.index("level 7") < deposits
 
 
 COBE = "Companies and Other Business Entities Act"

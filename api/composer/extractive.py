@@ -81,6 +81,27 @@ def _shorten(unit: str) -> str:
     return unit[: clause[-1] if clause and clause[-1] > cut // 2 else cut].rstrip(" ,;")
 
 
+# "contravenes subsection (1)", "in contravention of subsection (2)", "fails to comply with subsection (3)": what a
+# penalty punishes. ("Subject to subsection (3)" qualifies a sentence; it does not say what the sentence is about.)
+_SUBSECTION_REFERENCE = re.compile(
+    r"\b(?:contravenes?|contravention\s+of|fails?\s+to\s+comply\s+with|in\s+breach\s+of)\s+subsections?\s*"
+    r"((?:\(\d{1,3}[A-Za-z]?\)(?:\s*(?:,|or|and|to)\s*)?)+)",
+    re.I,
+)
+_SUBSECTION = re.compile(r"(?:^|\n)\s*\((\d{1,3}[A-Za-z]?)\)\s+([^\n]+)")
+
+
+def referred_terms(hit: Retrieved, unit: str) -> set[str]:
+    """The words of the subsections of its own section whose breach a sentence punishes: "A landlord who contravenes
+    subsection (1) shall be guilty of an offence" is the penalty for what subsection (1) forbids, so a question about
+    cutting off the electricity is answered by it, not by another section's penalty that shares its other words."""
+    numbers = [n for m in _SUBSECTION_REFERENCE.finditer(unit) for n in re.findall(r"\((\w+)\)", m.group(1))]
+    if not numbers:
+        return set()
+    texts = {m.group(1): m.group(2) for m in _SUBSECTION.finditer(hit.chunk.text)}
+    return set().union(*(terms(texts[n]) for n in numbers if n in texts))
+
+
 def candidate_units(hits: Sequence[Retrieved], max_hits: int = 4) -> list[tuple[int, Retrieved, str]]:
     """(rank, hit, sentence) for every quotable sentence of the best hits."""
     return [(rank, hit, unit) for rank, hit in enumerate(hits[:max_hits]) for unit in _units(hit)]
@@ -95,10 +116,11 @@ def select_quotes(
 ) -> list[Quote]:
     """Score each candidate sentence against the question; return the best few, the best-ranked provision first.
 
-    A sentence scores by the question words it (or its section heading) contains, weighted by rarity among the
-    candidates, by meaning when ``similarity`` gives its embedding cosine to the question, and by its provision's
-    place in the retrieval ranking. ``lay_terms`` (the legal terms the lay-term thesaurus added to the search) count
-    as question words at half weight, so "my boss sacked me" credits a sentence about an employer's dismissal.
+    A sentence scores by the question words it (or its section heading, or a subsection it refers to) contains,
+    weighted by rarity among the candidates, by meaning when ``similarity`` gives its embedding cosine to the
+    question, and by its provision's place in the retrieval ranking. ``lay_terms`` (the legal terms the lay-term
+    thesaurus added to the search) count as question words at half weight, so "my boss sacked me" credits a sentence
+    about an employer's dismissal.
     The answer leads with the best sentence of the best-ranked provision that has one close enough to answer, so a
     lay paraphrase is answered from the provision retrieval found rather than from a sentence that merely shares
     its everyday words. Nothing is returned when no sentence is close enough to answer.
@@ -120,7 +142,7 @@ def select_quotes(
     quotes = []
     for (_, hit, unit), ut, sim in zip(candidates, unit_terms, sims, strict=True):
         rank = section_rank[hit.chunk.section_id]
-        heading = terms(hit.chunk.section_heading) | terms(hit.chunk.title)
+        heading = terms(hit.chunk.section_heading) | terms(hit.chunk.title) | referred_terms(hit, unit)
         matched = sum(weight[t] for t in wanted & ut) + 0.5 * sum(weight[t] for t in wanted & heading - ut)
         lexical = min(1.0, matched / total)
         semantic = min(1.0, max(0.0, (sim - SIM_FLOOR) / (SIM_FULL - SIM_FLOOR)))
