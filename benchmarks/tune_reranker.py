@@ -12,7 +12,8 @@ Each fold's model is saved as a folder ``FlagReranker`` loads (``api/tools/reran
 Embeddings, models and scores are kept under ``--work`` and reused when there, so a rerun only redoes what is missing.
 Prints Markdown; progress goes to stderr.
 
-    python -m benchmarks.tune_reranker --k 20 --negatives 3 --max-length 192 --learning-rate 1e-4 --max-minutes 10 --work /tmp/rr
+    python -m benchmarks.tune_reranker --k 20 --negatives 3 --max-length 128 --learning-rate 2e-4 \\
+        --head-learning-rate 1e-3 --max-minutes 9 --work /tmp/rr
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ def base_model(work: Path) -> Path:
     folder = work / "base"
     if not (folder / "config.json").exists():
         st = load_sentence_transformer()
-        st[0].auto_model.save_pretrained(folder)
+        st[0].auto_model.save_pretrained(folder)  # type: ignore[union-attr,operator]
         st.tokenizer.save_pretrained(folder)
     return folder
 
@@ -115,7 +116,7 @@ def fit(groups: Sequence[Group], base: Path, out: Path, args: argparse.Namespace
     )
     per_epoch = -(-len(groups) // args.group_batch)
     total = per_epoch * args.epochs
-    schedule = get_linear_schedule_with_warmup(optimizer, max(1, total // 10), total)
+    schedule = get_linear_schedule_with_warmup(optimizer, max(1, total // 10), total)  # type: ignore[no-untyped-call]
     start = last_note = time.perf_counter()
     steps = pairs = 0
     losses: list[float] = []
@@ -133,7 +134,7 @@ def fit(groups: Sequence[Group], base: Path, out: Path, args: argparse.Namespace
             logits = model(**features).logits.view(len(batch), -1)
             loss = torch.nn.functional.cross_entropy(logits, torch.zeros(len(batch), dtype=torch.long))
             optimizer.zero_grad()
-            loss.backward()
+            loss.backward()  # type: ignore[no-untyped-call]
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
             schedule.step()
@@ -304,11 +305,11 @@ def main() -> None:
     fused = [candidates[q.qid] for q in questions]
     gold = [q.gold for q in questions]
     fold_of = {q.qid: 1 for q in one} | {q.qid: 2 for q in two}
-    per_weight = {}
-    for weight in WEIGHTS:
-        picked = [i for i, q in enumerate(questions) if fold_of[q.qid] == 1]
-        rows = [reranked(fused[i], scores[questions[i].qid], weight) for i in picked]
-        per_weight[weight] = score(rows, [gold[i] for i in picked])
+    picked = [i for i, q in enumerate(questions) if fold_of[q.qid] == 1]
+    per_weight = {
+        weight: score([reranked(fused[i], scores[questions[i].qid], weight) for i in picked], [gold[i] for i in picked])
+        for weight in WEIGHTS
+    }
     chosen = max(WEIGHTS, key=lambda w: per_weight[w])
     rows: dict[str, list[list[str]]] = {
         "bm25 stem+bigrams": ranked[LEXICAL],
@@ -323,7 +324,10 @@ def main() -> None:
         rows[f"RRF: cross-encoder x{weight} + fused x1 (top {args.k}){mark}"] = [
             reranked(f, scores[q.qid], weight) for f, q in zip(fused, questions, strict=True)
         ]
-    kinds = lambda q: ("all", f"fold {fold_of[q.qid]}", "1 gold" if len(q.gold) == 1 else "2+ gold")  # noqa: E731
+
+    def kinds(q: Question) -> tuple[str, str, str]:
+        return "all", f"fold {fold_of[q.qid]}", "1 gold" if len(q.gold) == 1 else "2+ gold"
+
     scored = [(q.text, q.gold, kind) for q in questions for kind in kinds(q)]
     table = {name: [r[at[q.qid]] for q in questions for _ in kinds(q)] for name, r in rows.items()}
     print("## obliqa: candidates from the packaged model, reranked by the cross-encoder that did not see them\n")
