@@ -437,6 +437,10 @@ def test_a_number_in_brackets_after_a_reference_or_as_a_multiple_is_a_quantity()
     assert not missing_facts("Under sections 3, 4 and 5 the deposit is refunded.", DEPOSITS)  # references only
     overtime = "(2) Overtime shall be paid at not less than one and a half times the ordinary rate."
     assert missing_facts("Overtime is paid at double the ordinary rate.", overtime) == ["2 times"]
+    # A period with an article is one ("within a month" against fourteen days); "once a month" is not a period.
+    assert missing_facts("Within a month after the lease ends the landlord shall refund the deposit.", DEPOSITS) == [
+        "1 month"]  # fmt: skip
+    assert missing_facts("The rent is paid once a month.", "The rent shall be paid monthly.") == []
 
 
 def test_a_word_that_mixes_scripts_is_read_as_a_reader_reads_it() -> None:

@@ -203,6 +203,12 @@ _UNIT_WORDS = {
     "metre": "m", "meters": "m", "dollars": "currency", "dollar": "currency", "times": "times",
 }  # fmt: skip
 _ARTICLE_UNIT = re.compile(r"\b(?:a|an)\s+(year|month|week|day|hour)\b", re.I)
+# A period a claim states with an article: "within a month", "for a year", "at least a week" (not "once a month").
+_ARTICLE_PERIOD = re.compile(
+    r"\b(?:within|for|after|before|at\s+least|not\s+less\s+than|not\s+more\s+than|up\s+to|of)\s+(?:a|an)\s+"
+    r"(year|month|week|day|hour)\b",
+    re.I,
+)
 _NEXT_WORD = re.compile(r"\s*(?:[-\u2011]\s*)?(%|[a-z]+)", re.I)
 _LEVEL = re.compile(r"\blevel\s*$", re.I)
 _CURRENCY_BEFORE = re.compile(r"(?:[$£€]|\b(?:US|ZWL|ZiG|RTGS)\$?)\s*$", re.I)
@@ -318,12 +324,14 @@ def missing_facts(sentence: str, provision: str, identity: str = "") -> list[str
     ("Section 65 of the Constitution of Zimbabwe Amendment (No. 20) Act, 2013") without the text repeating them."""
     claim, source = facts(sentence), facts(f"{provision}\n{identity}" if identity else provision)
     # A number with a unit must occur with that unit ("ten years" is not "level 10"); a bare number by value. The
-    # provision's "a month's notice" states one month (a claim's "a month" is not read as a fact: too loose).
+    # provision's "a month's notice" states one month; a claim's "a month" is a fact only as a period ("within a
+    # month" against fourteen days), not in "once a month" or "a month's rent".
     stated = source.numbers | {(1.0, _UNIT_WORDS[u.lower()]) for u in _ARTICLE_UNIT.findall(provision)}
     source_values = {value for value, _ in stated}
+    periods = {(1.0, _UNIT_WORDS[u.lower()]) for u in _ARTICLE_PERIOD.findall(without_references(sentence))}
     missing = [
         _fmt(value) + (f" {unit}" if unit else "")
-        for value, unit in sorted(claim.numbers)
+        for value, unit in sorted(claim.numbers | periods)
         if ((value, unit) not in stated if unit else value not in source_values)
     ]
     missing += sorted(claim.months - source.months)
