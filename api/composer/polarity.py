@@ -31,8 +31,9 @@ _CLAUSE_NEGATION = re.compile(
     r"|\b(?:cannot|can't|mustn't|shan't|won't|needn't|mayn't)\b"
     r"|\b(?:is|are|was|were|be|been)\s+not\s+(?:permitted|allowed|entitled|required|obliged|lawful|valid|capable|"
     r"bound|liable|compelled)\b|\bunder\s+no\s+(?:obligation|duty)\b"
-    r"|\b(?:does|do|did)\s+not\s+(?:apply|need|have\s+(?:a|the)\s+right|have\s+to)\b"
-    r"|\b(?:doesn't|don't|isn't|aren't)\s+(?:apply|need|have\s+(?:a|the)\s+right|have\s+to|permitted|allowed|entitled)\b"
+    r"|\b(?:does|do|did)\s+not\s+(?:apply|cover|extend|need|have\s+(?:a|the)\s+right|have\s+to)\b"
+    r"|\b(?:doesn't|don't|isn't|aren't)\s+(?:apply|cover|extend|need|have\s+(?:a|the)\s+right|have\s+to|permitted|"
+    r"allowed|entitled)\b"
     r"|\b(?:no|nobody|neither|nor|never)\b(?=[^.;:]{0,240}?\b(?:shall|may|must|can|will)\b)"
     r"|\bno\s+one\b|\bunder\s+no\s+circumstances\b|\bright\s+not\s+to\b"
     r"|\bno\s+(?:\w+\s+){1,3}?to\s+be\b"  # a heading's prohibition: "No liquor to be consumed … later than …"
@@ -51,7 +52,7 @@ _BOUND = re.compile(
 _PERMISSION = re.compile(
     r"\b(?:may|can|could)\b(?!\s+not\b)"
     r"|\b(?:entitled|allowed|permitted)\b|\bit\s+is\s+(?:lawful|legal)\b|\bhas\s+(?:a|the)\s+right\s+to\b"
-    r"|\bis\s+free\s+to\b|\bappl(?:y|ies)\b|\bcapable\s+of\b",
+    r"|\bis\s+free\s+to\b|\bappl(?:y|ies)\b|\bcapable\s+of\b|\bcovers?\b|\bextends?\s+to\b",
     re.I,
 )
 
