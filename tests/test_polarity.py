@@ -54,6 +54,11 @@ def test_the_mismatches_that_count_and_the_wordings_that_do_not() -> None:
     assert not opposite("A lender may not charge more than the prescribed rate.", limit)  # both forbid
     deadline = "The other shall, not later than thirty days after the date of marriage, be transmitted."
     assert opposite("The entry may be sent later than thirty days after the marriage.", deadline)
+    # Extending a rule to what the clause excludes from it; saying what a prohibition covers is not that.
+    excluded = "Subsection (1) does not apply where the defect was caused by the consumer's misuse of the goods."
+    assert opposite("The right also covers a defect caused by the consumer's misuse of the goods.", excluded)
+    assert not opposite("The right does not cover a defect caused by the consumer's misuse.", excluded)
+    assert not opposite("The prohibition covers every employer.", "No employer shall dismiss an employee for that.")
 
 
 def test_the_gate_removes_a_sentence_that_reverses_its_cited_provision() -> None:

@@ -52,7 +52,7 @@ _BOUND = re.compile(
 _PERMISSION = re.compile(
     r"\b(?:may|can|could)\b(?!\s+not\b)"
     r"|\b(?:entitled|allowed|permitted)\b|\bit\s+is\s+(?:lawful|legal)\b|\bhas\s+(?:a|the)\s+right\s+to\b"
-    r"|\bis\s+free\s+to\b|\bappl(?:y|ies)\b|\bcapable\s+of\b|\bcovers?\b|\bextends?\s+to\b",
+    r"|\bis\s+free\s+to\b|\bappl(?:y|ies)\b|\bcapable\s+of\b",
     re.I,
 )
 
@@ -109,6 +109,13 @@ _NO_DUTY = re.compile(
 _DUTY = re.compile(
     r"\b(?:shall|must)\b(?!\s+not\b)|\b(?:is|are)\s+(?:obliged|required|bound)\s+to\b|\bha(?:s|ve)\s+to\b", re.I
 )
+# An exclusion from a rule ("subsection (1) does not apply where …"), and a sentence that extends the rule to it
+# ("also covers a defect caused by the consumer's misuse"); only against an exclusion: "the prohibition covers every
+# employer" says what "no employer shall …" says.
+_EXCLUSION = re.compile(
+    r"\b(?:does|do)\s+not\s+(?:apply|cover|extend)\b|\b(?:doesn't|don't)\s+(?:apply|cover|extend)\b", re.I
+)
+_INCLUSION = re.compile(r"\b(?:covers?|extends?\s+to|appl(?:y|ies)\s+(?:also\s+|even\s+)?to)\b", re.I)
 # What the law makes of no effect, and a sentence that gives it effect ("shall be void" against "shall be valid").
 _VOID = re.compile(r"\b(?:void|invalid|null|of\s+no\s+(?:force|effect))\b", re.I)
 _VALID = re.compile(r"\b(?:valid|lawful|binding|enforceable)\b", re.I)
@@ -133,6 +140,8 @@ def opposite(sentence: str, clause: str) -> bool:
         return True  # "is obliged to pay" against "is not obliged to pay"
     if not said and _VOID.search(clause) and _VALID.search(sentence) and not _VOID.search(sentence):
         return True  # "shall be valid" against "shall be void"
+    if not said and _EXCLUSION.search(clause) and _INCLUSION.search(sentence):
+        return True  # "also covers a defect caused by misuse" against "does not apply where the defect was caused by …"
     # A condition both state ("without the consent") is no reason the sentence's polarity may differ, when the
     # sentence has no condition of its own (its "where the processing is necessary" may be the clause's exception).
     conditional = bool(_CONDITION.search(sentence) or _CONDITION.search(clause))
