@@ -20,37 +20,20 @@ import json
 from pathlib import Path
 
 from report import publish
-from topic_check import TRACES, shown_answers
+from topic_check import TRACES, Replay, shown_answers
 
-from api.composer.answerability import TOPIC_SHARE, topic_words
-from api.composer.citations import MARKER, make_citation
-from api.composer.verification import gate_model_answer
-from api.settings import Settings
-from api.tools.bm25 import load_lexical_index
-from api.tools.corpus import Corpus
-from api.tools.object_store import build_object_store
-from api.tools.thesaurus import load_thesaurus
+from api.composer.answerability import TOPIC_SHARE
+from api.composer.citations import MARKER
 
 
 async def main_async(args: argparse.Namespace) -> list[str]:
-    settings = Settings(data_dir=args.data_dir)
-    store = build_object_store(settings.object_store, args.data_dir)
-    corpus = await Corpus.load(store)
-    lexical = await load_lexical_index(store, settings.bm25)
-    thesaurus = load_thesaurus()
-    first_chunk = {}
-    for chunk in corpus.chunks.values():
-        first_chunk.setdefault(chunk.chunk_id.split("/c", 1)[0], chunk)
+    replay = await Replay.open(args.data_dir)
     answers = shown_answers(args.traces)
     verdicts: dict[str, str] = {}
     failed = []
     claims = 0
     for answer in answers:
-        sections: dict[int, str] = answer["sections"]  # type: ignore[assignment]
-        offered = {i: make_citation(i, first_chunk[s], "") for i, s in sections.items() if s in first_chunk}
-        provisions = {s: corpus.section_text(s) for s in sections.values()}
-        topic = topic_words(str(answer["question"]), lexical, thesaurus, TOPIC_SHARE)
-        gate = gate_model_answer(str(answer["answer"]), offered, provisions, topic)
+        gate = replay.gate(answer, TOPIC_SHARE)
         for check in gate.claims:
             claims += 1
             sentence = " ".join(MARKER.sub("", check.text).split())

@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from report import publish
@@ -26,11 +27,12 @@ from report import publish
 from api.composer.answerability import TOPIC_SHARE, topic_words
 from api.composer.citations import MARKER, make_citation
 from api.composer.verification import GateResult, gate_model_answer
+from api.schemas.documents import Chunk
 from api.settings import Settings
-from api.tools.bm25 import load_lexical_index
+from api.tools.bm25 import LexicalIndex, load_lexical_index
 from api.tools.corpus import Corpus
 from api.tools.object_store import build_object_store
-from api.tools.thesaurus import load_thesaurus
+from api.tools.thesaurus import Thesaurus, load_thesaurus
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
@@ -59,26 +61,41 @@ def shown_answers(paths: Sequence[Path]) -> list[dict[str, object]]:
     return answers
 
 
-async def main_async(args: argparse.Namespace) -> list[str]:
-    settings = Settings(data_dir=args.data_dir)
-    store = build_object_store(settings.object_store, args.data_dir)
-    corpus = await Corpus.load(store)
-    lexical = await load_lexical_index(store, settings.bm25)
-    thesaurus = load_thesaurus()
-    first_chunk = {}
-    for chunk in corpus.chunks.values():
-        first_chunk.setdefault(chunk.chunk_id.split("/c", 1)[0], chunk)
-    answers = shown_answers(args.traces)
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """An ingested data dir to replay the gate over recorded answers with: each answer's cited provisions, offered
+    as the bundle would offer them, and the question's topic words."""
 
-    def replay(answer: dict[str, object], max_share: float | None) -> GateResult:
+    corpus: Corpus
+    lexical: LexicalIndex
+    thesaurus: Thesaurus
+    first_chunk: dict[str, Chunk]
+
+    @classmethod
+    async def open(cls, data_dir: Path) -> Replay:
+        settings = Settings(data_dir=data_dir)
+        store = build_object_store(settings.object_store, data_dir)
+        corpus = await Corpus.load(store)
+        first_chunk: dict[str, Chunk] = {}
+        for chunk in corpus.chunks.values():
+            first_chunk.setdefault(chunk.chunk_id.split("/c", 1)[0], chunk)
+        return cls(corpus, await load_lexical_index(store, settings.bm25), load_thesaurus(), first_chunk)
+
+    def gate(self, answer: dict[str, object], max_share: float | None) -> GateResult:
+        """The gate's verdict on ``answer`` (from ``shown_answers``); topic words at ``max_share`` (None: no topic
+        check)."""
         sections: dict[int, str] = answer["sections"]  # type: ignore[assignment]
-        offered = {i: make_citation(i, first_chunk[s], "") for i, s in sections.items() if s in first_chunk}
-        provisions = {s: corpus.section_text(s) for s in sections.values()}
+        offered = {i: make_citation(i, self.first_chunk[s], "") for i, s in sections.items() if s in self.first_chunk}
+        provisions = {s: self.corpus.section_text(s) for s in sections.values()}
         question = str(answer["question"])
-        topic = None if max_share is None else topic_words(question, lexical, thesaurus, max_share)
+        topic = None if max_share is None else topic_words(question, self.lexical, self.thesaurus, max_share)
         return gate_model_answer(str(answer["answer"]), offered, provisions, topic)
 
-    baseline = [replay(a, None) for a in answers]
+
+async def main_async(args: argparse.Namespace) -> list[str]:
+    replay = await Replay.open(args.data_dir)
+    answers = shown_answers(args.traces)
+    baseline = [replay.gate(a, None) for a in answers]
     claims = sum(len(g.claims) for g in baseline)
     failed_before = sum(len(g.failed) for g in baseline)
     lines = [
@@ -86,7 +103,7 @@ async def main_async(args: argparse.Namespace) -> list[str]:
         "",
         f"{len(answers)} distinct model answers shown in {len(args.traces)} local-model evaluation traces, "
         f"{claims} sentences about the law; replayed through the gate with their cited provisions from "
-        f"`{args.data_dir.name}` ({len(corpus)} chunks). Without the topic check the replayed gate fails "
+        f"`{args.data_dir.name}` ({len(replay.corpus)} chunks). Without the topic check the replayed gate fails "
         f"{failed_before} of them (the traces hold the gate's own output, so these are re-checks of provisions the "
         "gate attached, e.g. after a corrective search that the replay cannot repeat).",
         "",
@@ -103,7 +120,7 @@ async def main_async(args: argparse.Namespace) -> list[str]:
         flagged = []
         shown = {"whole": 0, "trimmed": 0, "quotes": 0}
         for answer, before in zip(answers, baseline, strict=True):
-            after = replay(answer, share)
+            after = replay.gate(answer, share)
             passed_before = {c.text for c in before.claims if c.verdict == "supported"}
             flagged += [(answer, c.text, c.off_topic) for c in after.claims if c.text in passed_before and c.off_topic]
             if before.passed:

@@ -395,7 +395,7 @@ class Support:
         return not self.missing and not self.opposite and not self.off_topic and self.score >= self.threshold
 
 
-_CLAUSE = re.compile(r"[,;]\s+|\s+(?:and|but|or|whereas)\s+(?=\w+\s+\w+\s+\w+)")
+_FACT_CLAUSE = re.compile(r"[,;]\s+|\s+(?:and|but|or|whereas)\s+(?=\w+\s+\w+\s+\w+)")
 
 
 def _misplaced(
@@ -406,7 +406,7 @@ def _misplaced(
     refund clause says fourteen days. Each clause of the sentence that states a fact is matched to the provision's
     sentences that share most of its words (with the ones on either side: a list's lead-in and its items); one of them
     must state the fact. A clause that shares no word with any is left to the whole provision."""
-    for clause in _CLAUSE.split(without_references(sentence)):  # "the Labour Act, 2004" keeps its year out of it
+    for clause in _FACT_CLAUSE.split(without_references(sentence)):  # "the Labour Act, 2004" keeps its year out of it
         if facts(clause).empty:
             continue
         terms = content_terms(clause)

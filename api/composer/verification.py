@@ -292,8 +292,15 @@ def _strip_markers(sentence: str) -> str:
 
 
 def _check_sentence(
-    check: SentenceCheck, offered: Mapping[int, Citation], texts: Mapping[int, str], context: str, topic: Topic
+    check: SentenceCheck,
+    offered: Mapping[int, Citation],
+    texts: Mapping[int, str],
+    flat: Mapping[int, str],
+    context: str,
+    topic: Topic,
 ) -> None:
+    """Decide one sentence; ``flat``: each offered text lower-cased with its spacing collapsed (read once per
+    answer, for the words a sentence names a provision by)."""
     sentence = _LIST_PREFIX.sub("", _strip_markers(_as_read(check.text)))  # a list item's number states nothing
     check.markers = [int(m) for m in MARKER.findall(check.text)]
     check.quotes = [q for q in _GATE_QUOTED.findall(check.text) if len(q.split()) >= MIN_GATE_QUOTE_WORDS]
@@ -305,7 +312,6 @@ def _check_sentence(
     # happens to share its words (a real model's "your boss may fire you without a hearing under section 12B" was
     # once "supported" by section 5). A provision that itself contains the words ("in terms of section 101(9)") may
     # support it too: there the reference is content, not attribution.
-    flat = {i: " ".join(text.lower().split()) for i, text in texts.items()}
     allowed: set[int] | None = None  # None: any offered provision
     for reference in find_references(sentence):
         surface = " ".join(sentence[reference.start : reference.end].lower().split())
@@ -415,9 +421,10 @@ def gate_model_answer(
     (``api.composer.answerability.topic_words``), which a sentence may apply only a provision that mentions them to.
     """
     texts = {i: provisions.get(c.section_id) or c.quote for i, c in offered.items()}
+    flat = {i: " ".join(text.lower().split()) for i, text in texts.items()}
     checks = [SentenceCheck(text, sep) for text, sep in split_sentences(answer)]
     for check in checks:
-        _check_sentence(check, offered, texts, answer, topic or {})
+        _check_sentence(check, offered, texts, flat, answer, topic or {})
     kept: list[str] = []
     used: dict[int, Citation] = {}
     quoted: set[int] = set()
