@@ -3,9 +3,10 @@
 RRF sees only each list's ranks. This ranker also sees what a reader of the candidate list would: how the passage's
 document fares across the list (its summed RRF, its rank among documents, how many of the top 10 it holds), how its
 neighbouring passages rank (a question's gold passages are often consecutive), how many of the question's words it
-holds (plain and weighted by rarity), its length and the depth of its number. Candidates are every passage in the
-top 30 of any list (BM25 plain, BM25 stemmed and paired, dense; with ``--tuned`` also the dense model tuned on the
-other fold's questions, as ``benchmarks/tune_labelled.py`` trains it). Two-fold cross-validation over ObliQA's
+holds (plain and weighted by rarity), its BM25 score (stemmed and paired; also against the question's best), its
+length and the depth of its number. Candidates are every passage in the top 30 of any list (BM25 plain, BM25 stemmed
+and paired, dense; with ``--tuned`` also the dense model tuned on the other fold's questions, as
+``benchmarks/tune_labelled.py`` trains it). Two-fold cross-validation over ObliQA's
 development questions (the folds of ``tune_labelled.py``): the ranker scoring a question never saw it.
 
 With ``--tuned`` the dense model tuned on fold A ranks fold B's questions, so a ranker trained on fold A would see a
@@ -36,6 +37,8 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 
 from api.evaluation import Question, load_questions, unit_of
 from api.schemas.documents import Chunk
+from api.settings import BM25Settings
+from api.tools.bm25 import Bm25sIndex
 from api.tools.embeddings import load_sentence_transformer
 from benchmarks.tune_labelled import log, rankings
 from benchmarks.tune_reranker import cached_rankings, recall_at
@@ -79,6 +82,8 @@ class Passages:
                     for j in (i - 2, i - 1, i + 1, i + 2)]  # fmt: skip
             self.neighbours[unit] = near
         self.words = {unit: words(text) for unit, text in self.text.items()}
+        self.unit = {c.chunk_id: unit_of(c, by_source) for c in chunks}
+        self.lexical = Bm25sIndex.of_chunks(chunks, BM25Settings(stem=True, bigrams=True))
         frequency = Counter(w for ws in self.words.values() for w in ws)
         self.idf = {w: math.log((len(order) + 1) / (n + 1)) for w, n in frequency.items()}
 
@@ -91,6 +96,10 @@ class Passages:
             document_score[self.doc[unit]] += sum(1 / (RRF_K + rank[n].get(unit, MISSING)) for n in lists)
         document_rank = {d: r for r, d in enumerate(sorted(document_score, key=lambda d: -document_score[d]), 1)}
         in_top = Counter(self.doc[u] for u in fused[:10])
+        lexical: dict[str, float] = {}  # each passage's best chunk's BM25 score, deeper than the lists go
+        for hit in self.lexical._search(question, 10 * POOL):
+            lexical.setdefault(self.unit[hit.chunk_id], hit.score)
+        best = max(lexical.values(), default=0.0) or 1.0
         asked = words(question)
         asked_weight = sum(self.idf.get(w, 0.0) for w in asked) or 1.0
         rows = []
@@ -104,7 +113,7 @@ class Passages:
             row += [fused_rank.get(n, 2 * MISSING) if n else 3 * MISSING for n in self.neighbours[unit]]
             shared = asked & self.words[unit]
             row += [len(shared) / max(1, len(asked)), sum(self.idf.get(w, 0.0) for w in shared) / asked_weight]
-            row += [len(self.text[unit]), self.depth[unit]]
+            row += [lexical.get(unit, 0.0), lexical.get(unit, 0.0) / best, len(self.text[unit]), self.depth[unit]]
             rows.append(row)
         return np.array(rows, dtype=float), candidates
 
