@@ -448,3 +448,26 @@ def test_a_word_that_mixes_scripts_is_read_as_a_reader_reads_it() -> None:
     flipped = "A marriage officer who solemnises a marriage shall n\u043et register it [1]."  # a Cyrillic о
     gate = gate_model_answer(flipped, offered, texts)
     assert gate.claims[0].verdict == "unsupported" and gate.claims[0].opposite
+
+
+def test_a_term_given_another_terms_definition_is_unsupported() -> None:
+    interpretation = (
+        '2. Interpretation\nIn this Act—\n"employee" means a person who works for another person for remuneration '
+        'under a contract of employment;\n"employer" means a person who employs an employee;'
+    )
+    offered, texts = sample_offer(("Employment Standards Act, 2023", "2", interpretation))
+    swapped = (
+        "'Employer' means a person who works for another person for remuneration under a contract of employment [1]."
+    )
+    gate = gate_model_answer(swapped, offered, texts)
+    assert gate.claims[0].verdict == "unsupported"
+    assert "another term" in " ".join(gate.claims[0].missing_facts)
+    assert gate_model_answer(swapped.replace("'Employer'", "'Employee'"), offered, texts).passed
+    # A term the section does not define, given one of its definitions word for word, is the same slip.
+    assert not gate_model_answer(swapped.replace("'Employer'", "A contractor"), offered, texts).passed
+    assert gate_model_answer(
+        "Under section 2, an employer means a person who employs an employee [1].", offered, texts
+    ).passed
+    # A pronoun is not a term: "This means …" restates what came before it.
+    this = "This means a person who works for another person for remuneration under a contract of employment [1]."
+    assert gate_model_answer(this, offered, texts).passed

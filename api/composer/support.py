@@ -424,6 +424,47 @@ def _misplaced(
     return []
 
 
+_QUOTE_MARKS = "\"'“”‘’"
+_NOT_TERMS = frozenset("this that it which what who whom whose there here".split())
+# A provision's definition: a quoted term, then "means" (an interpretation section's form).
+_DEFINITION = re.compile(r"[\"“‘']([^\"”’'\n]{1,60})[\"”’']\s+means\s+([^;\n]+)", re.I)
+# A sentence that gives a term's meaning: "'Tenant' means …", "Under section 2, an employee is defined as …".
+_DEFINES = re.compile(
+    r"(?:^|,\s*)(?:(?:the\s+)?term\s+|an?\s+|the\s+)?([\"“‘']?)([A-Za-z][\w -]{0,58}?)\1?[\"”’']?\s+"
+    r"(?:means|is\s+defined\s+as)\s+(.+)$",
+    re.I,
+)
+
+
+def _term(text: str) -> str:
+    """A defined term as written, for comparing: no stemming ("employer" and "employee" share a stem)."""
+    words = text.strip(_QUOTE_MARKS + " ").lower().split()
+    return " ".join(w.removesuffix("s") for w in words if w not in ("a", "an", "the"))
+
+
+def _misdefined(sentence: str, provision: str) -> list[str]:
+    """A term given the meaning the provision gives another term: "'Employer' means a person who works for another
+    person for remuneration" is the employee's definition, every word of it in a section that also defines "employer".
+    The sentence's meaning must be closer to its own term's definition than to any other the provision gives; a term
+    the provision does not define, with another term's definition word for word, is the same slip."""
+    said = _DEFINES.search(sentence.strip().rstrip("."))
+    if said is None:
+        return []
+    term, body = _term(said.group(2)), content_terms(said.group(3))
+    if not term or not body or said.group(2).lower().split()[0] in _NOT_TERMS:  # "This means that …"
+        return []
+    defined = {_term(t): content_terms(b) for t, b in _DEFINITION.findall(provision)}
+    if not defined:
+        return []
+    share = {t: len(body & b) / len(body) for t, b in defined.items()}
+    other = max((t for t in share if t != term), key=lambda t: share[t], default=None)
+    if other is None or share[other] < 0.8:
+        return []
+    if term not in defined or share[term] < share[other]:
+        return [f"the meaning of {said.group(2).strip()!r} (the provision gives it to another term)"]
+    return []
+
+
 def support(
     sentence: str, provision: str, threshold: float = SUPPORT_THRESHOLD, identity: str = "", topic: Topic | None = None
 ) -> Support:
@@ -437,7 +478,9 @@ def support(
     best, best_span, best_units = -1.0, units[0], (0, 0)
     unit_terms = [content_terms(provision[a:b]) for a, b in units]
     if not missing:
-        missing = tuple(_misplaced(sentence, provision, units, unit_terms, identity))
+        missing = tuple(
+            _misplaced(sentence, provision, units, unit_terms, identity) or _misdefined(sentence, provision)
+        )
     strays = tuple(_strays(wanted, set().union(*unit_terms) | content_terms(identity), topic)) if topic else ()
     for i in range(len(units)):
         window: set[str] = set()
