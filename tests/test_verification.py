@@ -59,6 +59,7 @@ SECTION_IDS = {
     "marriages_s30": "zw/act/2022/1#s30", "sample_consumer_s5": "sample/act/2022/11#s5",
     "sample_data_s3": "sample/act/2021/5#s3", "sample_marriage_s3": "sample/act/2022/9#s3",
     "sample_marriage_s8": "sample/act/2022/9#s8", "sample_consumer_s3": "sample/act/2022/11#s3",
+    "sample_consumer_s4": "sample/act/2022/11#s4",
 }  # fmt: skip
 TITLES = {"marriages": "Marriages Act", "labour": "Labour Act", "liquor": "Liquor Act", "tenancy": "Residential "
           "Tenancies Act, 2024"}  # fmt: skip

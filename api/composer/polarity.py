@@ -6,11 +6,13 @@ This module reads only what it can read reliably: whether a clause forbids or de
 ``cannot``, ``no person … shall``, ``prohibited``, ``need not``, ``the right not to``) and whether a sentence grants a
 permission (``may``, ``can``, ``is entitled``, ``is allowed``).
 
-Three mismatches count:
+These mismatches count:
 - the sentence forbids or denies what its clause states without a negation ("need not refund" against "shall be
   refunded");
 - the sentence grants a permission its clause forbids ("may contract a marriage" against "no person … may contract a
   marriage");
+- the sentence lets something be kept that its clause obliges someone to give back ("may keep any payment received"
+  against "shall refund any payment received"), unless the clause itself lets part be kept ("less any amount due");
 - the sentence permits going past a limit its clause sets ("a lender may charge interest above the prescribed rate"
   against "no lender shall … receive … interest at a rate greater than the prescribed rate", or against "shall … be
   transmitted … not later than thirty days"). A real small model wrote that first sentence, and it passed.
@@ -119,6 +121,11 @@ _INCLUSION = re.compile(r"\b(?:covers?|extends?\s+to|appl(?:y|ies)\s+(?:also\s+|
 # What the law makes of no effect, and a sentence that gives it effect ("shall be void" against "shall be valid").
 _VOID = re.compile(r"\b(?:void|invalid|null|of\s+no\s+(?:force|effect))\b", re.I)
 _VALID = re.compile(r"\b(?:valid|lawful|binding|enforceable)\b", re.I)
+# A duty to give something back ("shall refund any payment received"), and a sentence letting it be kept ("may keep
+# any payment received"); not where the clause itself lets part be kept ("refunded …, less any amount due for damage").
+_GIVE_BACK = re.compile(r"\b(?:refund|return|repay|reimburse)(?:s|ed|ing)?\b|\b(?:give|pay|hand)\s+back\b", re.I)
+_HOLD = re.compile(r"\b(?:keep|keeps|kept|retain(?:s|ed)?|withhold(?:s)?|withheld|forfeit(?:s)?)\b", re.I)
+_DEDUCTION = re.compile(r"\b(?:less|minus|deduct\w*|set[- ]off|retain\w*|withh\w*|keep|forfeit\w*)\b", re.I)
 _CONDITION_OBJECT = re.compile(
     r"\b(?:without|unless|except|excepting|other\s+than|otherwise\s+than|until|before)\s+((?:the\s+|a\s+|an\s+)?\w+)",
     re.I,
@@ -140,6 +147,12 @@ def opposite(sentence: str, clause: str) -> bool:
         return True  # "is obliged to pay" against "is not obliged to pay"
     if not said and _VOID.search(clause) and _VALID.search(sentence) and not _VOID.search(sentence):
         return True  # "shall be valid" against "shall be void"
+    if (
+        not said and _DUTY.search(clause) and _GIVE_BACK.search(clause) and not _DEDUCTION.search(clause)
+        and _PERMISSION.search(sentence) and _HOLD.search(sentence) and not _GIVE_BACK.search(sentence)
+        and not _CONDITIONAL.search(sentence)
+    ):  # fmt: skip
+        return True  # "may keep any payment received" against "shall refund any payment received"
     if not said and _EXCLUSION.search(clause) and _INCLUSION.search(sentence):
         return True  # "also covers a defect caused by misuse" against "does not apply where the defect was caused by …"
     # A condition both state ("without the consent") is no reason the sentence's polarity may differ, when the
