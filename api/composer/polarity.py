@@ -73,6 +73,13 @@ _WITHIN = re.compile(
 # A duty to act within a limit ("shall … not later than thirty days", "within fourteen days"); "shall grant … up to
 # ninety days" limits what is granted, not what may be asked for, so it is not one.
 _DEADLINE = re.compile(r"\bnot\s+(?:later|more|longer)\s+than\b|\bnot\s+(?:to\s+)?exceed(?:s|ing)?\b|\bwithin\b", re.I)
+# Going past a time: what a deadline forbids.
+_LATE = re.compile(
+    r"\b(?:later|longer)\s+than\b"
+    r"|\b(?:more\s+than|beyond|exceed(?:s|ed|ing)?|in\s+excess\s+of|above)\s+(?:the\s+)?(?:[\w-]+\s+){0,2}"
+    r"(?:days?|weeks?|months?|years?|hours?|deadline|period|time(?:\s+limit)?)\b",
+    re.I,
+)
 _OBLIGATION = re.compile(r"\b(?:shall|must)\b(?!\s+not\b)|\b(?:is|are)\s+required\s+to\b", re.I)
 # A permission on a condition ("if you need more than this, you may request …") is no blanket leave past a limit.
 _CONDITIONAL = re.compile(r"\b(?:if|when|whenever|where|unless|except|without|provided|subject\s+to)\b", re.I)
@@ -89,12 +96,16 @@ def permits_beyond(sentence: str) -> bool:
     )
 
 
-def limits(clause: str) -> bool:
-    """Whether ``clause`` sets an upper limit: forbids going past something ("no lender shall … receive … interest at
-    a rate greater than", "shall not require a deposit that exceeds"), or obliges within one ("shall … not later
-    than thirty days")."""
+def limits(clause: str, sentence: str = "") -> bool:
+    """Whether ``clause`` sets an upper limit ``sentence`` could go past: forbids going past something ("no lender
+    shall … receive … interest at a rate greater than", "shall not require a deposit that exceeds"), or obliges
+    within a time ("shall … not later than thirty days"), when the sentence goes past a time ("later than", "more than
+    thirty days"; "damage beyond fair wear and tear" is no lateness)."""
     past = bool(_BEYOND.search(_WITHIN.sub(" ", clause)))
-    return (forbids(clause) and past) or (bool(_DEADLINE.search(clause)) and bool(_OBLIGATION.search(clause)))
+    if forbids(clause) and past:
+        return True
+    deadline = bool(_DEADLINE.search(clause)) and bool(_OBLIGATION.search(clause))
+    return deadline and bool(_LATE.search(sentence))
 
 
 def forbids(text: str) -> bool:
@@ -140,7 +151,7 @@ def _conditions(text: str) -> set[str]:
 
 def opposite(sentence: str, clause: str) -> bool:
     """Whether ``sentence`` says the opposite of ``clause``, by the mismatches the module describes."""
-    if permits_beyond(sentence) and limits(clause):
+    if permits_beyond(sentence) and limits(clause, sentence):
         return True
     said, stated = forbids(sentence), forbids(clause)
     if not said and _NO_DUTY.search(clause) and _DUTY.search(sentence) and not _NO_DUTY.search(sentence):
