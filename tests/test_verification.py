@@ -9,7 +9,7 @@ from api.composer.citations import (
     quote_spans,
     resolve_reference,
 )
-from api.composer.support import bodies, missing_facts
+from api.composer.support import bodies, missing_facts, support
 from api.composer.verification import (
     ExtractiveAnswer,
     after_model_verification,
@@ -472,3 +472,25 @@ def test_a_term_given_another_terms_definition_is_unsupported() -> None:
     # A pronoun is not a term: "This means …" restates what came before it.
     this = "This means a person who works for another person for remuneration under a contract of employment [1]."
     assert gate_model_answer(this, offered, texts).passed
+
+
+def test_a_figure_is_read_where_the_provision_says_it_of_the_same_subject_or_limb() -> None:
+    notice = (
+        "5. Notice to vacate\n(1) A landlord who wishes to terminate a lease of indefinite duration shall give the "
+        "tenant written notice of not less than three months.\n(2) A tenant who wishes to terminate a lease of "
+        "indefinite duration shall give the landlord written notice of not less than one month."
+    )
+    tenant = "A tenant who wishes to terminate a lease of indefinite duration shall give the landlord written notice "
+    assert missing_facts(tenant + "of not less than one month.", notice) == []
+    assert not support(tenant + "of not less than one month.", notice).missing
+    swapped = support(tenant + "of not less than three months.", notice)  # the landlord's period
+    assert swapped.missing == ("3 month (said of something else)",)
+    # A list's limbs: the figure of one limb is not the figure of an item in another.
+    periods = (
+        "15. Periods The period of prescription of a debt shall be— (a) thirty years, in the case of— (i) a debt "
+        "secured by mortgage bond; (ii) a judgment debt; (b) fifteen years, in the case of a debt owed to the State "
+        "and arising out of a loan of money by the State; (c) six years in the case of any other debt."
+    )
+    assert support("The period of prescription of a judgment debt is fifteen years.", periods).missing
+    assert not support("The period of prescription of a judgment debt is thirty years.", periods).missing
+    assert not support("A debt owed to the State for a loan of money prescribes after fifteen years.", periods).missing

@@ -398,6 +398,22 @@ class Support:
 _FACT_CLAUSE = re.compile(r"[,;]\s+|\s+(?:and|but|or|whereas)\s+(?=\w+\s+\w+\s+\w+)")
 
 
+_NUMBERING = re.compile(r"^\s*(?:\(\w{1,4}\)\s*|\d+[A-Z]?\.\s*)+")
+_SUBSECTION = re.compile(r"\s*\(\d{1,3}[A-Z]?\)\s")  # "(2) A tenant who …", not a heading or a list item
+_LEAD_IN = re.compile(r"[:—–-]\s*$")
+_SUBJECT_SKIP = frozenset("every each no none person".split())
+
+
+def _subject(text: str) -> str:
+    """The first meaning-bearing word of a clause, as who or what it speaks of ("A tenant who wishes …": "tenant");
+    empty for a clause that opens otherwise ("Within fourteen days …")."""
+    for word in _WORD.findall(_NUMBERING.sub("", text).lower()):
+        if word in _STOP or word in _SUBJECT_SKIP:
+            continue
+        return _stem(word) if word[0].isalpha() else ""
+    return ""
+
+
 def _misplaced(
     sentence: str, provision: str, units: list[tuple[int, int]], unit_terms: list[set[str]], identity: str
 ) -> list[str]:
@@ -409,16 +425,26 @@ def _misplaced(
     for clause in _FACT_CLAUSE.split(without_references(sentence)):  # "the Labour Act, 2004" keeps its year out of it
         if facts(clause).empty:
             continue
-        terms = content_terms(clause)
+        terms = content_terms(_WORD_NUMBER.sub(" ", clause))  # its figures are what is checked, not what places it
         overlaps = [len(terms & unit) for unit in unit_terms]
         most = max(overlaps, default=0)
         if not most:
             continue
+        tied = [k for k, overlap in enumerate(overlaps) if overlap == most]
+        # Sentences that share the same words but speak of different people ("A landlord who wishes to terminate …
+        # shall give … three months", "A tenant who wishes to terminate … one month"): the one whose subject is the
+        # clause's own is where its facts must be, not beside it.
+        said_of = _subject(clause)
+        subsections = all(_SUBSECTION.match(provision[units[k][0] : units[k][1]]) for k in tied)
+        own = [k for k in tied if subsections and said_of and _subject(provision[units[k][0] : units[k][1]]) == said_of]
         gaps = []
-        for k, overlap in enumerate(overlaps):
-            if overlap == most:
-                place = provision[units[max(0, k - 1)][0] : units[min(len(units) - 1, k + 1)][1]]
-                gaps.append(missing_facts(clause, place, identity))
+        if own and len(own) < len(tied):  # only its own sentence, and the items of its list if it leads one in
+            spans = [(k, k + 1 if _LEAD_IN.search(provision[units[k][0] : units[k][1]]) else k) for k in own]
+        else:  # each with the sentences either side: a list's lead-in and its items
+            spans = [(max(0, k - 1), k + 1) for k in tied]
+        for first, last in spans:
+            place = provision[units[first][0] : units[min(len(units) - 1, last)][1]]
+            gaps.append(missing_facts(clause, place, identity))
         if all(gaps):
             return [f"{fact} (said of something else)" for fact in min(gaps, key=len)]
     return []
