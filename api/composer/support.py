@@ -420,8 +420,9 @@ def _misplaced(
     """Facts the provision states, but not where it says what the sentence says about them: "Within two months
     after the lease ends, the landlord shall refund the deposit" takes "two months" from the deposit cap, when the
     refund clause says fourteen days. Each clause of the sentence that states a fact is matched to the provision's
-    sentences that share most of its words (with the ones on either side: a list's lead-in and its items); one of them
-    must state the fact. A clause that shares no word with any is left to the whole provision."""
+    sentences that share most of its words, its figures left out (with the ones on either side: a list's lead-in and
+    its items); one of them must state the fact. Among subsections that tie, the ones opening with the clause's own
+    subject are read alone. A clause that shares no word with any is left to the whole provision."""
     for clause in _FACT_CLAUSE.split(without_references(sentence)):  # "the Labour Act, 2004" keeps its year out of it
         if facts(clause).empty:
             continue
@@ -434,12 +435,12 @@ def _misplaced(
         # Sentences that share the same words but speak of different people ("A landlord who wishes to terminate …
         # shall give … three months", "A tenant who wishes to terminate … one month"): the one whose subject is the
         # clause's own is where its facts must be, not beside it.
-        said_of = _subject(clause)
-        subsections = all(_SUBSECTION.match(provision[units[k][0] : units[k][1]]) for k in tied)
-        own = [k for k in tied if subsections and said_of and _subject(provision[units[k][0] : units[k][1]]) == said_of]
+        said_of, text = _subject(clause), {k: provision[units[k][0] : units[k][1]] for k in tied}
+        subsections = all(_SUBSECTION.match(t) for t in text.values())
+        own = [k for k in tied if subsections and said_of and _subject(text[k]) == said_of]
         gaps = []
         if own and len(own) < len(tied):  # only its own sentence, and the items of its list if it leads one in
-            spans = [(k, k + 1 if _LEAD_IN.search(provision[units[k][0] : units[k][1]]) else k) for k in own]
+            spans = [(k, k + 1 if _LEAD_IN.search(text[k]) else k) for k in own]
         else:  # each with the sentences either side: a list's lead-in and its items
             spans = [(max(0, k - 1), k + 1) for k in tied]
         for first, last in spans:
