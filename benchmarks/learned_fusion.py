@@ -41,11 +41,10 @@ from api.schemas.documents import Chunk
 from api.settings import BM25Settings
 from api.tools.bm25 import Bm25sIndex
 from api.tools.embeddings import load_sentence_transformer
-from benchmarks.tune_labelled import log, rankings
+from benchmarks.tune_labelled import log, rankings, tuned_on
 from benchmarks.tune_reranker import cached_rankings, recall_at
 from benchmarks.tune_retrieval import DATA, POOL, load
-from ingestion.pairs import held_out, labelled_pairs, split_questions
-from ingestion.tuning import train
+from ingestion.pairs import held_out, split_questions
 
 FUSED = "fused: dense x1.0 + bm25 stem+bigrams"
 TUNED_FUSED = "tuned fused: dense x1.0 + bm25 stem+bigrams"
@@ -175,8 +174,7 @@ def tuned_rankings(
     at = {q.qid: i for i, q in enumerate(questions)}
     out: dict[str, list[list[str]]] = {"tuned dense": [[] for _ in questions], TUNED_FUSED: [[] for _ in questions]}
     for fit_on, score_on in ((folds[1], folds[0]), (folds[0], folds[1])):
-        model = load_sentence_transformer()
-        stats = train(model, labelled_pairs(chunks, fit_on), 2, 32, 3600.0, 2e-5)
+        model, stats, _ = tuned_on(chunks, fit_on)
         log(f"tuned on {len(fit_on)} questions: {stats.steps} steps in {stats.seconds:.0f}s")
         ranked = rankings(chunks, [q.text for q in score_on], True, model)
         for q, dense, fused in zip(score_on, ranked["dense"], ranked[FUSED], strict=True):

@@ -16,17 +16,18 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from api.evaluation import load_questions
+from api.evaluation import Question, load_questions
 from api.schemas.documents import Chunk
 from api.settings import BM25Settings
 from api.tools.bm25 import Bm25sIndex, lexical_text, tokenize
 from api.tools.embeddings import load_sentence_transformer
 from benchmarks.tune_retrieval import DATA, POOL, load, print_scores, units
 from ingestion.pairs import labelled_pairs, split_questions
-from ingestion.tuning import fuse, train
+from ingestion.tuning import TrainStats, fuse, train
 
 LEXICAL = {"bm25": BM25Settings(), "bm25 stem+bigrams": BM25Settings(stem=True, bigrams=True)}
 WEIGHTS = (0.5, 1.0, 2.0)
@@ -61,6 +62,17 @@ def rankings(
     return out
 
 
+def tuned_on(
+    chunks: Sequence[Chunk], questions: Sequence[Question], epochs: int = 2, batch_size: int = 32,
+    seconds: float = 3600.0, learning_rate: float = 2e-5,
+) -> tuple[Any, TrainStats, int]:  # fmt: skip
+    """The packaged model trained on ``questions``' labelled pairs as ``gweta tune --questions`` trains it; with the
+    training's figures and the number of pairs."""
+    pairs = labelled_pairs(chunks, questions)
+    model = load_sentence_transformer()
+    return model, train(model, pairs, epochs, batch_size, seconds, learning_rate), len(pairs)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--epochs", type=int, default=2)
@@ -82,12 +94,12 @@ def main() -> None:
     notes = []
     first_model = None
     for fold, (fit_on, score_on) in enumerate(((two, one), (one, two)), 1):
-        pairs = labelled_pairs(chunks, fit_on)
-        model = load_sentence_transformer()
-        stats = train(model, pairs, args.epochs, args.batch_size, args.max_minutes * 60, args.learning_rate)
-        log(f"fold {fold}: {len(pairs)} pairs, {stats.steps} steps in {stats.seconds}s ({stats.stopped_by})")
+        model, stats, pairs = tuned_on(
+            chunks, fit_on, args.epochs, args.batch_size, args.max_minutes * 60, args.learning_rate
+        )
+        log(f"fold {fold}: {pairs} pairs, {stats.steps} steps in {stats.seconds}s ({stats.stopped_by})")
         notes.append(
-            f"- fold {fold}: trained on {len(fit_on)} questions ({len(pairs)} pairs), {stats.steps} steps in "
+            f"- fold {fold}: trained on {len(fit_on)} questions ({pairs} pairs), {stats.steps} steps in "
             f"{stats.seconds:.0f} s (stopped by {stats.stopped_by}), scored on the other {len(score_on)}"
         )
         ranked = rankings(chunks, [q.text for q in score_on], True, model)

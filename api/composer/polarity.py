@@ -96,7 +96,7 @@ def permits_beyond(sentence: str) -> bool:
     )
 
 
-def limits(clause: str, sentence: str = "") -> bool:
+def limits(clause: str, sentence: str) -> bool:
     """Whether ``clause`` sets an upper limit ``sentence`` could go past: forbids going past something ("no lender
     shall … receive … interest at a rate greater than", "shall not require a deposit that exceeds"), or obliges
     within a time ("shall … not later than thirty days"), when the sentence goes past a time ("later than", "more than
@@ -135,8 +135,8 @@ _VALID = re.compile(r"\b(?:valid|lawful|binding|enforceable)\b", re.I)
 # A duty to give something back ("shall refund any payment received"), and a sentence letting it be kept ("may keep
 # any payment received"); not where the clause itself lets part be kept ("refunded …, less any amount due for damage").
 _GIVE_BACK = re.compile(r"\b(?:refund|return|repay|reimburse)(?:s|ed|ing)?\b|\b(?:give|pay|hand)\s+back\b", re.I)
-_HOLD = re.compile(r"\b(?:keep|keeps|kept|retain(?:s|ed)?|withhold(?:s)?|withheld|forfeit(?:s)?)\b", re.I)
-_DEDUCTION = re.compile(r"\b(?:less|minus|deduct\w*|set[- ]off|retain\w*|withh\w*|keep|forfeit\w*)\b", re.I)
+_HOLD = re.compile(r"\b(?:keep|keeps|kept|retain\w*|withh\w*|forfeit\w*)\b", re.I)
+_LESS = re.compile(r"\b(?:less|minus|deduct\w*|set[- ]off)\b", re.I)
 _CONDITION_OBJECT = re.compile(
     r"\b(?:without|unless|except|excepting|other\s+than|otherwise\s+than|until|before)\s+((?:the\s+|a\s+|an\s+)?\w+)",
     re.I,
@@ -159,7 +159,8 @@ def opposite(sentence: str, clause: str) -> bool:
     if not said and _VOID.search(clause) and _VALID.search(sentence) and not _VOID.search(sentence):
         return True  # "shall be valid" against "shall be void"
     if (
-        not said and _DUTY.search(clause) and _GIVE_BACK.search(clause) and not _DEDUCTION.search(clause)
+        not said and _DUTY.search(clause) and _GIVE_BACK.search(clause)
+        and not (_LESS.search(clause) or _HOLD.search(clause))
         and _PERMISSION.search(sentence) and _HOLD.search(sentence) and not _GIVE_BACK.search(sentence)
         and not _CONDITIONAL.search(sentence)
     ):  # fmt: skip

@@ -354,7 +354,8 @@ def _fmt(value: float) -> str:
 
 
 # A provision's sentences end at a line break, after . ; : or before a subsection marker "(2) ".
-_UNIT_SPLIT = re.compile(r"\n+|(?<=[.;:])\s+(?=[(\"“A-Z0-9])|\s+(?=\(\d{1,3}[A-Z]?\)\s)")
+_SUBSECTION_MARK = r"\(\d{1,3}[A-Z]?\)\s"  # "(2) ", a subsection's number (not a list item's "(a)")
+_UNIT_SPLIT = re.compile(rf"\n+|(?<=[.;:])\s+(?=[(\"“A-Z0-9])|\s+(?={_SUBSECTION_MARK})")
 
 
 _REFERRING = re.compile(r"\b(?:sub)?(?:sections?|paragraphs?|regulations?|rules?|articles?|items?)$", re.I)
@@ -399,7 +400,7 @@ _FACT_CLAUSE = re.compile(r"[,;]\s+|\s+(?:and|but|or|whereas)\s+(?=\w+\s+\w+\s+\
 
 
 _NUMBERING = re.compile(r"^\s*(?:\(\w{1,4}\)\s*|\d+[A-Z]?\.\s*)+")
-_SUBSECTION = re.compile(r"\s*\(\d{1,3}[A-Z]?\)\s")  # "(2) A tenant who …", not a heading or a list item
+_SUBSECTION = re.compile(rf"\s*{_SUBSECTION_MARK}")  # "(2) A tenant who …", not a heading or a list item
 _LEAD_IN = re.compile(r"[:—–-]\s*$")
 _SUBJECT_SKIP = frozenset("every each no none person".split())
 
