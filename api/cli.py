@@ -358,6 +358,11 @@ def tune(
             f"held-out {report.held_out_on}, MRR@10: "
             + ", ".join(f"{k} {v:.3f}" for k, v in report.held_out_mrr.items()),
         ]
+    if report.fusion is not None:
+        f = report.fusion
+        measured = ", ".join(f"{k} {v:.3f}" for k, v in f.scores.items())
+        lines.append(f"learned fusion ({f.questions} training, {f.held_out} held-out questions): "
+                     f"{'serves' if f.kept else 'not kept'}, {f.reason}; {measured}")  # fmt: skip
     if report.generated is not None:
         lines.append(_generated_line(report.generated))
     lines.append("seconds: " + ", ".join(f"{k} {v}" for k, v in report.seconds.items()))

@@ -32,6 +32,7 @@ from api.tools.corpus import Corpus
 from api.tools.corpus_watch import CorpusWatcher
 from api.tools.embeddings import build_embedder, build_shared_embedder, core_share, share_cores
 from api.tools.firestore import close_firestore, open_firestore
+from api.tools.fusion import Candidates, LearnedFusion, load_trees
 from api.tools.llm import build_chat_stream, build_llm
 from api.tools.memory import build_memory
 from api.tools.object_store import build_object_store
@@ -119,13 +120,16 @@ async def open_services(settings: Settings, serving: bool = False) -> AsyncItera
                 else None
             )
 
+            trees = load_trees(settings.retrieval.learned_fusion_path)
+
             def assemble(
                 corpus: Corpus, lexical: LexicalIndex
             ) -> tuple[HybridRetriever, ContextBundler, FittedJudge | None]:
                 """The tools that hold one corpus version (each with its own caches)."""
+                fusion = LearnedFusion(trees, Candidates(corpus.chunks.values(), lexical)) if trees else None
                 retriever = HybridRetriever(
                     corpus, embedder, vectors, lexical, settings.retrieval, reranker, settings.reranker.candidates,
-                    thesaurus,
+                    thesaurus, fusion,
                 )  # fmt: skip
                 bundler = ContextBundler(
                     corpus, embedder.count_tokens, settings.retrieval.context_tokens,

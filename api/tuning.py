@@ -2,8 +2,9 @@
 
 ``<data_dir>/tuning/state.json`` names the active tuned embedder (a folder under ``<data_dir>/models/``), the vector
 collection its vectors live in, and the BM25 (analyzer, field weights, k1, b) and fusion parameters fit on pairs
-mined from the corpus or on labelled questions. Writing that file (atomically, by rename) is the switch; deleting the
-tuning returns to the packaged model.
+mined from the corpus or on labelled questions (with the learned fusion's trees, when labelled questions trained trees
+that beat RRF). Writing that file (atomically, by rename) is the switch; deleting the tuning returns to the packaged
+model.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ class TuningState(BaseModel):
     heading_weight: int = 1
     dense_weight: float | None = None
     bm25_weight: float | None = None
+    fusion_file: str = Field("", description="The learned fusion's trees, relative to the data dir; empty: RRF.")
 
     @property
     def embedder_name(self) -> str:
@@ -64,8 +66,10 @@ def apply_tuning(settings: Settings) -> Settings:
                   "title_weight": state.title_weight, "heading_weight": state.heading_weight}  # fmt: skip
         update["bm25"] = BM25Settings(**{**settings.bm25.model_dump(), **chosen})
     if state.dense_weight is not None and state.bm25_weight is not None:
-        weights = {"dense_weight": state.dense_weight, "bm25_weight": state.bm25_weight}
-        update["retrieval"] = RetrievalSettings(**{**settings.retrieval.model_dump(), **weights})
+        chosen_fusion: dict[str, object] = {"dense_weight": state.dense_weight, "bm25_weight": state.bm25_weight}
+        if state.fusion_file:
+            chosen_fusion["learned_fusion_path"] = settings.data_dir / state.fusion_file
+        update["retrieval"] = RetrievalSettings(**{**settings.retrieval.model_dump(), **chosen_fusion})
     packaged = settings.embeddings.backend == "minilm" and not settings.embeddings.model
     if state.version and packaged and state.model_dir:
         model = str(settings.data_dir / state.model_dir)

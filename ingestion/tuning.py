@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import random
 import shutil
 import time
@@ -33,11 +34,13 @@ from api.settings import BM25Settings, Settings
 from api.tools.bm25 import Bm25sIndex, lexical_tokens
 from api.tools.corpus import MANIFEST_KEY, Corpus, Manifest
 from api.tools.embeddings import SentenceTransformerEmbedder, Vectors, load_sentence_transformer
+from api.tools.fusion import Candidates
 from api.tools.object_store import build_object_store, put_json
 from api.tools.onnx_embedder import export_folder, forget_export
-from api.tools.vector_store import MilvusVectorStore, build_vector_store, collection_for
+from api.tools.vector_store import Hit, MilvusVectorStore, build_vector_store, collection_for
 from api.tuning import PACKAGED_NAME, TuningState, load_state, save_state
 from ingestion.indexes import write_lexical_index
+from ingestion.learned_fusion import Asked, FusionChoice, choose
 from ingestion.pairs import (
     GenerateStats,
     Pair,
@@ -237,6 +240,7 @@ class TuneReport:
     generated: GenerateStats | None = None
     held_out_on: str = "mined pairs"
     kept: Literal["tuned", "packaged"] = "tuned"  # which model serves: the packaged one when tuning did not beat it
+    fusion: FusionChoice | None = None  # the learned fusion, tried only with labelled questions
 
 
 @dataclass(slots=True)
@@ -414,11 +418,14 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
         packaged_vectors = await _packaged_vectors(settings, packaged, chunks, base_current)
         packaged_queries = await packaged.embed_documents([p.query for p in held])
         clock["baseline"] = time.perf_counter() - start
+        # The learned fusion trains on lists whose dense model never saw its questions: the packaged model's.
+        train_gold = _gold_by_question(labelled)
+        packaged_train = await packaged.embed_documents(list(train_gold)) if not mined else packaged_queries[:0]
     ids = [c.chunk_id for c in chunks]
     units = unit_map(chunks, unit)
 
     def ranked(matrix: Vectors, asked: Vectors) -> list[list[str]]:
-        return [_sections(units, [ids[i] for i in np.argsort(-(matrix @ q))[:FUSION_POOL]]) for q in asked]
+        return [_sections(units, [h.chunk_id for h in hits]) for hits in _dense_hits(matrix, asked, ids)]
 
     dense, dense_packaged = ranked(vectors, queries), ranked(packaged_vectors, packaged_queries)
     gold = [p.section_id for p in held]
@@ -435,9 +442,25 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
         **scores, "bm25 (default)": bm25.mrr_default, "bm25 (tuned)": bm25.mrr_tuned,
         "fused": _mrr([fuse(d, s, dense_weight) for d, s in zip(dense, lexical, strict=True)], gold),
     }  # fmt: skip
+    fusion: FusionChoice | None = None
+    fusion_file = ""
+    if not mined:
+        start = time.perf_counter()
+        served, served_queries = (vectors, queries) if kept == "tuned" else (packaged_vectors, packaged_queries)
+        first = {p.query: i for i, p in reversed(list(enumerate(held)))}
+        held_gold = _gold_by_question(held)
+        train_rows = list(zip(train_gold.items(), _dense_hits(packaged_vectors, packaged_train, ids), strict=True))
+        held_rows = list(zip(held_gold.items(), _dense_hits(served, served_queries[[first[q] for q in held_gold]], ids),
+                             strict=True))  # fmt: skip
+        fusion = await asyncio.to_thread(_fusion_choice, corpus, index, units, dense_weight, train_rows, held_rows)
+        clock["learned_fusion"] = time.perf_counter() - start
+        if fusion.kept and fusion.trees is not None:
+            fusion_file = f"tuning/fusion-v{version}.json"
+            _write_atomically(settings.data_dir / fusion_file, fusion.trees.model_dump_json())
 
     fitted = {"k1": bm25.k1, "b": bm25.b, "stem": bm25.stem, "bigrams": bm25.bigrams, "dense_weight": dense_weight,
-              "title_weight": bm25.title_weight, "heading_weight": bm25.heading_weight, "bm25_weight": 1.0}  # fmt: skip
+              "title_weight": bm25.title_weight, "heading_weight": bm25.heading_weight, "bm25_weight": 1.0,
+              "fusion_file": fusion_file}  # fmt: skip
     if kept == "tuned":
         new_state = TuningState(
             version=version, last_version=version, model_dir=model_dir, collection=collection, base_collection=base,
@@ -453,6 +476,7 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
     await write_lexical_index(store, chunks)
     after = await _write_manifest(settings, corpus.manifest, name, embedder.dimensions)
     save_state(settings.data_dir, new_state)  # the switch
+    _drop_fusion(settings, state, new_state)
     if state.version and state.collection != collection:  # the previous tuned model is no longer read
         await asyncio.to_thread(_drop_collection, settings, state.collection)
         await asyncio.to_thread(_drop_model, settings, state)
@@ -462,8 +486,57 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
     return TuneReport(
         "tuned", new_state.version, before, after, collection, model_dir, {"train": len(train_pairs), "held_out":
         len(held), **kinds}, stats, bm25, dense_weight, held_out, {k: round(v, 1) for k, v in clock.items()},
-        generate_stats, "mined pairs" if mined else "labelled questions", kept,
+        generate_stats, "mined pairs" if mined else "labelled questions", kept, fusion,
     )  # fmt: skip
+
+
+def _dense_hits(matrix: Vectors, asked: Vectors, ids: Sequence[str]) -> list[list[Hit]]:
+    """Each query's top FUSION_POOL chunks by cosine (the vectors are normalised), as the vector store returns them."""
+    out = []
+    for query in asked:
+        scores = matrix @ query
+        top = np.argsort(-scores, kind="stable")[:FUSION_POOL]
+        out.append([Hit(ids[i], float(scores[i])) for i in top])
+    return out
+
+
+def _gold_by_question(pairs: Sequence[Pair]) -> dict[str, frozenset[str]]:
+    """Each labelled question (pairs are one per gold provision) with all its gold units, in first-seen order."""
+    gold: dict[str, set[str]] = {}
+    for pair in pairs:
+        gold.setdefault(pair.query, set()).add(pair.section_id)
+    return {query: frozenset(units) for query, units in gold.items()}
+
+
+def _fusion_choice(
+    corpus: Corpus, index: Bm25sIndex, units: Mapping[str, str], dense_weight: float,
+    train: Sequence[tuple[tuple[str, frozenset[str]], list[Hit]]],
+    held: Sequence[tuple[tuple[str, frozenset[str]], list[Hit]]],
+) -> FusionChoice:  # fmt: skip
+    """The learned fusion trained on ``train`` ((question, gold), packaged dense hits) and judged on ``held`` (with the
+    dense hits of the model that serves), BM25's lists from the BM25 fit here."""
+
+    def asked(rows: Sequence[tuple[tuple[str, frozenset[str]], list[Hit]]]) -> list[Asked]:
+        return [Asked.of(text, dense, index._search(text, FUSION_POOL), dense_weight, gold)
+                for (text, gold), dense in rows]  # fmt: skip
+
+    return choose(Candidates(corpus.chunks.values(), index), asked(train), asked(held), units)
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _drop_fusion(settings: Settings, before: TuningState, after: TuningState) -> None:
+    """The learned fusion the switch left behind, if any (only a file under the data dir's tuning folder)."""
+    if not before.fusion_file or before.fusion_file == after.fusion_file:
+        return
+    path = (settings.data_dir / before.fusion_file).resolve()
+    if path.parent == (settings.data_dir / "tuning").resolve():
+        path.unlink(missing_ok=True)
 
 
 def _drop_model(settings: Settings, state: TuningState) -> None:
@@ -526,7 +599,9 @@ async def revert(settings: Settings, progress: Progress = no_progress) -> TuneRe
             dims = embedder.dimensions
             await _embed_into(settings, base, embedder, chunks, progress)
     after = await _write_manifest(settings, manifest, PACKAGED_NAME, dims)
-    save_state(settings.data_dir, TuningState(last_version=state.last_version))
+    reverted = TuningState(last_version=state.last_version)
+    save_state(settings.data_dir, reverted)
+    _drop_fusion(settings, state, reverted)
     if state.version:
         await asyncio.to_thread(_drop_collection, settings, state.collection)
         await asyncio.to_thread(_drop_model, settings, state)

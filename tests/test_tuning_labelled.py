@@ -121,6 +121,10 @@ def test_the_command_tunes_on_labelled_questions_and_refuses_bad_files(private_d
     assert re.search(r"pairs from the labelled questions: train (\d+), held_out \d+, labelled \1, generated 0\n",
                      done.stdout)  # fmt: skip
     assert "held-out labelled questions, MRR@10: dense (tuned) " in done.stdout
+    # 17 questions are too few to train the learned fusion: the report says so and RRF serves
+    assert re.search(r"learned fusion \(\d+ training, \d+ held-out questions\): not kept, \d+ training questions \(at "
+                     r"least 30", done.stdout)  # fmt: skip
+    assert load_state(private_data_dir).fusion_file == ""
     state = load_state(private_data_dir)
     assert state.version == 1 and state.dense_weight in (0.5, 1.0, 2.0)
     tuned = apply_tuning(Settings(data_dir=private_data_dir))

@@ -95,6 +95,7 @@ Mask = npt.NDArray[np.bool_]
 
 class LexicalIndex(Protocol):
     chunk_ids: list[str]
+    tokens: list[list[str]]  # each chunk's tokens as ingestion stored them, in ``chunk_ids``' order
 
     async def search(self, query: str, limit: int, mask: Mask | None = None) -> list[Hit]:
         """Best chunks for the query; ``mask`` (one flag per chunk id, in order) restricts scoring to allowed ones."""

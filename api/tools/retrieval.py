@@ -1,5 +1,6 @@
 """Hybrid retrieval: dense (vector store) and lexical (BM25) searches run concurrently, each under its own
-timeout, are fused with weighted reciprocal rank fusion, then optionally reranked by a cross-encoder.
+timeout, are fused with weighted reciprocal rank fusion (then ordered by the ranker ``gweta tune --questions``
+learned, where it did), then optionally reranked by a cross-encoder.
 
 Every stage's candidates are kept on the result, so the debug endpoint and the evaluation can look inside.
 """
@@ -23,6 +24,7 @@ from api.tools.bm25 import LexicalIndex, Mask
 from api.tools.cache import SemanticCache, TTLCache
 from api.tools.corpus import Corpus
 from api.tools.embeddings import Embedder, Vectors
+from api.tools.fusion import LearnedFusion
 from api.tools.reranker import Reranker
 from api.tools.thesaurus import Thesaurus
 from api.tools.vector_store import NO_FILTERS, Hit, SearchFilters, VectorStore
@@ -46,7 +48,7 @@ class RetrievalResult:
     warnings: list[tuple[WarningCode, str]] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     stages: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
-    """(chunk id, score) per stage: dense, bm25, fused, reranked."""
+    """(chunk id, score) per stage: dense, bm25, fused, learned (the learned ranker's log-odds), reranked."""
     cache_hits: dict[str, int] = field(default_factory=dict)
     expansion: list[str] = field(default_factory=list)
     """Terms query expansion added to the BM25 query, if it ran."""
@@ -108,6 +110,7 @@ class HybridRetriever:
         reranker: Reranker | None = None,
         rerank_candidates: int = 20,
         thesaurus: Thesaurus | None = None,
+        fusion: LearnedFusion | None = None,
     ) -> None:
         self.corpus = corpus
         self.embedder = embedder
@@ -117,6 +120,7 @@ class HybridRetriever:
         self.reranker = reranker
         self.rerank_candidates = rerank_candidates
         self.thesaurus = thesaurus
+        self.fusion = fusion
         # Caller-supplied filters key this cache, so it is bounded like the others (a mask is one byte per chunk).
         self._masks: TTLCache[Mask] = TTLCache(MASK_CACHE_S, cfg.mask_cache_entries)
         # Query -> results, found by the normalised text or by a query embedding close enough to a cached one,
@@ -213,6 +217,21 @@ class HybridRetriever:
                 result.stages[name] = [(h.chunk_id, h.score) for h in outcome]
         return rankings
 
+    @staticmethod
+    def _learned(
+        fusion: LearnedFusion, query: str, rankings: Mapping[str, Sequence[Hit]], fused: list[Retrieved],
+        result: RetrievalResult,
+    ) -> list[Retrieved]:  # fmt: skip
+        """``fused`` in the learned ranker's order (ties keep RRF's); each hit keeps its RRF score and gains its
+        ``learned`` rank."""
+        start = time.perf_counter()
+        order = fusion.ranked(query, rankings, [h.chunk.chunk_id for h in fused])
+        learned = [Retrieved(fused[i].chunk, fused[i].score, {**fused[i].ranks, "learned": n})
+                   for n, (i, _) in enumerate(order, start=1)]  # fmt: skip
+        result.stages["learned"] = [(fused[i].chunk.chunk_id, score) for i, score in order]
+        result.timings["learned_fusion"] = _ms(start)
+        return learned
+
     async def _rerank(self, query: str, fused: list[Retrieved], result: RetrievalResult) -> list[Retrieved]:
         if self.reranker is None:
             result.timings["rerank_passthrough"] = 0.0
@@ -285,6 +304,8 @@ class HybridRetriever:
         ]
         result.stages["fused"] = [(h.chunk.chunk_id, h.score) for h in fused]
         result.timings["fuse"] = _ms(start)
+        if self.fusion is not None and mode == "hybrid" and self.fusion.applies(rankings):
+            fused = self._learned(self.fusion, query, rankings, fused, result)
         if rerank:
             fused = await self._rerank(query, fused, result)
         result.hits = fused[: top_k or self.cfg.top_k]
