@@ -49,10 +49,14 @@ def load_state(data_dir: Path) -> TuningState:
 
 def save_state(data_dir: Path, state: TuningState) -> None:
     """Write the state by rename, so a reader sees the old tuning or the new one, never half of either."""
-    path = data_dir / STATE_FILE
+    write_atomically(data_dir / STATE_FILE, state.model_dump_json(indent=2))
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """``text`` into ``path`` by rename: a reader sees the old file or the new one, never half of either."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(state.model_dump_json(indent=2))
+    tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import random
 import shutil
 import time
@@ -38,7 +37,7 @@ from api.tools.fusion import Candidates
 from api.tools.object_store import build_object_store, put_json
 from api.tools.onnx_embedder import export_folder, forget_export
 from api.tools.vector_store import Hit, MilvusVectorStore, build_vector_store, collection_for
-from api.tuning import PACKAGED_NAME, TuningState, load_state, save_state
+from api.tuning import PACKAGED_NAME, TuningState, load_state, save_state, write_atomically
 from ingestion.indexes import write_lexical_index
 from ingestion.learned_fusion import Asked, FusionChoice, choose
 from ingestion.pairs import (
@@ -456,7 +455,7 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
         clock["learned_fusion"] = time.perf_counter() - start
         if fusion.kept and fusion.trees is not None:
             fusion_file = f"tuning/fusion-v{version}.json"
-            _write_atomically(settings.data_dir / fusion_file, fusion.trees.model_dump_json())
+            write_atomically(settings.data_dir / fusion_file, fusion.trees.model_dump_json())
 
     fitted = {"k1": bm25.k1, "b": bm25.b, "stem": bm25.stem, "bigrams": bm25.bigrams, "dense_weight": dense_weight,
               "title_weight": bm25.title_weight, "heading_weight": bm25.heading_weight, "bm25_weight": 1.0,
@@ -521,13 +520,6 @@ def _fusion_choice(
                 for (text, gold), dense in rows]  # fmt: skip
 
     return choose(Candidates(corpus.chunks.values(), index), asked(train), asked(held), units)
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def _drop_fusion(settings: Settings, before: TuningState, after: TuningState) -> None:
