@@ -490,14 +490,16 @@ def eval_retrieval(
         async with open_services(settings) as services:
             retriever = services.orchestrator.deps.retriever
             configs: list[Config] = [
-                ("bm25 only", "bm25", False, False), ("bm25 + expansion", "bm25", False, True),
-                ("dense only", "dense", False, False), ("hybrid (RRF)", "hybrid", False, False),
-                ("hybrid + expansion", "hybrid", False, True),
+                ("bm25 only", "bm25", False, False, False), ("bm25 + expansion", "bm25", False, True, False),
+                ("dense only", "dense", False, False, False), ("hybrid (RRF)", "hybrid", False, False, False),
+                ("hybrid + expansion", "hybrid", False, True, False),
             ]  # fmt: skip
+            if retriever.fusion is not None:  # what this data dir serves, beside RRF on the same lists
+                configs.append(("hybrid (learned fusion)", "hybrid", False, False, True))
             if retriever.reranker is not None:
                 name = retriever.reranker.name
-                configs.append((f"hybrid + rerank ({name})", "hybrid", True, False))
-                configs.append((f"hybrid + expansion + rerank ({name})", "hybrid", True, True))
+                configs.append((f"hybrid + rerank ({name})", "hybrid", True, False, False))
+                configs.append((f"hybrid + expansion + rerank ({name})", "hybrid", True, True, False))
             with err.status(f"Running {len(qs)} questions × {len(configs)} configurations…"):
                 results = await evaluate(retriever, qs, configs)
         notes = [

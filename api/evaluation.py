@@ -87,8 +87,8 @@ def load_questions(path: Path) -> tuple[list[Question], int]:
     return questions, without_gold
 
 
-Config = tuple[str, Mode, bool, bool]
-"""(name, mode, rerank, expand)."""
+Config = tuple[str, Mode, bool, bool, bool]
+"""(name, mode, rerank, expand, learned): ``learned`` lets the data dir's learned fusion order hybrid results."""
 
 
 def section_unit(section_id: str) -> str:
@@ -106,11 +106,13 @@ async def evaluate(
 ) -> dict[str, dict[str, Scores]]:
     """Scores per configuration name, then per question kind (and 'all')."""
     results: dict[str, dict[str, Scores]] = {}
-    for name, mode, rerank, expand in configs:
+    for name, mode, rerank, expand, learned in configs:
         per_kind: dict[str, Scores] = defaultdict(Scores)
         for q in questions:
             start = time.perf_counter()
-            result = await retriever.retrieve(q.text, top_k=60, mode=mode, rerank=rerank, expand=expand)
+            result = await retriever.retrieve(
+                q.text, top_k=60, mode=mode, rerank=rerank, expand=expand, learned=learned
+            )
             ms = (time.perf_counter() - start) * 1000
             ranked: list[str] = []
             for hit in result.hits:

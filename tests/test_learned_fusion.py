@@ -169,6 +169,10 @@ async def test_the_retriever_orders_by_the_data_dirs_trees_and_revert_removes_th
             scores = [s for _, s in result.stages["learned"]]
             assert scores == sorted(scores, reverse=True) and "learned_fusion" in result.timings
             moved += learned != [cid for cid, _ in result.stages["fused"]]
+            rrf = await retriever.retrieve(question, rerank=False, learned=False)  # what `gweta eval` sets beside it
+            assert "learned" not in rrf.stages and [h.chunk.chunk_id for h in rrf.hits] == [
+                cid for cid, _ in result.stages["fused"][: len(rrf.hits)]
+            ]  # fmt: skip
             alone = await retriever.retrieve(question, mode="bm25")  # the trees learned from both lists
             assert "learned" not in alone.stages and all("learned" not in h.ranks for h in alone.hits)
     assert moved  # the trees reorder what RRF fused

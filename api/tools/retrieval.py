@@ -261,9 +261,11 @@ class HybridRetriever:
         rerank: bool = True,
         filters: SearchFilters = NO_FILTERS,
         expand: bool = False,
+        learned: bool = True,
     ) -> RetrievalResult:
+        """``learned``: order hybrid results by the learned fusion when the data dir has one (else RRF's order)."""
         start_all = time.perf_counter()
-        group = (top_k or self.cfg.top_k, mode, rerank, filters, expand, self.corpus.version)
+        group = (top_k or self.cfg.top_k, mode, rerank, filters, expand, learned, self.corpus.version)
         text = normalize_query(query)
         caching = self.cfg.cache_ttl_s > 0
 
@@ -304,7 +306,7 @@ class HybridRetriever:
         ]
         result.stages["fused"] = [(h.chunk.chunk_id, h.score) for h in fused]
         result.timings["fuse"] = _ms(start)
-        if self.fusion is not None and mode == "hybrid" and self.fusion.applies(rankings):
+        if learned and self.fusion is not None and mode == "hybrid" and self.fusion.applies(rankings):
             fused = self._learned(self.fusion, query, rankings, fused, result)
         if rerank:
             fused = await self._rerank(query, fused, result)
