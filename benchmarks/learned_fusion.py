@@ -41,9 +41,12 @@ from api.schemas.documents import Chunk
 from api.settings import BM25Settings
 from api.tools.bm25 import Bm25sIndex
 from api.tools.embeddings import load_sentence_transformer
+from api.tools.fusion import SCORED_DEPTH, Candidates, LearnedFusion, Trees
+from api.tools.vector_store import Hit
 from benchmarks.tune_labelled import log, rankings, tuned_on
 from benchmarks.tune_reranker import cached_rankings, recall_at
 from benchmarks.tune_retrieval import DATA, POOL, load
+from ingestion.learned_fusion import Asked, fit, ordered
 from ingestion.pairs import held_out, split_questions
 
 FUSED = "fused: dense x1.0 + bm25 stem+bigrams"
@@ -226,12 +229,46 @@ def main() -> None:
         for fit_on, score_on in ((folds[0], folds[1]), (folds[1], folds[0])):
             model = fitted(passages, at, rows, SERVICE_LISTS, FUSED, fit_on)
             ranked[name] |= ranked_by(model, passages, at, served, SERVICE_LISTS, FUSED, score_on)
+        for depth in (POOL, SCORED_DEPTH):
+            name = f"the service's code, trained the same way; BM25 scores {depth} deep"
+            ranked[name] = service_code(chunks, questions, folds, rows, depth)
     print(f"## ObliQA development questions: {len(questions)}, {len(passages.text)} passages, two folds\n")
     table(questions, ranked)
     print(f"\nFeatures and ranking at question time: {1000 * sum(SPENT) / len(SPENT):.1f} ms a question on average "
           f"(over {len(SPENT)} scoring runs; the BM25 scores' own search included).")  # fmt: skip
     if args.zimbabwe:
         print("\n" + zimbabwe(args.work, fitted(passages, at, rows, LISTS, FUSED, questions)))
+
+
+def service_code(
+    chunks: Sequence[Chunk], questions: Sequence[Question], folds: Sequence[Sequence[Question]],
+    rows: dict[str, list[list[str]]], depth: int,
+) -> dict[str, list[str]]:  # fmt: skip
+    """The service's own features and training (``api/tools/fusion.py`` over chunks, ``ingestion/learned_fusion.py``)
+    on these lists, as ``gweta tune --questions`` trains them: each fold's trees learn from its questions with the
+    packaged dense list and BM25 (stemmed and paired, the scores read ``depth`` deep), then rank the other fold with
+    the dense model tuned on the first in the packaged one's place. A passage's dense rank is its first chunk's."""
+    first: dict[str, str] = {}
+    for chunk in chunks:
+        first.setdefault(unit_of(chunk, True), chunk.chunk_id)
+    unit = {c.chunk_id: unit_of(c, True) for c in chunks}
+    index = Bm25sIndex.of_chunks(chunks, BM25Settings(stem=True, bigrams=True))
+    at = {q.qid: i for i, q in enumerate(questions)}
+    lexical = {q.qid: index._search(q.text, depth) for q in questions}
+
+    def asked(q: Question, dense: str) -> Asked:
+        hits = [Hit(first[u], 1.0 - r / 1000) for r, u in enumerate(rows[dense][at[q.qid]])]
+        return Asked.of(q.text, hits, lexical[q.qid], 1.0, frozenset(q.gold), POOL)
+
+    candidates = Candidates(chunks, index)
+    out: dict[str, list[str]] = {}
+    for fit_on, score_on in ((folds[0], folds[1]), (folds[1], folds[0])):
+        trees = fit(candidates, [asked(q, "dense") for q in fit_on], unit)
+        assert trees is not None
+        fusion = LearnedFusion(Trees(trees), candidates)
+        for q in score_on:
+            out[q.qid] = list(dict.fromkeys(unit[c] for c in ordered(fusion, asked(q, "tuned dense"))))
+    return out
 
 
 def table(questions: Sequence[Question], ranked: dict[str, dict[str, list[str]]]) -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.ensemble import HistGradientBoostingClassifier
 
-from api.tools.fusion import FEATURES, LISTS, RRF_K, Candidates, LearnedFusion, Tree, TreeFile, Trees
+from api.tools.fusion import FEATURES, RRF_K, Candidates, LearnedFusion, Tree, TreeFile, Trees
 from api.tools.retrieval import reciprocal_rank_fusion
 from api.tools.vector_store import Hit
 
@@ -29,14 +29,18 @@ class Asked:
     rankings: Mapping[str, Sequence[Hit]]
     fused: Sequence[str]
     gold: frozenset[str]
+    lexical_scores: Mapping[str, float]
 
     @classmethod
     def of(
-        cls, text: str, dense: Sequence[Hit], lexical: Sequence[Hit], dense_weight: float, gold: frozenset[str]
-    ) -> Asked:
-        rankings = dict(zip(LISTS, (dense, lexical), strict=True))
+        cls, text: str, dense: Sequence[Hit], lexical: Sequence[Hit], dense_weight: float, gold: frozenset[str],
+        pool: int = 30,
+    ) -> Asked:  # fmt: skip
+        """``lexical``: BM25's hits down to ``SCORED_DEPTH``, as the retriever reads them; its list is the first
+        ``pool``, as the retriever fuses ``candidates`` of each backend."""
+        rankings = {"dense": list(dense), "bm25": list(lexical[:pool])}
         fused = reciprocal_rank_fusion(rankings, RRF_K, {"dense": dense_weight, "bm25": 1.0})
-        return cls(text, rankings, [cid for cid, _, _ in fused], gold)
+        return cls(text, rankings, [cid for cid, _, _ in fused], gold, {h.chunk_id: h.score for h in lexical})
 
 
 def ranker() -> HistGradientBoostingClassifier:
@@ -51,7 +55,7 @@ def fit(candidates: Candidates, questions: Sequence[Asked], unit: Mapping[str, s
     few questions or their candidates are all gold or all not (nothing to learn)."""
     if len(questions) < MIN_QUESTIONS:
         return None
-    xs = [candidates.features(q.text, q.rankings, q.fused) for q in questions]
+    xs = [candidates.features(q.text, q.rankings, q.fused, q.lexical_scores) for q in questions]
     ys = [np.array([unit[cid] in q.gold for cid in q.fused], dtype=int) for q in questions]
     y = np.concatenate(ys)
     if y.all() or not y.any():
@@ -74,7 +78,8 @@ def tree_file(model: HistGradientBoostingClassifier, questions: int) -> TreeFile
 
 def ordered(fusion: LearnedFusion, question: Asked) -> list[str]:
     """``question``'s fused chunks in the trees' order, as the retriever orders them."""
-    return [question.fused[i] for i, _ in fusion.ranked(question.text, question.rankings, question.fused)]
+    ranked = fusion.ranked(question.text, question.rankings, question.fused, question.lexical_scores)
+    return [question.fused[i] for i, _ in ranked]
 
 
 @dataclass(slots=True)

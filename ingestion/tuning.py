@@ -33,7 +33,7 @@ from api.settings import BM25Settings, Settings
 from api.tools.bm25 import Bm25sIndex, lexical_tokens
 from api.tools.corpus import MANIFEST_KEY, Corpus, Manifest
 from api.tools.embeddings import SentenceTransformerEmbedder, Vectors, load_sentence_transformer
-from api.tools.fusion import Candidates
+from api.tools.fusion import SCORED_DEPTH, Candidates
 from api.tools.object_store import build_object_store, put_json
 from api.tools.onnx_embedder import export_folder, forget_export
 from api.tools.vector_store import Hit, MilvusVectorStore, build_vector_store, collection_for
@@ -516,7 +516,7 @@ def _fusion_choice(
     dense hits of the model that serves), BM25's lists from the BM25 fit here."""
 
     def asked(rows: Sequence[tuple[tuple[str, frozenset[str]], list[Hit]]]) -> list[Asked]:
-        return [Asked.of(text, dense, index._search(text, FUSION_POOL), dense_weight, gold)
+        return [Asked.of(text, dense, index._search(text, SCORED_DEPTH), dense_weight, gold, FUSION_POOL)
                 for (text, gold), dense in rows]  # fmt: skip
 
     return choose(Candidates(corpus.chunks.values(), index), asked(train), asked(held), units)

@@ -122,6 +122,10 @@ def test_features_read_the_lists_the_document_and_the_question_words(
     assert x[0, FEATURES.index("after_1")] == 2 and x[1, FEATURES.index("before_1")] == 1  # neighbours' fused ranks
     assert x[:, FEATURES.index("bm25_score_of_best")].tolist() == [1.0, 0.5]
     assert x[:, FEATURES.index("document_in_top")].tolist() == [2, 2]
+    # BM25's scores read deeper than its list, when given, are the ones read (the retriever's come 300 deep)
+    deeper = candidates.features("deposit", only_bm25, [first, second], {first: 4.0, second: 1.0})
+    assert deeper[:, FEATURES.index("bm25_score")].tolist() == [4.0, 1.0]
+    assert deeper[:, FEATURES.index("bm25_score_of_best")].tolist() == [1.0, 0.25]
 
 
 def test_trees_learn_what_rrf_cannot_see_and_serve_only_when_they_beat_it(
@@ -168,6 +172,7 @@ async def test_the_retriever_orders_by_the_data_dirs_trees_and_revert_removes_th
             assert [h.ranks["learned"] for h in result.hits] == list(range(1, len(result.hits) + 1))
             scores = [s for _, s in result.stages["learned"]]
             assert scores == sorted(scores, reverse=True) and "learned_fusion" in result.timings
+            assert len(result.stages["bm25"]) <= settings.retrieval.candidates  # scored deeper, fused as many
             moved += learned != [cid for cid, _ in result.stages["fused"]]
             rrf = await retriever.retrieve(question, rerank=False, learned=False)  # what `gweta eval` sets beside it
             assert "learned" not in rrf.stages and [h.chunk.chunk_id for h in rrf.hits] == [

@@ -24,7 +24,7 @@ from api.tools.bm25 import LexicalIndex, Mask
 from api.tools.cache import SemanticCache, TTLCache
 from api.tools.corpus import Corpus
 from api.tools.embeddings import Embedder, Vectors
-from api.tools.fusion import LearnedFusion
+from api.tools.fusion import SCORED_DEPTH, LearnedFusion
 from api.tools.reranker import Reranker
 from api.tools.thesaurus import Thesaurus
 from api.tools.vector_store import NO_FILTERS, Hit, SearchFilters, VectorStore
@@ -171,19 +171,22 @@ class HybridRetriever:
         finally:
             timings[f"retrieve_{name}"] = _ms(start)
 
-    async def _lexical(self, query: str, filters: SearchFilters, expand: bool, result: RetrievalResult) -> list[Hit]:
-        """BM25; with ``expand``, a second pass adds the terms the first pass's top chunks share (RM3-style)."""
-        hits = await self.lexical.search(query, self.cfg.candidates, self._mask(filters))
+    async def _lexical(
+        self, query: str, filters: SearchFilters, expand: bool, result: RetrievalResult, depth: int
+    ) -> list[Hit]:
+        """BM25's best ``depth`` chunks; with ``expand``, a second pass adds the terms the first pass's top chunks
+        share (RM3-style)."""
+        hits = await self.lexical.search(query, depth, self._mask(filters))
         if not expand or not hits:
             return hits
         terms = self.lexical.expansion_terms([h.chunk_id for h in hits[:EXPANSION_FEEDBACK]], query)
         result.expansion = terms
         if not terms:
             return hits
-        result.stages["bm25_unexpanded"] = [(h.chunk_id, h.score) for h in hits]
+        result.stages["bm25_unexpanded"] = [(h.chunk_id, h.score) for h in hits[: self.cfg.candidates]]
         # The question's own words count twice, so the added terms refine rather than replace it.
         expanded = f"{query} {query} {' '.join(terms)}"
-        return await self.lexical.search(expanded, self.cfg.candidates, self._mask(filters))
+        return await self.lexical.search(expanded, depth, self._mask(filters))
 
     async def _search(
         self,
@@ -194,12 +197,16 @@ class HybridRetriever:
         expand: bool = False,
         vector: Vectors | None = None,
         lexical_query: str | None = None,
+        scored: dict[str, float] | None = None,
     ) -> dict[str, list[Hit]]:
+        """Each backend's candidates. ``scored``, when given, receives BM25's scores down to ``SCORED_DEPTH`` (what
+        the learned fusion reads); its list stays ``candidates`` long."""
         sources: dict[str, Awaitable[list[Hit]]] = {}
         if mode in ("hybrid", "dense"):
             sources["dense"] = self._dense(query, filters, vector)
         if mode in ("hybrid", "bm25"):
-            sources["bm25"] = self._lexical(lexical_query or query, filters, expand, result)
+            depth = self.cfg.candidates if scored is None else max(self.cfg.candidates, SCORED_DEPTH)
+            sources["bm25"] = self._lexical(lexical_query or query, filters, expand, result, depth)
         outcomes = await asyncio.gather(
             *(self._timed(name, work, result.timings) for name, work in sources.items()), return_exceptions=True
         )
@@ -213,6 +220,9 @@ class HybridRetriever:
                 code: WarningCode = "dense_unavailable" if name == "dense" else "bm25_unavailable"
                 result.warnings.append((code, f"{name} search {kind}; results come from the rest"))
             else:
+                if name == "bm25" and scored is not None:
+                    scored.update((h.chunk_id, h.score) for h in outcome)
+                    outcome = outcome[: self.cfg.candidates]
                 rankings[name] = outcome
                 result.stages[name] = [(h.chunk_id, h.score) for h in outcome]
         return rankings
@@ -220,12 +230,12 @@ class HybridRetriever:
     @staticmethod
     def _learned(
         fusion: LearnedFusion, query: str, rankings: Mapping[str, Sequence[Hit]], fused: list[Retrieved],
-        result: RetrievalResult,
+        result: RetrievalResult, scored: Mapping[str, float] | None,
     ) -> list[Retrieved]:  # fmt: skip
         """``fused`` in the learned ranker's order (ties keep RRF's); each hit keeps its RRF score and gains its
         ``learned`` rank."""
         start = time.perf_counter()
-        order = fusion.ranked(query, rankings, [h.chunk.chunk_id for h in fused])
+        order = fusion.ranked(query, rankings, [h.chunk.chunk_id for h in fused], scored)
         learned = [Retrieved(fused[i].chunk, fused[i].score, {**fused[i].ranks, "learned": n})
                    for n, (i, _) in enumerate(order, start=1)]  # fmt: skip
         result.stages["learned"] = [(fused[i].chunk.chunk_id, score) for i, score in order]
@@ -291,8 +301,10 @@ class HybridRetriever:
         vector = await self._embed(dense_query, result) if mode in ("hybrid", "dense") else None
         if caching and vector is not None and (similar := self.cache.get_similar(group, vector)) is not None:
             return from_cache(*similar)
+        ordering = learned and self.fusion is not None and mode == "hybrid"  # by the learned fusion, if both answer
+        scored: dict[str, float] | None = {} if ordering else None
         rankings = await self._search(
-            dense_query, mode, filters, result, expand, vector, lay.lexical_query if lay else None
+            dense_query, mode, filters, result, expand, vector, lay.lexical_query if lay else None, scored
         )
         if not rankings:
             result.warnings.append(("retrieval_unavailable", "no search backend answered"))
@@ -306,8 +318,8 @@ class HybridRetriever:
         ]
         result.stages["fused"] = [(h.chunk.chunk_id, h.score) for h in fused]
         result.timings["fuse"] = _ms(start)
-        if learned and self.fusion is not None and mode == "hybrid" and self.fusion.applies(rankings):
-            fused = self._learned(self.fusion, query, rankings, fused, result)
+        if ordering and self.fusion is not None and self.fusion.applies(rankings):
+            fused = self._learned(self.fusion, query, rankings, fused, result, scored)
         if rerank:
             fused = await self._rerank(query, fused, result)
         result.hits = fused[: top_k or self.cfg.top_k]
