@@ -91,6 +91,8 @@ def test_a_missing_or_damaged_tree_file_is_a_clear_error(tmp_path: Path) -> None
     for damaged, why in (
         ({**good, "features": ["dense_rank"]}, "this version computes"),
         ({**good, "trees": [{**tree, "right": [7, -1, -1]}]}, "children must be nodes"),
+        ({**good, "trees": [{**tree, "left": [0, -1, -1]}]}, "no cycles"),
+        ({**good, "trees": [{**tree, "left": [2, -1, -1]}]}, "no cycles"),  # one node, two parents' slots
         ({**good, "trees": [{**tree, "feature": [99, 0, 0]}]}, "does not compute"),
         ({**good, "trees": []}, "at least 1"),
     ):

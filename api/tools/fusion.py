@@ -61,6 +61,10 @@ class Tree(BaseModel):
             raise ValueError("a tree's node arrays must be non-empty and of one length")
         if any(not (-1 <= c < n) for c in (*self.left, *self.right)):
             raise ValueError("a tree's children must be nodes of the same tree")
+        children = [c for pair in zip(self.left, self.right, strict=True) if min(pair) >= 0 for c in pair]
+        parents = [i for i, pair in enumerate(zip(self.left, self.right, strict=True)) if min(pair) >= 0 for _ in pair]
+        if len(set(children)) != len(children) or any(c <= i for c, i in zip(children, parents, strict=True)):
+            raise ValueError("a tree's nodes must each have one parent, listed before them (no cycles)")
         return self
 
 
@@ -135,14 +139,12 @@ def load_trees(path: Path | None) -> Trees | None:
 
 
 def _depth(tree: Tree) -> int:
-    deepest, stack = 0, [(0, 0)]
-    while stack:
-        node, depth = stack.pop()
-        if tree.left[node] < 0 or tree.right[node] < 0:
-            deepest = max(deepest, depth)
-        elif depth < len(tree.feature):  # a malformed cycle stops here instead of looping
-            stack += [(tree.left[node], depth + 1), (tree.right[node], depth + 1)]
-    return deepest
+    """The longest root-to-leaf path (children come after their parent, each once: ``Tree`` checks)."""
+    depth = [0] * len(tree.feature)
+    for node, (left, right) in enumerate(zip(tree.left, tree.right, strict=True)):
+        if left >= 0 and right >= 0:
+            depth[left] = depth[right] = depth[node] + 1
+    return max(depth)
 
 
 class Candidates:
