@@ -34,12 +34,12 @@ class Asked:
     @classmethod
     def of(
         cls, text: str, dense: Sequence[Hit], lexical: Sequence[Hit], dense_weight: float, gold: frozenset[str],
-        pool: int = 30,
+        pool: int = 30, rrf_k: int = RRF_K,
     ) -> Asked:  # fmt: skip
         """``lexical``: BM25's hits down to ``SCORED_DEPTH``, as the retriever reads them; its list is the first
-        ``pool``, as the retriever fuses ``candidates`` of each backend."""
+        ``pool``, as the retriever fuses ``candidates`` of each backend with its ``rrf_k``."""
         rankings = {"dense": list(dense), "bm25": list(lexical[:pool])}
-        fused = reciprocal_rank_fusion(rankings, RRF_K, {"dense": dense_weight, "bm25": 1.0})
+        fused = reciprocal_rank_fusion(rankings, rrf_k, {"dense": dense_weight, "bm25": 1.0})
         return cls(text, rankings, [cid for cid, _, _ in fused], gold, {h.chunk_id: h.score for h in lexical})
 
 

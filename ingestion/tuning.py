@@ -29,7 +29,7 @@ import numpy as np
 from api.errors import BadRequestError, NotReadyError
 from api.evaluation import load_questions, unit_of
 from api.schemas.documents import Chunk
-from api.settings import BM25Settings, Settings
+from api.settings import BM25Settings, RetrievalSettings, Settings
 from api.tools.bm25 import Bm25sIndex, lexical_tokens
 from api.tools.corpus import MANIFEST_KEY, Corpus, Manifest
 from api.tools.embeddings import SentenceTransformerEmbedder, Vectors, load_sentence_transformer
@@ -448,10 +448,14 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
         served, served_queries = (vectors, queries) if kept == "tuned" else (packaged_vectors, packaged_queries)
         first = {p.query: i for i, p in reversed(list(enumerate(held)))}
         held_gold = _gold_by_question(held)
-        train_rows = list(zip(train_gold.items(), _dense_hits(packaged_vectors, packaged_train, ids), strict=True))
-        held_rows = list(zip(held_gold.items(), _dense_hits(served, served_queries[[first[q] for q in held_gold]], ids),
-                             strict=True))  # fmt: skip
-        fusion = await asyncio.to_thread(_fusion_choice, corpus, index, units, dense_weight, train_rows, held_rows)
+        depth = settings.retrieval.candidates  # the lists as the retriever will fuse them
+        train_hits = _dense_hits(packaged_vectors, packaged_train, ids, depth)
+        held_hits = _dense_hits(served, served_queries[[first[q] for q in held_gold]], ids, depth)
+        train_rows = list(zip(train_gold.items(), train_hits, strict=True))
+        held_rows = list(zip(held_gold.items(), held_hits, strict=True))
+        fusion = await asyncio.to_thread(
+            _fusion_choice, corpus, index, units, dense_weight, settings.retrieval, train_rows, held_rows
+        )
         clock["learned_fusion"] = time.perf_counter() - start
         if fusion.kept and fusion.trees is not None:
             fusion_file = f"tuning/fusion-v{version}.json"
@@ -489,12 +493,12 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
     )  # fmt: skip
 
 
-def _dense_hits(matrix: Vectors, asked: Vectors, ids: Sequence[str]) -> list[list[Hit]]:
-    """Each query's top FUSION_POOL chunks by cosine (the vectors are normalised), as the vector store returns them."""
+def _dense_hits(matrix: Vectors, asked: Vectors, ids: Sequence[str], depth: int = FUSION_POOL) -> list[list[Hit]]:
+    """Each query's top ``depth`` chunks by cosine (the vectors are normalised), as the vector store returns them."""
     out = []
     for query in asked:
         scores = matrix @ query
-        top = np.argsort(-scores, kind="stable")[:FUSION_POOL]
+        top = np.argsort(-scores, kind="stable")[:depth]
         out.append([Hit(ids[i], float(scores[i])) for i in top])
     return out
 
@@ -508,15 +512,17 @@ def _gold_by_question(pairs: Sequence[Pair]) -> dict[str, frozenset[str]]:
 
 
 def _fusion_choice(
-    corpus: Corpus, index: Bm25sIndex, units: Mapping[str, str], dense_weight: float,
+    corpus: Corpus, index: Bm25sIndex, units: Mapping[str, str], dense_weight: float, cfg: RetrievalSettings,
     train: Sequence[tuple[tuple[str, frozenset[str]], list[Hit]]],
     held: Sequence[tuple[tuple[str, frozenset[str]], list[Hit]]],
 ) -> FusionChoice:  # fmt: skip
     """The learned fusion trained on ``train`` ((question, gold), packaged dense hits) and judged on ``held`` (with the
-    dense hits of the model that serves), BM25's lists from the BM25 fit here."""
+    dense hits of the model that serves), BM25's lists from the BM25 fit here, fused as the retriever (``cfg``)
+    fuses."""
 
     def asked(rows: Sequence[tuple[tuple[str, frozenset[str]], list[Hit]]]) -> list[Asked]:
-        return [Asked.of(text, dense, index._search(text, SCORED_DEPTH), dense_weight, gold, FUSION_POOL)
+        depth = max(cfg.candidates, SCORED_DEPTH)
+        return [Asked.of(text, dense, index._search(text, depth), dense_weight, gold, cfg.candidates, cfg.rrf_k)
                 for (text, gold), dense in rows]  # fmt: skip
 
     return choose(Candidates(corpus.chunks.values(), index), asked(train), asked(held), units)
