@@ -46,7 +46,7 @@ from api.tools.vector_store import Hit
 from benchmarks.tune_labelled import log, rankings, tuned_on
 from benchmarks.tune_reranker import cached_rankings, recall_at
 from benchmarks.tune_retrieval import DATA, POOL, load
-from ingestion.learned_fusion import Asked, fit, ordered
+from ingestion.learned_fusion import Asked, fit, ordered, ranker
 from ingestion.pairs import held_out, split_questions
 
 FUSED = "fused: dense x1.0 + bm25 stem+bigrams"
@@ -121,13 +121,6 @@ class Passages:
             row += [lexical.get(unit, 0.0), lexical.get(unit, 0.0) / best, len(self.text[unit]), self.depth[unit]]
             rows.append(row)
         return np.array(rows, dtype=float), candidates
-
-
-def ranker() -> HistGradientBoostingClassifier:
-    return HistGradientBoostingClassifier(
-        max_iter=300, learning_rate=0.05, max_leaf_nodes=15, min_samples_leaf=40, l2_regularization=1.0,
-        random_state=0,
-    )  # fmt: skip
 
 
 def fitted(

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.ensemble import HistGradientBoostingClassifier
 
+from api.evaluation import Scores
 from api.tools.fusion import FEATURES, RRF_K, Candidates, LearnedFusion, Tree, TreeFile, Trees
 from api.tools.retrieval import reciprocal_rank_fusion
 from api.tools.vector_store import Hit
@@ -101,31 +102,23 @@ def choose(
     """Trees trained on ``train``, kept only when they order ``held``'s candidates better than RRF does: a higher
     MRR@10 and no lower R@10."""
     trees = fit(candidates, train, unit)
-    rrf = [[unit[cid] for cid in q.fused] for q in held]
-    scores = {"rrf R@10": recall_at(rrf, held), "rrf MRR@10": mrr_at(rrf, held)}
+    scores = _scores("rrf", [q.fused for q in held], held, unit)
     if trees is None:
         reason = f"{len(train)} training questions (at least {MIN_QUESTIONS}, some gold among their candidates)"
         return FusionChoice(None, len(train), len(held), scores, False, reason)
     fusion = LearnedFusion(Trees(trees), candidates)
-    learned = [[unit[cid] for cid in ordered(fusion, q)] for q in held]
-    scores |= {"learned R@10": recall_at(learned, held), "learned MRR@10": mrr_at(learned, held)}
+    scores |= _scores("learned", [ordered(fusion, q) for q in held], held, unit)
     better = scores["learned MRR@10"] > scores["rrf MRR@10"] and scores["learned R@10"] >= scores["rrf R@10"]
     reason = "beat RRF on the held-out questions" if better else "no better than RRF on the held-out questions"
     return FusionChoice(trees, len(train), len(held), scores, better, reason)
 
 
-def _units(order: Sequence[str], k: int = 10) -> list[str]:
-    return list(dict.fromkeys(order))[:k]
-
-
-def recall_at(orders: Sequence[Sequence[str]], questions: Sequence[Asked], k: int = 10) -> float:
-    """The share of each question's gold units in its top ``k`` units, averaged over questions."""
-    found = [len(q.gold & set(_units(o, k))) / len(q.gold) for o, q in zip(orders, questions, strict=True)]
-    return round(sum(found) / max(1, len(found)), 4)
-
-
-def mrr_at(orders: Sequence[Sequence[str]], questions: Sequence[Asked], k: int = 10) -> float:
-    """The reciprocal rank of each question's first gold unit in its top ``k`` units, averaged over questions."""
-    ranks = [next((1 / r for r, u in enumerate(_units(o, k), 1) if u in q.gold), 0.0)
-             for o, q in zip(orders, questions, strict=True)]  # fmt: skip
-    return round(sum(ranks) / max(1, len(ranks)), 4)
+def _scores(
+    name: str, orders: Sequence[Sequence[str]], questions: Sequence[Asked], unit: Mapping[str, str]
+) -> dict[str, float]:
+    """R@10 and MRR@10 of chunk ``orders`` by unit (each unit once, at its best chunk), as ``gweta eval`` counts."""
+    measured = Scores()
+    for order, question in zip(orders, questions, strict=True):
+        measured.add(list(dict.fromkeys(unit[cid] for cid in order)), question.gold, 0.0)
+    row = measured.row()
+    return {f"{name} R@10": round(row["R@10"], 4), f"{name} MRR@10": round(row["MRR@10"], 4)}

@@ -301,8 +301,8 @@ class HybridRetriever:
         vector = await self._embed(dense_query, result) if mode in ("hybrid", "dense") else None
         if caching and vector is not None and (similar := self.cache.get_similar(group, vector)) is not None:
             return from_cache(*similar)
-        ordering = learned and self.fusion is not None and mode == "hybrid"  # by the learned fusion, if both answer
-        scored: dict[str, float] | None = {} if ordering else None
+        fusion = self.fusion if learned and mode == "hybrid" else None  # orders the result if both lists answer
+        scored: dict[str, float] | None = {} if fusion is not None else None
         rankings = await self._search(
             dense_query, mode, filters, result, expand, vector, lay.lexical_query if lay else None, scored
         )
@@ -318,8 +318,8 @@ class HybridRetriever:
         ]
         result.stages["fused"] = [(h.chunk.chunk_id, h.score) for h in fused]
         result.timings["fuse"] = _ms(start)
-        if ordering and self.fusion is not None and self.fusion.applies(rankings):
-            fused = self._learned(self.fusion, query, rankings, fused, result, scored)
+        if fusion is not None and fusion.applies(rankings):
+            fused = self._learned(fusion, query, rankings, fused, result, scored)
         if rerank:
             fused = await self._rerank(query, fused, result)
         result.hits = fused[: top_k or self.cfg.top_k]
