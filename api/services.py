@@ -120,7 +120,7 @@ async def open_services(settings: Settings, serving: bool = False) -> AsyncItera
                 else None
             )
 
-            trees = load_trees(settings.retrieval.learned_fusion_path)
+            trees = load_trees(settings.retrieval.learned_fusion_path) if settings.retrieval.learned_fusion else None
 
             def assemble(
                 corpus: Corpus, lexical: LexicalIndex

@@ -394,6 +394,9 @@ class RetrievalSettings(BaseModel):
     lay_terms_path: Path | None = Field(None, description="Thesaurus TOML; unset means api/data/lay_terms.toml.")
     answerability: bool = Field(True, description="Abstain before synthesis when the fitted evidence judge says so.")
     answerability_path: Path | None = Field(None, description="Judge parameters; unset: api/data/answerability.toml.")
+    learned_fusion: bool = Field(
+        True, description="Order by the trees 'gweta tune --questions' kept for this data dir; false: RRF's order."
+    )
     learned_fusion_path: Path | None = Field(
         None, description="Trees 'gweta tune --questions' learned to order the fused chunks; unset: RRF's order."
     )

@@ -184,6 +184,10 @@ async def test_the_retriever_orders_by_the_data_dirs_trees_and_revert_removes_th
             assert "learned" not in alone.stages and all("learned" not in h.ranks for h in alone.hits)
     assert moved  # the trees reorder what RRF fused
 
+    off = Settings(data_dir=private_data_dir, retrieval={"learned_fusion": False})  # GWETA_RETRIEVAL__LEARNED_FUSION
+    async with open_services(off) as services:
+        result = await services.orchestrator.deps.retriever.retrieve("How much deposit can a landlord ask for?")
+        assert "learned" not in result.stages and "fused" in result.stages
     await revert(settings)
     assert not path.exists() and load_state(private_data_dir).fusion_file == ""
 

@@ -133,9 +133,15 @@ def load_trees(path: Path | None) -> Trees | None:
     try:
         return Trees(TreeFile.model_validate_json(path.read_text(encoding="utf-8")))
     except FileNotFoundError:
-        raise ConfigError(f"learned fusion {path} does not exist: run 'gweta tune --questions' again") from None
+        raise ConfigError(
+            f"learned fusion {path} does not exist: run 'gweta tune --questions' again, or set "
+            "GWETA_RETRIEVAL__LEARNED_FUSION=false to order by RRF"
+        ) from None
     except ValidationError as exc:
-        raise ConfigError(f"learned fusion {path} is invalid ({exc}): run 'gweta tune --questions' again") from None
+        raise ConfigError(
+            f"learned fusion {path} is invalid ({exc}): run 'gweta tune --questions' again, or set "
+            "GWETA_RETRIEVAL__LEARNED_FUSION=false to order by RRF"
+        ) from None
 
 
 def _depth(tree: Tree) -> int:
