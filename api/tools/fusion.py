@@ -126,6 +126,9 @@ class Trees:
         return np.asarray(self.baseline + self.value[node].sum(axis=1), dtype=np.float64)
 
 
+_REMEDY = "run 'gweta tune --questions' again, or set GWETA_RETRIEVAL__LEARNED_FUSION=false to order by RRF"
+
+
 def load_trees(path: Path | None) -> Trees | None:
     """The trees at ``path`` (None when unset); ConfigError names what is wrong with the file."""
     if path is None:
@@ -133,15 +136,9 @@ def load_trees(path: Path | None) -> Trees | None:
     try:
         return Trees(TreeFile.model_validate_json(path.read_text(encoding="utf-8")))
     except FileNotFoundError:
-        raise ConfigError(
-            f"learned fusion {path} does not exist: run 'gweta tune --questions' again, or set "
-            "GWETA_RETRIEVAL__LEARNED_FUSION=false to order by RRF"
-        ) from None
+        raise ConfigError(f"learned fusion {path} does not exist: {_REMEDY}") from None
     except ValidationError as exc:
-        raise ConfigError(
-            f"learned fusion {path} is invalid ({exc}): run 'gweta tune --questions' again, or set "
-            "GWETA_RETRIEVAL__LEARNED_FUSION=false to order by RRF"
-        ) from None
+        raise ConfigError(f"learned fusion {path} is invalid ({exc}): {_REMEDY}") from None
 
 
 def _depth(tree: Tree) -> int:
