@@ -489,17 +489,17 @@ def eval_retrieval(
                     await tools.vectors.close()
         async with open_services(settings) as services:
             retriever = services.orchestrator.deps.retriever
-            configs: list[Config] = [
-                ("bm25 only", "bm25", False, False, False), ("bm25 + expansion", "bm25", False, True, False),
-                ("dense only", "dense", False, False, False), ("hybrid (RRF)", "hybrid", False, False, False),
-                ("hybrid + expansion", "hybrid", False, True, False),
+            configs = [
+                Config("bm25 only", "bm25"), Config("bm25 + expansion", "bm25", expand=True),
+                Config("dense only", "dense"), Config("hybrid (RRF)", "hybrid"),
+                Config("hybrid + expansion", "hybrid", expand=True),
             ]  # fmt: skip
             if retriever.fusion is not None:  # what this data dir serves, beside RRF on the same lists
-                configs.append(("hybrid (learned fusion)", "hybrid", False, False, True))
+                configs.append(Config("hybrid (learned fusion)", "hybrid", learned=True))
             if retriever.reranker is not None:
                 name = retriever.reranker.name
-                configs.append((f"hybrid + rerank ({name})", "hybrid", True, False, False))
-                configs.append((f"hybrid + expansion + rerank ({name})", "hybrid", True, True, False))
+                configs.append(Config(f"hybrid + rerank ({name})", "hybrid", rerank=True))
+                configs.append(Config(f"hybrid + expansion + rerank ({name})", "hybrid", rerank=True, expand=True))
             with err.status(f"Running {len(qs)} questions × {len(configs)} configurations…"):
                 results = await evaluate(retriever, qs, configs)
         notes = [

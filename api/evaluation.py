@@ -23,7 +23,7 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, NamedTuple, TypedDict
 
 from api.orchestrators.query.orchestrator import QueryOrchestrator
 from api.schemas.documents import Chunk
@@ -87,8 +87,15 @@ def load_questions(path: Path) -> tuple[list[Question], int]:
     return questions, without_gold
 
 
-Config = tuple[str, Mode, bool, bool, bool]
-"""(name, mode, rerank, expand, learned): ``learned`` lets the data dir's learned fusion order hybrid results."""
+class Config(NamedTuple):
+    """One row of ``gweta eval retrieval``: how the retriever is asked."""
+
+    name: str
+    mode: Mode
+    rerank: bool = False
+    expand: bool = False
+    learned: bool = False
+    """Let the data dir's learned fusion order hybrid results (else RRF's order)."""
 
 
 def section_unit(section_id: str) -> str:

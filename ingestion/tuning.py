@@ -33,7 +33,7 @@ from api.settings import BM25Settings, RetrievalSettings, Settings
 from api.tools.bm25 import Bm25sIndex, lexical_tokens
 from api.tools.corpus import MANIFEST_KEY, Corpus, Manifest
 from api.tools.embeddings import SentenceTransformerEmbedder, Vectors, load_sentence_transformer
-from api.tools.fusion import SCORED_DEPTH, Candidates
+from api.tools.fusion import Candidates, lexical_depth
 from api.tools.object_store import build_object_store, put_json
 from api.tools.onnx_embedder import export_folder, forget_export
 from api.tools.vector_store import Hit, MilvusVectorStore, build_vector_store, collection_for
@@ -521,7 +521,7 @@ def _fusion_choice(
     fuses."""
 
     def asked(rows: Sequence[tuple[tuple[str, frozenset[str]], list[Hit]]]) -> list[Asked]:
-        depth = max(cfg.candidates, SCORED_DEPTH)
+        depth = lexical_depth(cfg.candidates)
         return [Asked.of(text, dense, index._search(text, depth), dense_weight, gold, cfg.candidates, cfg.rrf_k)
                 for (text, gold), dense in rows]  # fmt: skip
 

@@ -61,9 +61,9 @@ class Tree(BaseModel):
             raise ValueError("a tree's node arrays must be non-empty and of one length")
         if any(not (-1 <= c < n) for c in (*self.left, *self.right)):
             raise ValueError("a tree's children must be nodes of the same tree")
-        children = [c for pair in zip(self.left, self.right, strict=True) if min(pair) >= 0 for c in pair]
-        parents = [i for i, pair in enumerate(zip(self.left, self.right, strict=True)) if min(pair) >= 0 for _ in pair]
-        if len(set(children)) != len(children) or any(c <= i for c, i in zip(children, parents, strict=True)):
+        splits = [(node, pair) for node, pair in enumerate(zip(self.left, self.right, strict=True)) if min(pair) >= 0]
+        children = [child for _, pair in splits for child in pair]
+        if len(set(children)) != len(children) or any(min(pair) <= node for node, pair in splits):
             raise ValueError("a tree's nodes must each have one parent, listed before them (no cycles)")
         return self
 
@@ -124,6 +124,12 @@ class Trees:
         for _ in range(self.depth):
             node = np.where(x[rows, self.feature[node]] <= self.threshold[node], self.left[node], self.right[node])
         return np.asarray(self.baseline + self.value[node].sum(axis=1), dtype=np.float64)
+
+
+def lexical_depth(candidates: int) -> int:
+    """How deep BM25 is searched when the trees order the result (its list stays ``candidates`` long); training reads
+    the same depth."""
+    return max(candidates, SCORED_DEPTH)
 
 
 _REMEDY = "run 'gweta tune --questions' again, or set GWETA_RETRIEVAL__LEARNED_FUSION=false to order by RRF"

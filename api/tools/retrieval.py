@@ -24,7 +24,7 @@ from api.tools.bm25 import LexicalIndex, Mask
 from api.tools.cache import SemanticCache, TTLCache
 from api.tools.corpus import Corpus
 from api.tools.embeddings import Embedder, Vectors
-from api.tools.fusion import SCORED_DEPTH, LearnedFusion
+from api.tools.fusion import LearnedFusion, lexical_depth
 from api.tools.reranker import Reranker
 from api.tools.thesaurus import Thesaurus
 from api.tools.vector_store import NO_FILTERS, Hit, SearchFilters, VectorStore
@@ -199,13 +199,13 @@ class HybridRetriever:
         lexical_query: str | None = None,
         scored: dict[str, float] | None = None,
     ) -> dict[str, list[Hit]]:
-        """Each backend's candidates. ``scored``, when given, receives BM25's scores down to ``SCORED_DEPTH`` (what
+        """Each backend's candidates. ``scored``, when given, receives BM25's scores down to ``lexical_depth`` (what
         the learned fusion reads); its list stays ``candidates`` long."""
         sources: dict[str, Awaitable[list[Hit]]] = {}
         if mode in ("hybrid", "dense"):
             sources["dense"] = self._dense(query, filters, vector)
         if mode in ("hybrid", "bm25"):
-            depth = self.cfg.candidates if scored is None else max(self.cfg.candidates, SCORED_DEPTH)
+            depth = self.cfg.candidates if scored is None else lexical_depth(self.cfg.candidates)
             sources["bm25"] = self._lexical(lexical_query or query, filters, expand, result, depth)
         outcomes = await asyncio.gather(
             *(self._timed(name, work, result.timings) for name, work in sources.items()), return_exceptions=True
