@@ -39,15 +39,30 @@ def tokenize(text: str) -> list[str]:
     return [t for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS]
 
 
+# Consonants a suffix doubles ("transferred", "committing", "programme"), undone in the stem; not l, s, f or z,
+# which many words' own forms end with ("called", "passed", "staffed", "buzzed"), nor digits ("2022").
+_UNDOUBLED = frozenset("bdgkmnprtv")
+# (suffix, what replaces it, the shortest word it is taken from); the first that fits is taken. "-ees" loses only its
+# "s": "employees" is the plural of "employee", not a form of "employ".
+_SUFFIXES = (
+    ("ies", "y", 7), ("ied", "y", 7), ("ees", "ee", 4), ("sses", "ss", 8), ("ing", "", 7), ("ed", "", 6),
+    ("es", "", 6), ("s", "", 5),
+)  # fmt: skip
+
+
 @functools.lru_cache(maxsize=65_536)
 def stem(word: str) -> str:
     """A deliberately small stemmer that puts a word's family under one key: 'deposits'~'deposit',
-    'increase'~'increased'~'increases', 'reported'~'report' (a final "e" is folded, as the suffixes remove it)."""
-    for suffix, repl in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
-        if len(word) > len(suffix) + 3 and word.endswith(suffix) and not word.endswith("ss"):
+    'increase'~'increased'~'increases', 'reported'~'report', 'specify'~'specified'~'specifies',
+    'employee'~'employees', 'transfer'~'transferred'~'transferring' (a final "e" is folded, as the suffixes remove
+    it)."""
+    for suffix, repl, shortest in _SUFFIXES:
+        if len(word) >= shortest and word.endswith(suffix) and not word.endswith("ss"):
             word = word[: -len(suffix)] + repl
             break
-    return word[:-1] if len(word) > 3 and word.endswith("e") and not word.endswith("ee") else word
+    if len(word) > 3 and word.endswith("e") and not word.endswith("ee"):
+        word = word[:-1]
+    return word[:-1] if len(word) > 3 and word[-1] == word[-2] and word[-1] in _UNDOUBLED else word
 
 
 def analyze(tokens: Sequence[str], cfg: BM25Settings) -> list[str]:
