@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import logging
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
@@ -164,12 +165,14 @@ async def open_services(settings: Settings, serving: bool = False) -> AsyncItera
                         orchestrator.deps = dataclasses.replace(
                             orchestrator.deps, corpus=corpus, retriever=retriever, bundler=bundler, judge=judge
                         )
+                        settle_heap()
 
                     # Every answer searches the same way from the first: the exact index, built while the rest loaded.
                     await vectors.exact_ready()
                     served = corpus.version if set(lexical.chunk_ids) == set(corpus.chunks) else ""
                     watcher = CorpusWatcher(store, settings.bm25, served, swap, settings.corpus_poll_s)
                     watcher.start()
+                    settle_heap()
                     try:
                         async with _graph_workers(given if serving else None, vectors) as workers:
                             yield Services(
@@ -187,6 +190,14 @@ async def open_services(settings: Settings, serving: bool = False) -> AsyncItera
         if firestore is not None:
             await close_firestore(firestore)
         pool.shutdown(wait=False, cancel_futures=True)
+
+
+def settle_heap() -> None:
+    """Put what is loaded to stay (the corpus, BM25's tokens, the models) out of the garbage collector's reach. Its
+    full collections walk every tracked object, and the event loop answers nothing meanwhile: 0.4 s over the 385 Acts'
+    770k objects, once every few seconds under load; frozen, 0.0 s (``benchmarks/results/load_gc.md``)."""
+    gc.collect()
+    gc.freeze()
 
 
 @asynccontextmanager

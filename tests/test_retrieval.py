@@ -1,4 +1,5 @@
 import asyncio
+import gc
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -47,6 +48,16 @@ async def test_hybrid_retrieval_finds_the_expected_section(services: Services, q
     assert section_id in [h.chunk.section_id for h in result.hits[:3]]
     assert not result.warnings
     assert {"retrieve_dense", "retrieve_bm25", "fuse"} <= set(result.timings)
+
+
+async def test_what_is_loaded_to_stay_is_out_of_the_collectors_reach(services: Services) -> None:
+    """A full garbage collection walks every object it tracks while the event loop waits (0.4 s over the 385 Acts):
+    the corpus and BM25's tokens are frozen once loaded, so it walks only what answers allocate."""
+    walked = {id(o) for o in gc.get_objects()}
+    chunks = list(services.corpus.chunks.values())
+    tokens = services.orchestrator.deps.retriever.lexical.tokens
+    assert chunks and tokens
+    assert not any(id(c) in walked for c in chunks) and not any(id(t) in walked for t in tokens)
 
 
 async def test_both_sources_contribute_to_the_fused_ranking(services: Services) -> None:
