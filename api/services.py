@@ -86,8 +86,9 @@ def _uses_firestore(settings: Settings) -> bool:
 
 @asynccontextmanager
 async def open_services(settings: Settings, serving: bool = False) -> AsyncIterator[Services]:
-    """Everything a question needs, for the lifespan of the block. ``serving`` (the web app): with
-    ``settings.graph_workers``, questions are answered by that many worker processes (the CLI answers in process)."""
+    """Everything a question needs, for the lifespan of the block. ``serving`` (the web app and its graph workers):
+    what is loaded stays out of the garbage collector's reach while the block lasts (``settle_heap``), and with
+    ``settings.graph_workers`` questions are answered by that many worker processes (the CLI answers in process)."""
     given, settings = settings, apply_tuning(settings)  # what `gweta tune` chose for this data dir
     skills = load_skills()  # a broken prompt fails the boot, not the first request
     pool = ThreadPoolExecutor(max_workers=settings.model_threads, thread_name_prefix="model")
@@ -165,14 +166,16 @@ async def open_services(settings: Settings, serving: bool = False) -> AsyncItera
                         orchestrator.deps = dataclasses.replace(
                             orchestrator.deps, corpus=corpus, retriever=retriever, bundler=bundler, judge=judge
                         )
-                        settle_heap()
+                        if serving:
+                            settle_heap()
 
                     # Every answer searches the same way from the first: the exact index, built while the rest loaded.
                     await vectors.exact_ready()
                     served = corpus.version if set(lexical.chunk_ids) == set(corpus.chunks) else ""
                     watcher = CorpusWatcher(store, settings.bm25, served, swap, settings.corpus_poll_s)
                     watcher.start()
-                    settle_heap()
+                    if serving:
+                        settle_heap()
                     try:
                         async with _graph_workers(given if serving else None, vectors) as workers:
                             yield Services(
@@ -181,6 +184,8 @@ async def open_services(settings: Settings, serving: bool = False) -> AsyncItera
                             )  # fmt: skip
                     finally:
                         await watcher.stop()
+                        if serving:
+                            gc.unfreeze()  # what this block loaded is garbage now; the collector may take it back
             finally:
                 await audit.close()
         finally:
@@ -193,9 +198,10 @@ async def open_services(settings: Settings, serving: bool = False) -> AsyncItera
 
 
 def settle_heap() -> None:
-    """Put what is loaded to stay (the corpus, BM25's tokens, the models) out of the garbage collector's reach. Its
-    full collections walk every tracked object, and the event loop answers nothing meanwhile: 0.4 s over the 385 Acts'
-    770k objects, once every few seconds under load; frozen, 0.0 s (``benchmarks/results/load_gc.md``)."""
+    """Put what a serving process has loaded to stay (the corpus, BM25's tokens, the models) out of the garbage
+    collector's reach. Its full collections walk every tracked object while the event loop answers nothing: 0.4 s over
+    the 385 Acts' 770k objects, about once every 20 s under load; frozen, under 10 ms
+    (``benchmarks/results/load_gc.md``). Costs one collection, at start-up and after a corpus swap."""
     gc.collect()
     gc.freeze()
 

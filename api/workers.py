@@ -341,7 +341,7 @@ async def serve_worker(sock: socket.socket) -> None:
         if not writer.is_closing():
             writer.write(frame(("end", number, how)))
 
-    async with open_services(settings) as services:
+    async with open_services(settings, serving=True) as services:
         writer.write(frame(("ready",)))
         while (message := await read_frame(reader)) is not None:
             match message:

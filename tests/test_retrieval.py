@@ -1,15 +1,18 @@
 import asyncio
 import gc
+import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from api.errors import BackendError
+from api.main import create_app
 from api.services import Services, open_services
 from api.settings import RetrievalSettings, Settings
 from api.tools.retrieval import Expansions, HybridRetriever, reciprocal_rank_fusion
 from api.tools.vector_store import Hit, MilvusVectorStore, SearchFilters
+from tests.servers import LiveServer
 
 
 @pytest.fixture
@@ -50,14 +53,25 @@ async def test_hybrid_retrieval_finds_the_expected_section(services: Services, q
     assert {"retrieve_dense", "retrieve_bm25", "fuse"} <= set(result.timings)
 
 
-async def test_what_is_loaded_to_stay_is_out_of_the_collectors_reach(services: Services) -> None:
+async def test_a_server_keeps_what_it_loaded_out_of_the_collectors_reach(services: Services, tmp_path: Path) -> None:
     """A full garbage collection walks every object it tracks while the event loop waits (0.4 s over the 385 Acts):
-    the corpus and BM25's tokens are frozen once loaded, so it walks only what answers allocate."""
-    walked = {id(o) for o in gc.get_objects()}
-    chunks = list(services.corpus.chunks.values())
-    tokens = services.orchestrator.deps.retriever.lexical.tokens
-    assert chunks and tokens
-    assert not any(id(c) in walked for c in chunks) and not any(id(t) in walked for t in tokens)
+    a serving process freezes its corpus and BM25's tokens once loaded, and hands them back when it stops; the CLI's
+    services (opened many times in one process by the tests) are left to the collector."""
+
+    def walked(loaded: Services) -> tuple[bool, bool]:
+        tracked = {id(o) for o in gc.get_objects()}
+        chunks = list(loaded.corpus.chunks.values())
+        tokens = loaded.orchestrator.deps.retriever.lexical.tokens
+        assert chunks and tokens
+        return any(id(c) in tracked for c in chunks), any(id(t) in tracked for t in tokens)
+
+    assert walked(services) == (True, True)
+    shutil.copytree(services.settings.data_dir, tmp_path / "served", ignore=shutil.ignore_patterns("LOCK"))
+    app = create_app(Settings(data_dir=tmp_path / "served"))
+    with LiveServer(app):
+        served: Services = app.state.services
+        assert walked(served) == (False, False)
+    assert walked(served) == (True, True)
 
 
 async def test_both_sources_contribute_to_the_fused_ranking(services: Services) -> None:
