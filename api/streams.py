@@ -19,7 +19,7 @@ import logging
 import re
 import time
 import uuid
-from collections import OrderedDict, deque
+from collections import Counter, deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
@@ -84,13 +84,17 @@ class StreamHub:
         self.cfg = cfg
         self.streams_per_caller = streams_per_caller
         self.clock = clock
-        self._streams: OrderedDict[str, Stream] = OrderedDict()
+        self._streams: dict[str, Stream] = {}
+        # Kept in step with _streams, so starting an answer costs the same however many are kept: answers running per
+        # owner, and the finished ones in the order they finished (their replay windows end in that order too).
+        self._running: Counter[str] = Counter()
+        self._finished: deque[str] = deque()
 
     def __len__(self) -> int:
         return len(self._streams)
 
     def in_progress(self, owner: str) -> int:
-        return sum(1 for s in self._streams.values() if s.owner == owner and not s.done)
+        return self._running[owner]
 
     def start(self, owner: str, events: AsyncIterator[StreamEvent]) -> Stream:
         """Begin producing an answer for ``owner`` in its own task."""
@@ -100,13 +104,13 @@ class StreamHub:
                 f"{self.streams_per_caller} answers are already in progress for you; wait for one to finish",
                 retry_after_s=max(1, self.cfg.retry_ms // 1000),
             )
-        finished = (sid for sid, s in list(self._streams.items()) if s.done)
-        while len(self._streams) >= self.cfg.max_streams and (oldest := next(finished, None)) is not None:
-            del self._streams[oldest]  # the oldest finished answers make room first
+        while len(self._streams) >= self.cfg.max_streams and self._finished:
+            del self._streams[self._finished.popleft()]  # the oldest finished answers make room first
         if len(self._streams) >= self.cfg.max_streams:
             raise TooManyRequestsError("the service is answering as many questions as it can; try again shortly", 5)
         stream = Stream(uuid.uuid4().hex, owner, deque(maxlen=self.cfg.replay_events))
         self._streams[stream.id] = stream
+        self._running[owner] += 1
         stream.task = asyncio.create_task(self._produce(stream, events), name=f"answer-{stream.id}")
         return stream
 
@@ -170,12 +174,16 @@ class StreamHub:
                 with contextlib.suppress(Exception):
                     await aclose()
             stream.finish(self.clock() + self.cfg.replay_ttl_s)
+            self._running[stream.owner] -= 1
+            if not self._running[stream.owner]:
+                del self._running[stream.owner]
+            self._finished.append(stream.id)
 
     def _sweep(self) -> None:
-        """Forget finished streams past their replay window."""
+        """Forget finished streams past their replay window (the oldest finished first, as their windows end)."""
         now = self.clock()
-        for stream_id in [sid for sid, s in self._streams.items() if s.done and s.expires_at <= now]:
-            del self._streams[stream_id]
+        while self._finished and self._streams[self._finished[0]].expires_at <= now:
+            del self._streams[self._finished.popleft()]
 
     async def close(self) -> None:
         """Stop every answer still being produced (at shutdown)."""
@@ -184,3 +192,5 @@ class StreamHub:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self._streams.clear()
+        self._finished.clear()
+        self._running.clear()

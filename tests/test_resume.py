@@ -137,6 +137,39 @@ async def test_replay_is_scoped_to_the_caller_and_bounded() -> None:
     assert len(hub) == 3
 
 
+async def test_finished_answers_leave_in_the_order_they_finished() -> None:
+    """The room for new answers and the replay window both go by when an answer finished, not when it began."""
+    now = [0.0]
+    hub = StreamHub(StreamSettings(max_streams=2, replay_ttl_s=10), streams_per_caller=2, clock=lambda: now[0])
+    slow, quick = hub.start("caller:a", slow_answer(3, 0.05)), hub.start("caller:a", slow_answer(1))
+    assert slow.task is not None and quick.task is not None and hub.in_progress("caller:a") == 2
+    await quick.task
+    assert hub.in_progress("caller:a") == 1
+    await slow.task
+    assert hub.in_progress("caller:a") == 0
+    third = hub.start("caller:b", slow_answer(1))  # room is made by the first to finish, though it began second
+    assert third.task is not None
+    await third.task
+    with pytest.raises(NotFoundError):
+        hub.resume("caller:a", f"{quick.id}.1")
+    assert await drain(hub, "caller:a", f"{slow.id}.4") == [f"{slow.id}.5"]
+
+    hub = StreamHub(StreamSettings(replay_ttl_s=10), streams_per_caller=2, clock=lambda: now[0])
+    first = hub.start("caller:a", slow_answer(1))
+    assert first.task is not None
+    await first.task  # finished at 0 s: kept until 10 s
+    now[0] = 5.0
+    second = hub.start("caller:a", slow_answer(1))
+    assert second.task is not None
+    await second.task  # finished at 5 s: kept until 15 s
+    now[0] = 12.0
+    hub.start("caller:c", slow_answer(1))  # starting an answer forgets those whose window has ended
+    with pytest.raises(NotFoundError):
+        hub.resume("caller:a", f"{first.id}.1")
+    assert await drain(hub, "caller:a", f"{second.id}.2") == [f"{second.id}.3"]
+    await hub.close()
+
+
 async def test_each_caller_has_a_cap_on_answers_in_progress() -> None:
     hub = StreamHub(StreamSettings(), streams_per_caller=2)
     running = [hub.start("ip:10.0.0.1", slow_answer(100, 0.05)) for _ in range(2)]
