@@ -494,3 +494,20 @@ def test_a_figure_is_read_where_the_provision_says_it_of_the_same_subject_or_lim
     assert support("The period of prescription of a judgment debt is fifteen years.", periods).missing
     assert not support("The period of prescription of a judgment debt is thirty years.", periods).missing
     assert not support("A debt owed to the State for a loan of money prescribes after fifteen years.", periods).missing
+
+
+def test_a_quote_copied_with_its_sections_number_and_heading_passes() -> None:
+    entry = (
+        "131. Unlawful entry into premises (1) Any person who, without permission from the lawful occupier of the "
+        "premises, enters the premises shall be guilty of unlawful entry into premises and liable to a fine not "
+        "exceeding level ten or imprisonment for a period not exceeding ten years, or both."
+    )
+    offered, texts = sample_offer(("Criminal Law (Codification and Reform) Act", "131", entry))
+    copied = entry.removesuffix(".") + " [1]."
+    assert gate_model_answer(copied, offered, texts).passed
+    # Its number where a sentence starts after another's end is the heading's too.
+    after = "Entering premises without the occupier's permission is unlawful entry [1]. " + copied
+    assert [c.verdict for c in gate_model_answer(after, offered, texts).claims] == ["supported", "supported"]
+    # The section's number is not a figure the provision states: a claim cannot borrow it.
+    assert missing_facts("Unlawful entry is crime number 131 on the list.", entry) == ["131"]
+    assert missing_facts("Unlawful entry is punished by imprisonment for 131 years.", entry) == ["131 year"]

@@ -60,7 +60,10 @@ _REFERENCE = re.compile(
     rf"|\((?:\d{{1,3}}{_NO_UNIT}[A-Za-z]?|[a-z]{{1,4}})\)"
     r"|\b(?:No\.?|Number)\s*\d+\s*of\s*\d{4}"
     r"|\b(?:Act|Acts|Ordinance|Statutory Instrument|S\.I\.)\s+\d+\s+of\s+\d{4}"
-    r"|\[Chapter\s*\d+:\d+\]|\bChapter\s*\d+:\d+",
+    r"|\[Chapter\s*\d+:\d+\]|\bChapter\s*\d+:\d+"
+    # A provision's own number before its heading where a sentence or line starts ("131. Unlawful entry into
+    # premises (1) Any person who …"), or a list's number ("1. **Formalities**"): it names, it states no figure.
+    r"|(?:^|(?<=\n)|(?<=\.\s))\d{1,4}[A-Z]{0,2}\.(?=[ \t]+[*_]*(?-i:[A-Z]))|^\s*\d{1,3}\.\s*$",
     re.I,
 )
 _ACT_YEAR = re.compile(r"\b(Act|Amendment|Ordinance|Regulations|Code)(,)?\s+(\d{4})\b")
