@@ -511,3 +511,21 @@ def test_a_quote_copied_with_its_sections_number_and_heading_passes() -> None:
     # The section's number is not a figure the provision states: a claim cannot borrow it.
     assert missing_facts("Unlawful entry is crime number 131 on the list.", entry) == ["131"]
     assert missing_facts("Unlawful entry is punished by imprisonment for 131 years.", entry) == ["131 year"]
+
+
+def test_a_sentence_that_names_its_section_by_a_heading_that_forbids_is_read_without_it() -> None:
+    pledging = (
+        "11. Pledging of girls and women in marriage prohibited (1) Any agreement in which a person, whether for "
+        "consideration or otherwise, pledges or promises a girl or woman in marriage to a man shall be of no effect."
+    )
+    offered, texts = sample_offer(("Customary Marriages Act", "11", pledging))
+    offered[1] = offered[1].model_copy(update={"heading": "Pledging of girls and women in marriage prohibited"})
+    named = (
+        "Section 11 of the Customary Marriages Act (Pledging of girls and women in marriage prohibited) provides "
+        "that any agreement in which a person pledges a girl in marriage to a man shall be of no effect [1]."
+    )
+    assert gate_model_answer(named, offered, texts).passed
+    assert gate_model_answer(pledging.removesuffix(".") + " [1].", offered, texts).passed  # copied with its heading
+    # Its own words still count: the heading names the section, it does not make the opposite claim true.
+    valid = named.replace("shall be of no effect", "shall be valid")
+    assert gate_model_answer(valid, offered, texts).claims[0].opposite

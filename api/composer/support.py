@@ -496,13 +496,29 @@ def _misdefined(sentence: str, provision: str) -> list[str]:
     return []
 
 
+def without_heading(sentence: str, heading: str) -> str:
+    """``sentence`` less the provision's heading where it names the provision by it: "Section 11 (Pledging of girls
+    and women in marriage prohibited) provides that any such agreement shall be of no effect" forbids nothing; the
+    heading's "prohibited" is the section's name."""
+    words = heading.split()
+    if len(words) < 2:
+        return sentence
+    return re.sub(r"\s+".join(map(re.escape, words)), " ", sentence, flags=re.I)
+
+
 def support(
-    sentence: str, provision: str, threshold: float = SUPPORT_THRESHOLD, identity: str = "", topic: Topic | None = None
+    sentence: str,
+    provision: str,
+    threshold: float = SUPPORT_THRESHOLD,
+    identity: str = "",
+    topic: Topic | None = None,
+    heading: str = "",
 ) -> Support:
     """How well ``provision`` supports ``sentence``: facts checked over the whole provision (and its ``identity``, see
     ``missing_facts``) and where it says what the sentence says of them (``_misplaced``), meaning over its best window
-    of up to ``WINDOW_UNITS`` consecutive sentences, and the question's ``topic`` words the sentence carries over the
-    provision and its identity (``off_topic``)."""
+    of up to ``WINDOW_UNITS`` consecutive sentences, its polarity against the window's closest clause (the
+    provision's ``heading``, where the sentence names it, left out of that reading), and the question's ``topic`` words
+    the sentence carries over the provision and its identity (``off_topic``)."""
     missing = tuple(missing_facts(sentence, provision, identity))
     wanted = content_terms(sentence)
     units = provision_units(provision) or [(0, len(provision))]
@@ -525,5 +541,5 @@ def support(
                 best, best_span, best_units = score, span, (i, j)
     # Polarity against the window's clause that shares most of the sentence's words (the first on ties).
     clause = max(range(best_units[0], best_units[1] + 1), key=lambda k: (len(wanted & unit_terms[k]), -k))
-    flipped = opposite(sentence, provision[units[clause][0] : units[clause][1]])
+    flipped = opposite(without_heading(sentence, heading), provision[units[clause][0] : units[clause][1]])
     return Support(round(best, 4), best_span, missing, threshold, flipped, strays)

@@ -352,7 +352,8 @@ def _check_sentence(
     for rank, index in enumerate(order):
         if contradicted and index not in named and index not in quote_homes:
             continue  # (a verbatim quote shows where its words come from: a mis-numbered marker is a slip)
-        result = support(sentence, texts[index], identity=identity(offered[index]), topic=topic)
+        cited = offered[index]
+        result = support(sentence, texts[index], identity=identity(cited), topic=topic, heading=cited.heading)
         results.append(result)
         if index in quote_homes and not result.missing and _quote_carries(sentence, check.quotes, texts[index]):
             result = replace(result, score=max(result.score, SUPPORT_THRESHOLD))
