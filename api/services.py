@@ -172,6 +172,9 @@ async def open_services(settings: Settings, serving: bool = False) -> AsyncItera
                     # Every answer searches the same way from the first: the exact index, built while the rest loaded.
                     await vectors.exact_ready()
                     served = corpus.version if set(lexical.chunk_ids) == set(corpus.chunks) else ""
+                    # From here the first version is reached through the orchestrator's deps only, so a swap frees it
+                    # (held here too, each process kept its first corpus and BM25 index beside the current one).
+                    del corpus, lexical, retriever, bundler, judge, deps
                     watcher = CorpusWatcher(store, settings.bm25, served, swap, settings.corpus_poll_s)
                     watcher.start()
                     if serving:
