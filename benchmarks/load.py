@@ -37,6 +37,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,7 @@ def free_port() -> int:
 
 @dataclass
 class Stream:
+    question: str = ""
     meta: float | None = None
     first: float | None = None
     final: float | None = None
@@ -107,6 +109,9 @@ class Level:
     """CPU of the loopback model server (it shares the cores: a hosted model would not)."""
     warning_codes: dict[str, int] = field(default_factory=dict)
     windows: list[dict[str, float]] = field(default_factory=list)
+    tail: dict[str, list[int]] = field(default_factory=dict)
+    """The questions of the streams whose first token came at or after its P95, most often first: [streams there,
+    streams asked]."""
 
 
 def quantiles(values: list[float]) -> dict[str, float]:
@@ -206,7 +211,7 @@ class Server:
 
 async def ask(client: httpx.AsyncClient, question: str) -> Stream:
     """One stream in a fresh session; times are seconds from the request."""
-    out = Stream()
+    out = Stream(question=question)
     start = time.perf_counter()
     params = {"q": question, "session_id": f"load-{uuid.uuid4().hex[:12]}"}
     try:
@@ -367,7 +372,20 @@ async def run_level(server: Server, variant: str, level: int, questions: list[st
         model_cores_busy=round(model_cpu / wall, 2),
         warning_codes={c: sum(c in r.codes for r in ok) for c in sorted({c for r in ok for c in r.codes})},
         windows=windows,
+        tail=tail_questions(ok),
     )
+
+
+def tail_questions(streams: list[Stream], shown: int = 5) -> dict[str, list[int]]:
+    """Which questions the first-token tail is made of: for the ``shown`` questions most often at or after the P95,
+    how many of their streams were there and how many were asked."""
+    firsts = [r.first for r in streams if r.first is not None]
+    if not firsts:
+        return {}
+    bar = percentile(firsts, 0.95)
+    asked = Counter(r.question for r in streams)
+    there = Counter(r.question for r in streams if r.first is not None and r.first >= bar)
+    return {q: [n, asked[q]] for q, n in there.most_common(shown)}
 
 
 def mean_calls(usages: list[dict[str, int]]) -> dict[str, float]:
@@ -555,6 +573,9 @@ def main() -> int:
                 f"- {r.variant} at {r.level}: model calls per answer: {calls}; the loopback model's server "
                 f"kept {r.model_cores_busy:.2f} cores busy"
             )
+        if r.tail:
+            there = ", ".join(f"{q[:70]!r} {n} of {m}" for q, (n, m) in r.tail.items())
+            lines.append(f"- {r.variant} at {r.level}: at or after first token P95, most often: {there}")
         if r.degraded or r.error_kinds:
             lines.append(
                 f"- {r.variant} at {r.level}: {r.degraded} answers with a warning ({r.warning_codes}); "
