@@ -20,7 +20,8 @@ the wall time of the level), errors (HTTP failures, `error` events, streams with
 refusals), and the server's CPU (seconds per answer, and cores busy) and peak RSS, read with psutil on the server
 process and its children (Milvus Lite runs as a child), the harness's own CPU per answer (it shares the cores with
 the server, so it reads raw bytes and decodes only `final` and `warning` data) and the load average as the level
-began. Loopback only: nothing leaves 127.0.0.1.
+began, and the questions most often in the first-token tail (at or after its P95). Loopback only: nothing leaves
+127.0.0.1.
 """
 
 from __future__ import annotations
