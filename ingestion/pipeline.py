@@ -112,6 +112,9 @@ class Ingestor:
         if any(d.status in ("ingested", "removed") for d in report.documents):
             with clock.timed("flush"):
                 await self.tools.vectors.flush()
+        # Before the lexical index: a serving replica reloads the corpus (and these) until that index is complete.
+        with clock.timed("repeals"):
+            report.repealed = await indexes.rebuild_repeals(store, manifest)
         with clock.timed("lexical_index"):
             report.total_chunks = await indexes.rebuild_lexical_index(store, manifest)
         report.corpus_version = manifest.version

@@ -41,6 +41,8 @@ class IngestReport:
     documents: list[DocumentReport] = field(default_factory=list)
     corpus_version: str = ""
     total_chunks: int = 0
+    repealed: int = 0
+    """Documents another document of the corpus says are repealed (``api.tools.repeals``)."""
     seconds: float = 0.0
     stage_seconds: dict[str, float] = field(default_factory=dict)
     reconciled: int = 0

@@ -34,6 +34,7 @@ WarningCode = Literal[
     "route_overruled",
     "not_covered",
     "sources_slow",
+    "repealed_law",
 ]
 
 

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from api.schemas.documents import Chunk, Document
 from api.tools.cache import TTLCache
 from api.tools.object_store import ObjectStore, get_json, get_many_json
+from api.tools.repeals import Repeal, load_repeals
 
 log = logging.getLogger(__name__)
 MANIFEST_KEY = "indexes/manifest.json"
@@ -84,10 +85,14 @@ class Manifest(BaseModel):
 class Corpus:
     """Read-only view of one corpus version, loaded once at start-up."""
 
-    def __init__(self, manifest: Manifest, chunks: Iterable[Chunk], store: ObjectStore) -> None:
+    def __init__(
+        self, manifest: Manifest, chunks: Iterable[Chunk], store: ObjectStore, repealed: dict[str, Repeal] | None = None
+    ) -> None:
         self.manifest = manifest
         self.chunks = {c.chunk_id: c for c in chunks}
         self.store = store
+        self.repealed = repealed or {}
+        """Documents (by doc key) that another document of the corpus says are repealed."""
         # Parent documents fetched for small-to-big expansion: kept an hour, the most recently used few hundred.
         self._docs: TTLCache[Document] = TTLCache(DOCUMENT_CACHE_S, DOCUMENT_CACHE_ENTRIES)
         self.fetches = 0
@@ -186,7 +191,7 @@ class Corpus:
         manifest = await Manifest.load(store)
         raws = await get_many_json(store, [chunks_object_key(k) for k in manifest.documents])
         chunks = [Chunk.model_validate(c) for raw in raws if raw for c in raw]
-        return cls(manifest, chunks, store)
+        return cls(manifest, chunks, store, await load_repeals(store))
 
 
 def _log_late_read(read: asyncio.Task[tuple[Document | None, bool]]) -> None:

@@ -18,7 +18,7 @@ import logging
 import re
 import time
 from collections import OrderedDict, deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Protocol
 from urllib.parse import quote
@@ -29,7 +29,7 @@ from pydantic import ValidationError
 from api.auth import Caller
 from api.errors import BackendError, ForbiddenError, UnauthorizedError
 from api.orchestrators.query import Asker
-from api.schemas.events import Citation, ErrorEvent, FinalEvent
+from api.schemas.events import Citation, ErrorEvent, FinalEvent, WarningEvent
 from api.schemas.query import MAX_QUESTION_CHARS, QueryRequest
 from api.schemas.whatsapp import InboundMessage
 from api.settings import WhatsAppSettings
@@ -154,11 +154,15 @@ def whatsapp_markup(answer: str) -> str:
     return re.sub(r"(?m)^#{1,6}\s*(.+?)\s*$", r"*\1*", answer)
 
 
-def format_reply(final: FinalEvent, chapters: dict[str, str], public_url: str = "") -> str:
-    """The answer as WhatsApp text, then one short numbered reference per citation (with a reader link if set)."""
+def format_reply(
+    final: FinalEvent, chapters: dict[str, str], public_url: str = "", repealed: Sequence[str] = ()
+) -> str:
+    """The answer as WhatsApp text, then a note for each cited law that another law repeals (``repealed``: the
+    warnings' messages), then one short numbered reference per citation (with a reader link if set)."""
     parts = [whatsapp_markup(final.answer.strip())]
     if not final.verified:
         parts.append("_Part of this answer could not be checked against its sources; please read them._")
+    parts += [f"_Note: {message[:1].upper()}{message[1:]}._" for message in repealed]
     if final.citations:
         lines = ["*Sources*"]
         for citation in sorted(final.citations, key=lambda c: c.index):
@@ -299,9 +303,12 @@ class WhatsAppBot:
             return UNSUPPORTED
         caller = Caller(subject=f"whatsapp:{wa_id}")
         final: FinalEvent | None = None
+        repealed: list[str] = []
         async for event in self.orchestrator.stream(request, caller):
             if isinstance(event, FinalEvent):
                 final = event
+            elif isinstance(event, WarningEvent) and event.code == "repealed_law":
+                repealed.append(event.message)
             elif isinstance(event, ErrorEvent):
                 log.warning("whatsapp: the query failed for %s: %s", mask(wa_id), event.code)
                 return FAILED
@@ -312,7 +319,7 @@ class WhatsAppBot:
             document = await self.corpus.document(doc_key)
             if document is not None and document.chapter:
                 chapters[doc_key] = document.chapter
-        return format_reply(final, chapters, self.public_url)
+        return format_reply(final, chapters, self.public_url, repealed)
 
     async def drain(self, timeout_s: float = 5.0) -> None:
         """Let answers in flight finish (up to ``timeout_s``), then cancel what is left."""

@@ -14,6 +14,7 @@ const WARNING_LABELS = {
   unverified_quote: "Check this quote",
   unsupported_statement: "Check this statement",
   uncited_answer: "No source cited",
+  repealed_law: "Repealed law",
 };
 
 const state = {

@@ -30,6 +30,7 @@ from api.schemas.events import (
     WarningEvent,
 )
 from api.schemas.query import QueryRequest
+from api.tools.corpus import Corpus
 from api.tools.embeddings import per_request
 
 from .deps import QueryDeps
@@ -98,6 +99,13 @@ class Asker(Protocol):
     """What answers a question as a stream of events: the orchestrator itself, or its graph workers."""
 
     def stream(self, request: QueryRequest, caller: Caller = ...) -> AsyncIterator[StreamEvent]: ...
+
+
+def repeal_warnings(citations: list[dict[str, Any]], corpus: Corpus) -> list[WarningEvent]:
+    """A warning for each cited document that another document of the corpus says is repealed (once a document)."""
+    cited = dict.fromkeys(c["doc_key"] for c in citations if c["doc_key"] in corpus.repealed)
+    titles = {c["doc_key"]: c["title"] for c in citations}
+    return [WarningEvent(code="repealed_law", message=corpus.repealed[key].message(titles[key])) for key in cited]
 
 
 class QueryOrchestrator:
@@ -202,6 +210,8 @@ class QueryOrchestrator:
             yield TokenEvent(text=state.answer)
             for citation in state.citations:
                 yield CitationEvent(citation=Citation.model_validate(citation))
+        for event in repeal_warnings(state.citations, self.deps.corpus):
+            yield event
         timings = {**state.timings, **llm_timings(state), "total": round((time.perf_counter() - start) * 1000, 2)}
         usage = usage_summary(state)
         log.info("answered route=%s abstained=%s usage=%s timings=%s", state.route, state.abstained, usage, timings)

@@ -1,0 +1,119 @@
+"""Laws a corpus itself says are repealed, so an answer that quotes one can say so.
+
+A corpus of legislation carries no repeal status of its own, but its laws state their repeals: "The Marriage Act
+[Chapter 5:11] is repealed." (the Marriages Act, 2022, s47). Each sentence of a provision whose subject is one or
+more named laws and whose verb is "is repealed" / "are (hereby) repealed" names what it repeals; a named law is
+matched to the corpus's documents by its chapter number ("[Chapter 5:11]", the citation that survives renaming) or
+else by its title. A sentence that repeals part of a law ("section 5 of the X Act is repealed", "the definition of
+… is repealed") is not a repeal of the law. Ingestion writes what it finds beside the lexical index
+(``REPEALS_KEY``); the corpus reads it at load.
+
+What this cannot see: repeals stated only in a schedule's table, by a law outside the corpus, or under a name and
+chapter that match no document (the Marriages Act, 2022 repeals "the Customary Law Marriages Act [Chapter 3:07]",
+which the Zimbabwe corpus holds as the Customary Marriages Act, Chapter 5:07).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from pydantic import BaseModel
+
+from api.schemas.documents import Document, Section
+from api.tools.object_store import ObjectStore, get_json, put_json
+
+REPEALS_KEY = "indexes/repeals.json"
+_REPEALED = re.compile(r"\b(?:is|are)\s+(?:hereby\s+)?repealed\b", re.I)
+_SENTENCE = re.compile(r"(?<=[.;])\s+(?=\(?[A-Z0-9])")
+_CHAPTER = re.compile(r"\[?Chapter\s*(\d+:\d+)\]?", re.I)
+# What makes a part of a law the subject, not the law: "section 5 of", "the definition of … in", "Part III of".
+_PART_OF = re.compile(
+    r"\b(?:sections?|subsections?|paragraphs?|subparagraphs?|schedules?|parts?|definitions?|items?|words)\b"
+    r"[^;]*?\b(?:of|in)\b",
+    re.I,
+)
+_NAMED_LAW = re.compile(r"((?:[A-Z][\w'’()-]*\s+)+?(?:and\s+)?(?:[A-Z][\w'’()-]*\s+)*(?:Act|Ordinance|Code))\b")
+
+
+class Repeal(BaseModel):
+    """Where the corpus says a document was repealed."""
+
+    by_doc_key: str
+    by_title: str
+    by_section: str
+    """The repealing provision's label, e.g. 'section 47'."""
+    sentence: str
+
+    def message(self, title: str) -> str:
+        return (
+            f'the {title} was repealed by {self.by_section} of the {self.by_title} ("{self.sentence}"); what it says '
+            "may no longer be the law"
+        )
+
+
+def chapter_number(chapter: str) -> str:
+    """ "5:11" from "Chapter 5:11" or "[Chapter 5:11]"; "" when there is none."""
+    found = re.search(r"\d+:\d+", chapter)
+    return found.group(0) if found else ""
+
+
+def normal_title(title: str) -> str:
+    """A title as compared: lower case, no articles, punctuation or year ("The Marriages Act, 2022" -> "marriages
+    act")."""
+    words = re.sub(r"[^a-z ]", " ", title.lower()).split()
+    return " ".join(w for w in words if w != "the")
+
+
+def find_repeals(documents: Iterable[Document]) -> dict[str, Repeal]:
+    """The documents that another of ``documents`` (of the same tenant) repeals (by doc key), each with the first
+    provision that does."""
+    docs = list(documents)
+    # A document repeals only its own tenant's documents: a private upload saying "the Labour Act is repealed" must
+    # not mark the public corpus for every caller.
+    by_chapter: dict[tuple[str, str], list[str]] = {}
+    by_title: dict[tuple[str, str], list[str]] = {}
+    for doc in docs:
+        if number := chapter_number(doc.chapter):
+            by_chapter.setdefault((doc.tenant, number), []).append(doc.doc_key)
+        by_title.setdefault((doc.tenant, normal_title(doc.title)), []).append(doc.doc_key)
+    found: dict[str, Repeal] = {}
+    for doc in sorted(docs, key=lambda d: d.doc_key):
+        for section in doc.sections:
+            if not _REPEALED.search(section.text):
+                continue
+            for sentence in _SENTENCE.split(_body(section)):
+                if not (verb := _REPEALED.search(sentence)):
+                    continue
+                subject = sentence[: verb.start()]
+                if _PART_OF.search(subject):
+                    continue
+                named = {target for c in _CHAPTER.findall(subject) for target in by_chapter.get((doc.tenant, c), [])}
+                for name in _NAMED_LAW.findall(_CHAPTER.sub(" ", subject)):
+                    for part in re.split(r"\s+and\s+(?:the\s+)?", name):
+                        named |= set(by_title.get((doc.tenant, normal_title(part)), []))
+                for target in sorted(named - {doc.doc_key}):
+                    found.setdefault(target, Repeal(
+                        by_doc_key=doc.doc_key, by_title=doc.title, by_section=section.label,
+                        sentence=" ".join(sentence.split())[:300],
+                    ))  # fmt: skip
+    return found
+
+
+def _body(section: Section) -> str:
+    """The provision's text without its number and heading, so a quoted sentence starts where the law's does."""
+    text = section.text.lstrip()
+    for lead in (f"{section.number}.", section.number, section.heading):
+        if lead and text.startswith(lead):
+            text = text[len(lead) :].lstrip()
+    return text
+
+
+async def save_repeals(store: ObjectStore, repeals: dict[str, Repeal]) -> None:
+    await put_json(store, REPEALS_KEY, {key: r.model_dump() for key, r in sorted(repeals.items())})
+
+
+async def load_repeals(store: ObjectStore) -> dict[str, Repeal]:
+    """What the last ingestion found; empty for a data dir ingested before repeals were read."""
+    raw = await get_json(store, REPEALS_KEY)
+    return {key: Repeal.model_validate(value) for key, value in (raw or {}).items()}

@@ -1,0 +1,101 @@
+from pathlib import Path
+
+from api.schemas.documents import Document, Section
+from api.schemas.events import FinalEvent, WarningEvent
+from api.schemas.query import QueryRequest
+from api.services import open_services
+from api.settings import Settings
+from api.tools.repeals import find_repeals
+from api.tools.whatsapp import format_reply
+from tests.conftest import ingest_into
+
+
+def law(key: str, title: str, chapter: str, *texts: str) -> Document:
+    sections = [
+        Section(section_id=f"{key}#s{n}", number=str(n), text=text, ref=f"s{n}") for n, text in enumerate(texts, 1)
+    ]
+    return Document(doc_key=key, title=title, chapter=chapter, content_hash=key, sections=sections)
+
+
+def test_a_law_is_repealed_where_another_names_it_as_the_subject_of_is_repealed() -> None:
+    marriage = law("t/1964/81", "Marriage Act", "Chapter 5:11", "1. Short title This Act is the Marriage Act.")
+    rent = law("t/1982/2", "Rent Act", "", "1. Short title This Act is the Rent Act.")
+    fees = law("t/1990/3", "Court Fees Act", "Chapter 7:04", "1. Fees Every court shall charge fees.")
+    repealing = law(
+        "t/2022/1", "Marriages Act, 2022", "Chapter 5:17",
+        "1. Short title This Act may be cited as the Marriages Act, 2022.",
+        # Matched by chapter although the name differs ("Marriages" / "Marriage"), and by title without a chapter.
+        "2. Repeals (1) The Marriages Act [Chapter 5:11] and the Rent Act are repealed. (2) Nothing in this section "
+        "affects a marriage solemnised before the commencement of this Act.",
+        # A part of a law repealed, or a law amended, is not the law repealed.
+        "3. Amendments Section 4 of the Court Fees Act [Chapter 7:04] is repealed. The Court Fees Act is amended.",
+    )  # fmt: skip
+    found = find_repeals([marriage, rent, fees, repealing])
+    assert sorted(found) == ["t/1964/81", "t/1982/2"]
+    repeal = found["t/1964/81"]
+    assert (repeal.by_doc_key, repeal.by_title, repeal.by_section) == ("t/2022/1", "Marriages Act, 2022", "section 2")
+    assert repeal.sentence.endswith("are repealed.")
+    assert "repealed by section 2 of the Marriages Act, 2022" in repeal.message("Marriage Act")
+    # A tenant's private document repeals nothing of the public corpus (nor of another tenant's).
+    private = repealing.model_copy(update={"doc_key": "t/acme/1", "tenant": "acme"})
+    assert find_repeals([marriage, rent, fees, private]) == {}
+    # A law that names itself ("this Act … is repealed" in its own transitional provisions) is not repealed by it.
+    assert find_repeals([law("t/1/1", "Rent Act", "", "9. The Rent Act is repealed on a date to be fixed.")]) == {}
+
+
+OLD = """<!-- id: test/act/1990/1; jurisdiction: TEST -->
+# Dog Licensing Act
+[Chapter 9:01]
+
+1. Short title
+This Act may be cited as the Dog Licensing Act.
+
+2. Licence fee for dogs
+Every owner of a dog shall pay a dog licence fee of ten dollars each year to the local authority.
+"""
+NEW = """<!-- id: test/act/2020/4; jurisdiction: TEST -->
+# Animal Keeping Act, 2020
+[Chapter 9:20]
+
+1. Short title
+This Act may be cited as the Animal Keeping Act, 2020.
+
+2. Registration of cats
+Every owner of a cat shall register the cat with the veterinary office within thirty days of acquiring it.
+
+3. Repeal
+The Dog Licensing Act [Chapter 9:01] is repealed.
+"""
+
+
+async def test_an_answer_that_cites_a_repealed_law_says_which_law_repealed_it(tmp_path: Path) -> None:
+    source = tmp_path / "laws"
+    source.mkdir()
+    (source / "dogs.md").write_text(OLD)
+    (source / "animals.md").write_text(NEW)
+    settings = Settings(data_dir=tmp_path / "data")
+    report = await ingest_into(settings, source)
+    assert report.repealed == 1
+    async with open_services(settings) as services:
+        assert set(services.corpus.repealed) == {"test/act/1990/1"}
+        for n, (question, cites_old) in enumerate((
+            ("How much is the dog licence fee each year?", True),
+            ("Within how many days must I register my cat?", False),
+        )):  # fmt: skip
+            events = [e async for e in services.orchestrator.stream(QueryRequest(q=question, session_id=f"s{n}"))]
+            final = events[-1]
+            assert isinstance(final, FinalEvent) and final.citations
+            cited = {c.doc_key for c in final.citations}
+            assert ("test/act/1990/1" in cited) is cites_old
+            repealed = [e.message for e in events if isinstance(e, WarningEvent) and e.code == "repealed_law"]
+            if cites_old:
+                assert repealed == [
+                    'the Dog Licensing Act was repealed by section 3 of the Animal Keeping Act, 2020 ("The Dog '
+                    'Licensing Act [Chapter 9:01] is repealed."); what it says may no longer be the law'
+                ]
+                # WhatsApp's reply carries it too, before the sources.
+                reply = format_reply(final, {}, "", repealed)
+                assert "_Note: The Dog Licensing Act was repealed by section 3" in reply
+                assert reply.index("_Note:") < reply.index("*Sources*")
+            else:
+                assert repealed == []
