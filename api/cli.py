@@ -385,7 +385,9 @@ def _generated_line(g: GenerateStats) -> str:
     )
 
 
-def _print_event(event: StreamEvent, as_json: bool) -> None:
+def _print_event(event: StreamEvent, as_json: bool, line_open: bool = False) -> None:
+    """Print one event of a stream; ``line_open``: the answer's text so far does not end its line (a warning that comes
+    after it starts on a line of its own)."""
     if as_json:
         if isinstance(event, FinalEvent):
             out.print_json(event.model_dump_json())
@@ -394,6 +396,9 @@ def _print_event(event: StreamEvent, as_json: bool) -> None:
         sys.stdout.write(event.text)
         sys.stdout.flush()
     elif isinstance(event, WarningEvent):
+        if line_open:
+            sys.stdout.write("\n")
+            sys.stdout.flush()
         err.print(f"[yellow]warning:[/yellow] {event.message}")
     elif isinstance(event, FinalEvent):
         out.print()
@@ -427,12 +432,16 @@ def ask(
             if not len(services.corpus):
                 err.print("[yellow]No documents are ingested yet: run 'gweta ingest PATH' first.[/yellow]")
                 return 1
-            failed = False
+            failed, line_open = False, False
             async for event in services.orchestrator.stream(request):
                 if isinstance(event, ErrorEvent):
                     err.print(f"[red]Error:[/red] {event.message}")
                     failed = True
-                _print_event(event, as_json)
+                _print_event(event, as_json, line_open)
+                if isinstance(event, TokenEvent):
+                    line_open = not event.text.endswith("\n")
+                elif isinstance(event, WarningEvent):
+                    line_open = False
             return 1 if failed else 0
 
     code = _run(run())

@@ -1,3 +1,8 @@
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from api.schemas.documents import Document, Section
@@ -99,3 +104,14 @@ async def test_an_answer_that_cites_a_repealed_law_says_which_law_repealed_it(tm
                 assert reply.index("_Note:") < reply.index("*Sources*")
             else:
                 assert repealed == []
+    # The command line shows it on a line of its own after the answer's text (in a copy: Milvus Lite lets one process
+    # open a data dir, and this one opened it).
+    copy = shutil.copytree(settings.data_dir, tmp_path / "copy", ignore=shutil.ignore_patterns("LOCK"))
+    shown = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "api.cli", "ask", "How much is the dog licence fee each year?"],
+        env={**os.environ, "GWETA_DATA_DIR": str(copy), "COLUMNS": "400"},
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert shown.returncode == 0, shown.stdout
+    assert any(line.startswith("warning: the Dog Licensing Act was repealed") for line in shown.stdout.splitlines())
