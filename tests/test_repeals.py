@@ -5,11 +5,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from api.auth import LOCAL
 from api.schemas.documents import Document, Section
 from api.schemas.events import FinalEvent, WarningEvent
 from api.schemas.query import QueryRequest
 from api.services import open_services
 from api.settings import Settings
+from api.tools.reader import DocumentReader
 from api.tools.repeals import find_repeals
 from api.tools.whatsapp import format_reply
 from tests.conftest import ingest_into
@@ -83,6 +85,12 @@ async def test_an_answer_that_cites_a_repealed_law_says_which_law_repealed_it(tm
     assert report.repealed == 1
     async with open_services(settings) as services:
         assert set(services.corpus.repealed) == {"test/act/1990/1"}
+        # The reader says so beside the text: the provision's view and the document's outline.
+        reader = DocumentReader(services.corpus)
+        old_fee = await reader.provision("test/act/1990/1", "s2", LOCAL)
+        assert old_fee.repealed_by is not None and old_fee.repealed_by.by_section == "section 3"
+        assert (await reader.document("test/act/1990/1", LOCAL)).repealed_by == old_fee.repealed_by
+        assert (await reader.provision("test/act/2020/4", "s2", LOCAL)).repealed_by is None
         for n, (question, cites_old) in enumerate((
             ("How much is the dog licence fee each year?", True),
             ("Within how many days must I register my cat?", False),

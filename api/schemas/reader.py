@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from api.tools.repeals import Repeal
+
 
 class DocumentSummary(BaseModel):
     doc_key: str
@@ -27,6 +29,7 @@ class SectionOutline(BaseModel):
 
 class DocumentView(DocumentSummary):
     chapter: str = ""
+    repealed_by: Repeal | None = Field(None, description="Where another document of the corpus repeals this one.")
     sections: list[SectionOutline]
 
 
@@ -41,6 +44,7 @@ class ProvisionView(BaseModel):
     doc_key: str
     title: str
     chapter: str = ""
+    repealed_by: Repeal | None = Field(None, description="Where another document of the corpus repeals this one.")
     provision_id: str = Field(description="The provision asked for, e.g. '…#s3(1)'.")
     section: SectionView = Field(description="The section that holds it (the unit quotes are checked against).")
     previous: SectionView | None = None

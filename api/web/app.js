@@ -468,7 +468,11 @@ async function showProvision(docKey, fragment, quote) {
     const view = await fetchProvision(docKey, fragment);
     state.reader = view;
     $("#reader-title").textContent = view.title + (view.chapter ? ` [${/^chapter/i.test(view.chapter) ? view.chapter : `Chapter ${view.chapter}`}]` : "");
-    $("#reader-meta").textContent = view.section.part || "";
+    const repealed = view.repealed_by;
+    $("#reader-meta").textContent = [
+      repealed ? `Repealed by ${repealed.by_section} of the ${repealed.by_title}: what it says may no longer be the law.` : "",
+      view.section.part || "",
+    ].filter(Boolean).join(" · ");
     body.replaceChildren(
       view.previous ? sectionBlock(view.previous, "previous") : null,
       sectionBlock(view.section, "current", quote),
