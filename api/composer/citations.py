@@ -212,7 +212,7 @@ _REFERENCE = re.compile(
 _TITLE_STOP = frozenset("the of and on for act chapter no".split())
 
 
-def _title_words(title: str) -> set[str]:
+def title_words(title: str) -> set[str]:
     return {w for w in re.findall(r"[a-z]+", title.lower()) if w not in _TITLE_STOP}
 
 
@@ -249,12 +249,12 @@ _INSTRUMENT = re.compile(
 def instruments_named(text: str) -> list[tuple[str, set[str]]]:
     """Each instrument ``text`` names ("the Consumer Protection Act"): its words as written, and its title words
     (none for "the Act", which names no particular one)."""
-    return [(m.group(0), words) for m in _INSTRUMENT.finditer(text) if (words := _title_words(m.group(1)))]
+    return [(m.group(0), words) for m in _INSTRUMENT.finditer(text) if (words := title_words(m.group(1)))]
 
 
 def names(title: str, words: set[str]) -> bool:
     """Whether an instrument named by ``words`` (``instruments_named``) is the one titled ``title``."""
-    return words <= _title_words(title)
+    return words <= title_words(title)
 
 
 def resolve_reference(reference: Reference, offered: Sequence[Citation], context_titles: str = "") -> list[int]:
@@ -265,11 +265,11 @@ def resolve_reference(reference: Reference, offered: Sequence[Citation], context
         reference.number.lower() and (reference.unit == "paragraph") == c.section.startswith("paragraph")
     ]  # fmt: skip
     if reference.title:
-        wanted = _title_words(reference.title)
-        by_number = [c for c in by_number if wanted and wanted <= _title_words(c.title)]
+        wanted = title_words(reference.title)
+        by_number = [c for c in by_number if wanted and wanted <= title_words(c.title)]
     elif len({c.doc_key for c in by_number}) > 1:
-        context = _title_words(context_titles)
-        by_number = [c for c in by_number if _title_words(c.title) and _title_words(c.title) <= context]
+        context = title_words(context_titles)
+        by_number = [c for c in by_number if title_words(c.title) and title_words(c.title) <= context]
         if len({c.doc_key for c in by_number}) > 1:
             return []  # ambiguous: "section 3" of two different Acts, neither named
     if reference.subsections and by_number:

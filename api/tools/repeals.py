@@ -20,6 +20,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel
 
+from api.composer.citations import instruments_named, title_words
 from api.schemas.documents import Document, Section
 from api.tools.object_store import ObjectStore, get_json, put_json
 
@@ -33,7 +34,6 @@ _PART_OF = re.compile(
     r"[^;]*?\b(?:of|in)\b",
     re.I,
 )
-_NAMED_LAW = re.compile(r"((?:[A-Z][\w'’()-]*\s+)+?(?:and\s+)?(?:[A-Z][\w'’()-]*\s+)*(?:Act|Ordinance|Code))\b")
 
 
 class Repeal(BaseModel):
@@ -58,13 +58,6 @@ def chapter_number(chapter: str) -> str:
     return found.group(0) if found else ""
 
 
-def normal_title(title: str) -> str:
-    """A title as compared: lower case, no articles, punctuation or year ("The Marriages Act, 2022" -> "marriages
-    act")."""
-    words = re.sub(r"[^a-z ]", " ", title.lower()).split()
-    return " ".join(w for w in words if w != "the")
-
-
 def find_repeals(documents: Iterable[Document]) -> dict[str, Repeal]:
     """The documents that another of ``documents`` (of the same tenant) repeals (by doc key), each with the first
     provision that does."""
@@ -72,11 +65,13 @@ def find_repeals(documents: Iterable[Document]) -> dict[str, Repeal]:
     # A document repeals only its own tenant's documents: a private upload saying "the Labour Act is repealed" must
     # not mark the public corpus for every caller.
     by_chapter: dict[tuple[str, str], list[str]] = {}
-    by_title: dict[tuple[str, str], list[str]] = {}
+    # By the same words answers name laws by (``api.composer.citations``), all of them: "the Companies Act" is not the
+    # Companies and Other Business Entities Act.
+    by_title: dict[tuple[str, frozenset[str]], list[str]] = {}
     for doc in docs:
         if number := chapter_number(doc.chapter):
             by_chapter.setdefault((doc.tenant, number), []).append(doc.doc_key)
-        by_title.setdefault((doc.tenant, normal_title(doc.title)), []).append(doc.doc_key)
+        by_title.setdefault((doc.tenant, frozenset(title_words(doc.title))), []).append(doc.doc_key)
     found: dict[str, Repeal] = {}
     for doc in sorted(docs, key=lambda d: d.doc_key):
         for section in doc.sections:
@@ -89,9 +84,8 @@ def find_repeals(documents: Iterable[Document]) -> dict[str, Repeal]:
                 if _PART_OF.search(subject):
                     continue
                 named = {target for c in _CHAPTER.findall(subject) for target in by_chapter.get((doc.tenant, c), [])}
-                for name in _NAMED_LAW.findall(_CHAPTER.sub(" ", subject)):
-                    for part in re.split(r"\s+and\s+(?:the\s+)?", name):
-                        named |= set(by_title.get((doc.tenant, normal_title(part)), []))
+                for _, words in instruments_named(_CHAPTER.sub(" ", subject)):
+                    named |= set(by_title.get((doc.tenant, frozenset(words)), []))
                 for target in sorted(named - {doc.doc_key}):
                     found.setdefault(target, Repeal(
                         by_doc_key=doc.doc_key, by_title=doc.title, by_section=section.label,
