@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from api.errors import ConfigError
+from api.schemas.events import FinalEvent
+from api.schemas.query import QueryRequest
 from api.services import open_services
 from api.settings import RetrievalSettings, Settings
 from api.tools.thesaurus import DEFAULT_PATH, load_thesaurus
@@ -154,3 +156,38 @@ def test_a_lay_word_the_corpus_itself_uses_is_left_alone() -> None:
     expansion = load_thesaurus().expand("Can my landlord sack my boss?", in_use=lambda word: word == "landlord")
     assert "landlord" in expansion.matched and "lessor" not in expansion.added
     assert {"employer", "dismissal"} <= set(expansion.added)
+
+
+TRANSFER_ACT = """<!-- id: test/act/2024/4; jurisdiction: SAMPLE -->
+# Employment Relations Act, 2024
+
+7. Rights of employees on transfer of undertaking
+(1) Whenever an undertaking in which persons are employed is alienated or transferred in any way whatsoever, the
+employment of those persons is deemed to be transferred to the transferee on terms and conditions of employment not
+less favourable than those that applied immediately before the transfer.
+"""
+DUTY_ACT = """<!-- id: test/act/2024/5; jurisdiction: SAMPLE -->
+# Stamp Duties Act, 2024
+
+3. Exemption of certain sales from duty
+No duty shall be payable on land sold by a company that carries on its principal business in a free zone, if the
+conditions set by the Commissioner have been met and the sale has been registered within the current year.
+"""
+
+
+async def test_the_quote_only_answer_weighs_its_sentences_by_the_legal_terms_the_search_used(tmp_path: Path) -> None:
+    """A lay question shares its everyday words ("business", "sold", "conditions") with a provision about
+    something else; the thesaurus gives the search the statutes' words ("transfer of undertaking"), and the
+    sentence the answer quotes is chosen by the same meaning, so it quotes the provision the search found."""
+    source = tmp_path / "acts"
+    source.mkdir()
+    for name, text in (("transfer.md", TRANSFER_ACT), ("duty.md", DUTY_ACT), ("bees.md", BEES_ACT)):
+        (source / name).write_text(text)
+    data_dir = tmp_path / "data"
+    await ingest_into(Settings(data_dir=data_dir), source)
+    question = "The business I work for has been sold to new owners. Do I keep my job and my current conditions?"
+    async with open_services(Settings(data_dir=data_dir, retrieval=RetrievalSettings(cache_ttl_s=0))) as services:
+        events = [e async for e in services.orchestrator.stream(QueryRequest(q=question, session_id="sold"))]
+    final = events[-1]
+    assert isinstance(final, FinalEvent) and not final.abstained
+    assert final.citations[0].section_id == "test/act/2024/4#s7"

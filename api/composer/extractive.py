@@ -18,6 +18,7 @@ from api.schemas.events import Citation
 from api.tools.bm25 import stem, tokenize
 from api.tools.embeddings import Embedder
 from api.tools.retrieval import Retrieved
+from api.tools.thesaurus import with_legal_terms
 
 from .citations import CitationTracker, make_citation, provision_label, stream_words
 from .provisions import provision_at, provision_starts
@@ -236,9 +237,13 @@ async def quote_answer(
 async def extractive_answer(
     embedder: Embedder, question: str, hits: Sequence[Retrieved], start: int = 1, lay_terms: Sequence[str] = ()
 ) -> tuple[str, list[Citation]]:
-    """The extractive answer and its citations, not streamed (empty when nothing answers)."""
+    """The extractive answer and its citations, not streamed (empty when nothing answers). A sentence's meaning is
+    weighed against the question with the legal terms its search added (``lay_terms``), as the dense search embedded
+    it: a lay question's everyday words ("the business was sold") would otherwise favour a sentence about something
+    else that shares them over the provision the search found by those terms ("transfer of undertaking")."""
     candidates = candidate_units(hits)
-    similarity = await _similarity(embedder, question, [unit for _, _, unit in candidates])
+    meant = with_legal_terms(question, lay_terms)
+    similarity = await _similarity(embedder, meant, [unit for _, _, unit in candidates])
     return compose_extractive(question, candidates, similarity, start=start, lay_terms=lay_terms)
 
 

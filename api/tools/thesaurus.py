@@ -60,6 +60,11 @@ class _ThesaurusFile(BaseModel):
         return self
 
 
+def with_legal_terms(query: str, added: Sequence[str]) -> str:
+    """``query`` with the legal terms a search added in brackets after it: the meaning the dense search embeds."""
+    return f"{query} ({', '.join(added)})" if added else query
+
+
 @dataclass(frozen=True, slots=True)
 class Expansion:
     """What the thesaurus made of one query."""
@@ -78,7 +83,7 @@ class Expansion:
     @property
     def dense_query(self) -> str:
         """The text the dense search embeds: the question with the legal terms in brackets after it."""
-        return f"{self.query} ({', '.join(self.added)})" if self.added else self.query
+        return with_legal_terms(self.query, self.added)
 
 
 @dataclass(frozen=True, slots=True)
