@@ -160,6 +160,8 @@ def _print_ingest_report(report: IngestReport, source: str) -> None:
         elif doc.status == "ingested" and doc.warnings:
             out.print(f"[yellow]warning[/yellow] {escape(doc.doc_key)}: {escape('; '.join(doc.warnings[:3]))}")
     stages = ", ".join(f"{k} {v:.1f}s" for k, v in sorted(report.stage_seconds.items(), key=lambda kv: -kv[1]))
+    if report.sentences:
+        out.print(f"{report.sentences} quotable sentences embedded for answers ({report.sentences_embedded} this run)")
     out.print(f"corpus version {report.corpus_version}: {report.total_chunks} chunks searchable ({stages})")
     if report.repealed:
         out.print(f"{report.repealed} document(s) repealed by another document here: answers that cite them say so")

@@ -40,6 +40,7 @@ from api.tools.object_store import build_object_store
 from api.tools.onnx_embedder import export_folder, for_queries
 from api.tools.reranker import build_reranker
 from api.tools.retrieval import HybridRetriever
+from api.tools.sentence_vectors import SentenceVectors, StoredSentences, load_sentence_vectors
 from api.tools.thesaurus import load_thesaurus
 from api.tools.vector_store import MilvusVectorStore, build_vector_store
 from api.tuning import apply_tuning
@@ -114,6 +115,7 @@ async def open_services(settings: Settings, serving: bool = False) -> AsyncItera
                 )
             vectors.warm()  # the in-memory exact index, built while the rest loads (Milvus Lite only)
             lexical = await load_lexical_index(store, settings.bm25)
+            sentences = await load_sentence_vectors(store, label)
             reranker = build_reranker(settings.reranker, pool)
             thesaurus = load_thesaurus(settings.retrieval.lay_terms_path) if settings.retrieval.lay_terms else None
             answerability = (
@@ -125,13 +127,14 @@ async def open_services(settings: Settings, serving: bool = False) -> AsyncItera
             trees = load_trees(settings.retrieval.learned_fusion_path) if settings.retrieval.learned_fusion else None
 
             def assemble(
-                corpus: Corpus, lexical: LexicalIndex
+                corpus: Corpus, lexical: LexicalIndex, sentences: SentenceVectors | None
             ) -> tuple[HybridRetriever, ContextBundler, FittedJudge | None]:
-                """The tools that hold one corpus version (each with its own caches)."""
+                """The tools that hold one corpus version (each with its own caches); its answers read their
+                sentences' vectors from ``sentences`` where ingestion kept them."""
                 fusion = LearnedFusion(trees, Candidates(corpus.chunks.values(), lexical)) if trees else None
                 retriever = HybridRetriever(
-                    corpus, embedder, vectors, lexical, settings.retrieval, reranker, settings.reranker.candidates,
-                    thesaurus, fusion,
+                    corpus, StoredSentences(embedder, sentences), vectors, lexical, settings.retrieval, reranker,
+                    settings.reranker.candidates, thesaurus, fusion,
                 )  # fmt: skip
                 bundler = ContextBundler(
                     corpus, embedder.count_tokens, settings.retrieval.context_tokens,
@@ -144,7 +147,7 @@ async def open_services(settings: Settings, serving: bool = False) -> AsyncItera
                 )
                 return retriever, bundler, judge
 
-            retriever, bundler, judge = assemble(corpus, lexical)
+            retriever, bundler, judge = assemble(corpus, lexical, sentences)
             memory = build_memory(settings, firestore)
             deps = QueryDeps(
                 settings=settings, corpus=corpus, retriever=retriever, bundler=bundler,
@@ -162,7 +165,8 @@ async def open_services(settings: Settings, serving: bool = False) -> AsyncItera
 
                     async def swap(corpus: Corpus, lexical: LexicalIndex) -> None:
                         # Requests already running keep the deps they started with; new ones get the new version.
-                        retriever, bundler, judge = assemble(corpus, lexical)
+                        sentences = await load_sentence_vectors(store, label)
+                        retriever, bundler, judge = assemble(corpus, lexical, sentences)
                         orchestrator.deps = dataclasses.replace(
                             orchestrator.deps, corpus=corpus, retriever=retriever, bundler=bundler, judge=judge
                         )
@@ -174,7 +178,7 @@ async def open_services(settings: Settings, serving: bool = False) -> AsyncItera
                     served = corpus.version if set(lexical.chunk_ids) == set(corpus.chunks) else ""
                     # From here the first version is reached through the orchestrator's deps only, so a swap frees it
                     # (held here too, each process kept its first corpus and BM25 index beside the current one).
-                    del corpus, lexical, retriever, bundler, judge, deps
+                    del corpus, lexical, sentences, retriever, bundler, judge, deps
                     watcher = CorpusWatcher(store, settings.bm25, served, swap, settings.corpus_poll_s)
                     watcher.start()
                     if serving:

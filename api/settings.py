@@ -421,6 +421,11 @@ class IngestionSettings(BaseModel):
         "", max_length=128, pattern=r"^[A-Za-z0-9._-]*$",
         description="Owner of what is ingested: only callers of this tenant see it. '' is the public corpus.",
     )  # fmt: skip
+    sentence_vectors: bool = Field(
+        True,
+        description="Embed every quotable sentence at ingestion (once; later runs embed only new ones), so answers "
+        "read their vectors instead of embedding them: about twice the first run's embedding time.",
+    )
 
 
 class AdmissionSettings(BaseModel):

@@ -32,10 +32,14 @@ async def end_run(store: ObjectStore) -> None:
     await store.delete(RUN_MARKER)
 
 
-async def rebuild_lexical_index(store: ObjectStore, manifest: Manifest) -> int:
-    """Write the BM25 artifact for every chunk the manifest owns; returns how many chunks are searchable."""
+async def load_chunks(store: ObjectStore, manifest: Manifest) -> list[Chunk]:
+    """Every chunk the manifest owns, in document order."""
     raws = await get_many_json(store, [chunks_object_key(k) for k in sorted(manifest.documents)])
-    chunks = [Chunk.model_validate(c) for raw in raws if raw for c in raw]
+    return [Chunk.model_validate(c) for raw in raws if raw for c in raw]
+
+
+async def rebuild_lexical_index(store: ObjectStore, chunks: Sequence[Chunk]) -> int:
+    """Write the BM25 artifact for ``chunks`` (all the manifest owns); returns how many chunks are searchable."""
     await write_lexical_index(store, chunks)
     return len(chunks)
 

@@ -22,10 +22,12 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from api.errors import BackendError
 from api.settings import Settings
 from api.tools.corpus import Manifest
 from api.tools.embeddings import Embedder, build_embedder
 from api.tools.object_store import ObjectStore, build_object_store, put_json
+from api.tools.sentence_vectors import rebuild_sentence_vectors
 from api.tools.vector_store import VectorStore, build_vector_store
 from api.tuning import apply_tuning
 from ingestion import indexes
@@ -115,8 +117,17 @@ class Ingestor:
         # Before the lexical index: a serving replica reloads the corpus (and these) until that index is complete.
         with clock.timed("repeals"):
             report.repealed = await indexes.rebuild_repeals(store, manifest)
+        chunks = await indexes.load_chunks(store, manifest)
+        if self.tools.settings.ingestion.sentence_vectors:
+            with clock.timed("sentence_vectors"):
+                try:
+                    report.sentences, report.sentences_embedded = await rebuild_sentence_vectors(
+                        store, chunks, self.tools.embedder, hook
+                    )
+                except BackendError as exc:  # the answers embed their sentences themselves, as before
+                    log.warning("the sentence vectors were not written: %s", exc.message)
         with clock.timed("lexical_index"):
-            report.total_chunks = await indexes.rebuild_lexical_index(store, manifest)
+            report.total_chunks = await indexes.rebuild_lexical_index(store, chunks)
         report.corpus_version = manifest.version
         report.seconds = round(time.perf_counter() - start, 3)
         report.stage_seconds = dict(clock.seconds)

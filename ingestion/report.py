@@ -43,6 +43,10 @@ class IngestReport:
     total_chunks: int = 0
     repealed: int = 0
     """Documents another document of the corpus says are repealed (``api.tools.repeals``)."""
+    sentences: int = 0
+    """Quotable sentences whose vectors the corpus keeps (``api.tools.sentence_vectors``)."""
+    sentences_embedded: int = 0
+    """Of those, the ones this run embedded (the others were kept from the last run)."""
     seconds: float = 0.0
     stage_seconds: dict[str, float] = field(default_factory=dict)
     reconciled: int = 0

@@ -36,6 +36,7 @@ from api.tools.embeddings import SentenceTransformerEmbedder, Vectors, load_sent
 from api.tools.fusion import Candidates, lexical_depth
 from api.tools.object_store import build_object_store, put_json
 from api.tools.onnx_embedder import export_folder, forget_export
+from api.tools.sentence_vectors import artifact_key, rebuild_sentence_vectors
 from api.tools.vector_store import Hit, MilvusVectorStore, build_vector_store, collection_for
 from api.tuning import PACKAGED_NAME, TuningState, load_state, save_state, write_atomically
 from ingestion.indexes import write_lexical_index
@@ -477,12 +478,20 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
     # A data dir ingested before field weights has no field boundaries in its BM25 artifact: write them (half a
     # second at 15k chunks) before the switch, so the weights chosen here are the weights served.
     await write_lexical_index(store, chunks)
+    if settings.ingestion.sentence_vectors:  # the served model's, so answers read them from the switch on
+        start = time.perf_counter()
+        served_model = tuned_model if kept == "tuned" else packaged.model
+        with ThreadPoolExecutor(settings.model_threads, thread_name_prefix="model") as pool:
+            answering = SentenceTransformerEmbedder(served_model, pool, settings.embeddings.batch_size, name)
+            await rebuild_sentence_vectors(store, chunks, answering, progress)
+        clock["sentence_vectors"] = time.perf_counter() - start
     after = await _write_manifest(settings, corpus.manifest, name, embedder.dimensions)
     save_state(settings.data_dir, new_state)  # the switch
     _drop_fusion(settings, state, new_state)
     if state.version and state.collection != collection:  # the previous tuned model is no longer read
         await asyncio.to_thread(_drop_collection, settings, state.collection)
         await asyncio.to_thread(_drop_model, settings, state)
+        await store.delete(artifact_key(f"{state.embedder_name}:{embedder.dimensions}"))  # and its sentence vectors
     if kept == "packaged":
         await asyncio.to_thread(_drop_collection, settings, tuned_collection)
         shutil.rmtree(target, ignore_errors=True)
@@ -589,13 +598,17 @@ async def revert(settings: Settings, progress: Progress = no_progress) -> TuneRe
     manifest = corpus.manifest
     start = time.perf_counter()
     dims = manifest.dimensions or 384
-    if not _base_is_current(state, manifest):
+    current = _base_is_current(state, manifest)
+    if not current or settings.ingestion.sentence_vectors:
         chunks = sorted(corpus.chunks.values(), key=lambda c: c.chunk_id)
         with ThreadPoolExecutor(settings.model_threads, thread_name_prefix="model") as pool:
             model = await asyncio.to_thread(load_sentence_transformer)
-            embedder = SentenceTransformerEmbedder(model, pool, settings.embeddings.batch_size)
+            embedder = SentenceTransformerEmbedder(model, pool, settings.embeddings.batch_size, PACKAGED_NAME)
             dims = embedder.dimensions
-            await _embed_into(settings, base, embedder, chunks, progress)
+            if not current:
+                await _embed_into(settings, base, embedder, chunks, progress)
+            if settings.ingestion.sentence_vectors:  # only what the packaged model's last artifact lacks
+                await rebuild_sentence_vectors(store, chunks, embedder, progress)
     after = await _write_manifest(settings, manifest, PACKAGED_NAME, dims)
     reverted = TuningState(last_version=state.last_version)
     save_state(settings.data_dir, reverted)
@@ -603,4 +616,5 @@ async def revert(settings: Settings, progress: Progress = no_progress) -> TuneRe
     if state.version:
         await asyncio.to_thread(_drop_collection, settings, state.collection)
         await asyncio.to_thread(_drop_model, settings, state)
+        await store.delete(artifact_key(f"{state.embedder_name}:{dims}"))  # and its sentence vectors
     return TuneReport("reverted", 0, before, after, base, seconds={"re_embed": round(time.perf_counter() - start, 1)})

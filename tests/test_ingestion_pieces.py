@@ -9,14 +9,17 @@ from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from api.schemas.documents import Document
+from api.composer.extractive import quotable_units
+from api.schemas.documents import Chunk, Document
 from api.settings import EmbeddingSettings
 from api.tools.bm25 import BM25_KEY
 from api.tools.corpus import MANIFEST_KEY, Manifest, ManifestEntry, chunks_object_key, doc_object_key
 from api.tools.embeddings import Embedder, build_embedder
 from api.tools.object_store import LocalObjectStore, get_json, put_json
+from api.tools.sentence_vectors import load_sentence_vectors, rebuild_sentence_vectors
 from api.tools.vector_store import MilvusVectorStore
 from ingestion import indexes
 from ingestion.discovery import digest, file_fingerprint, scan, unchanged_reports, vanished
@@ -277,7 +280,8 @@ async def test_reconcile_drops_what_no_manifest_entry_owns_and_the_lexical_index
         chunks = await writer.prepare(document, no_progress)
         await writer.commit([Staged(document, chunks, document_report(document, "x"), "f")], manifest, no_progress)
     owned = set(manifest.documents.pop(stray.doc_key).chunk_ids)  # as if killed before its manifest entry
-    assert await indexes.rebuild_lexical_index(store, manifest) == len(manifest.documents[kept.doc_key].chunk_ids)
+    chunks = await indexes.load_chunks(store, manifest)
+    assert await indexes.rebuild_lexical_index(store, chunks) == len(manifest.documents[kept.doc_key].chunk_ids)
     assert set((await get_json(store, BM25_KEY))["chunk_ids"]) == set(manifest.documents[kept.doc_key].chunk_ids)
     removed = await indexes.reconcile(store, vectors, manifest)
     assert removed == len(owned) + 2  # its vectors, its document and its chunks objects
@@ -289,6 +293,44 @@ async def test_reconcile_drops_what_no_manifest_entry_owns_and_the_lexical_index
 
 
 # the report
+
+
+async def test_every_quotable_sentence_is_embedded_once_and_kept_for_the_model_that_embedded_it(
+    embedder: Embedder, stores: tuple[LocalObjectStore, MilvusVectorStore]
+) -> None:
+    store, vectors = stores
+    writer = DocumentWriter(store, embedder, vectors, StageClock())
+    manifest = Manifest()
+
+    async def add(document: Document) -> list[Chunk]:
+        chunks = await writer.prepare(document, no_progress)
+        await writer.commit([Staged(document, chunks, document_report(document, "x"), "f")], manifest, no_progress)
+        return await indexes.load_chunks(store, manifest)
+
+    chunks = await add(sample_document())
+    first = sorted({unit for chunk in chunks for unit in quotable_units(chunk)})
+    seen: list[tuple[str, int, int | None]] = []
+    assert await rebuild_sentence_vectors(store, chunks, embedder, lambda *a: seen.append(a)) == (
+        len(first),
+        len(first),
+    )
+    assert seen[0] == ("sentences", 0, len(first)) and sum(a for _, a, _ in seen) == len(first)
+    label = f"{embedder.name}:{embedder.dimensions}"
+    stored = await load_sentence_vectors(store, label)
+    assert stored is not None and len(stored) == len(first)
+    # The vectors an answer would have computed itself.
+    assert np.allclose(np.stack(stored.find(first)), await embedder.embed_documents(first), atol=1e-5)
+    assert stored.find(["A sentence no document holds."]) == [None]
+    # Nothing new: nothing embedded or written; a new document: its sentences only.
+    assert await rebuild_sentence_vectors(store, chunks, embedder, no_progress) == (len(first), 0)
+    chunks = await add(sample_document("consumer-protection-act.md"))
+    both = {unit for chunk in chunks for unit in quotable_units(chunk)}
+    assert await rebuild_sentence_vectors(store, chunks, embedder, no_progress) == (
+        len(both),
+        len(both - set(first)),
+    )
+    # Another model's vectors are not these.
+    assert await load_sentence_vectors(store, f"other:{embedder.dimensions}") is None
 
 
 def test_the_clock_sums_each_stage_and_the_report_counts_statuses() -> None:

@@ -16,6 +16,7 @@ from api.tools.corpus import Corpus
 from api.tools.embeddings import load_sentence_transformer
 from api.tools.object_store import build_object_store
 from api.tools.onnx_embedder import export_folder
+from api.tools.sentence_vectors import StoredSentences
 from api.tools.vector_store import MilvusVectorStore
 from api.tuning import apply_tuning, load_state
 from ingestion.pairs import mine_pairs, split_pairs
@@ -108,6 +109,8 @@ async def test_tune_switches_to_a_tuned_model_and_revert_restores_the_packaged_o
         assert services.corpus.version == report.corpus_version_after  # caches keyed on it drop
         retriever = services.orchestrator.deps.retriever
         assert retriever.embedder.name == "minilm-tuned-v1"
+        assert isinstance(retriever.embedder, StoredSentences)  # answers read the tuned model's sentence vectors
+        assert retriever.embedder.stored is not None and retriever.embedder.stored.label == "minilm-tuned-v1:384"
         assert getattr(retriever.vectors, "collection", "") == state.collection
         assert await retriever.vectors.count() == len(services.corpus)
         result = await retriever.retrieve("How much deposit can a landlord ask for?", mode="dense", rerank=False)
@@ -120,6 +123,9 @@ async def test_tune_switches_to_a_tuned_model_and_revert_restores_the_packaged_o
     assert again.version == 2 and (private_data_dir / again.model_dir / "config.json").is_file()
     assert not model_dir.exists()  # the weights no longer served are dropped with their collection
     assert not exported[0].exists()  # and so is the graph exported from them
+    indexes = private_data_dir / "objects" / "indexes"
+    kept = {"sentences-minilm_384.npz", "sentences-minilm-tuned-v2_384.npz"}  # v1's went with its model
+    assert {p.name for p in indexes.glob("sentences-*")} == kept
     model_dir = private_data_dir / again.model_dir
 
     reverted = await revert(settings)  # in this process: Milvus Lite lets one process open a data dir
@@ -132,6 +138,7 @@ async def test_tune_switches_to_a_tuned_model_and_revert_restores_the_packaged_o
         assert not store.client.has_collection(tuned_collection)  # the tuned vectors are dropped, and its weights
         assert not store.client.has_collection("gweta_chunks__minilm_tuned_v2_384")
         assert not model_dir.exists() and (private_data_dir / "models").is_dir()
+        assert [p.name for p in indexes.glob("sentences-*")] == ["sentences-minilm_384.npz"]
         assert await store.count() == len((await _chunks(private_data_dir)).chunks)
     finally:
         await store.close()

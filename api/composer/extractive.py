@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from api.errors import GwetaError
+from api.schemas.documents import Chunk
 from api.schemas.events import Citation
 from api.tools.bm25 import stem, tokenize
 from api.tools.embeddings import Embedder
@@ -56,8 +57,8 @@ class Quote:
     score: float
 
 
-def _units(hit: Retrieved) -> list[str]:
-    chunk = hit.chunk
+def quotable_units(chunk: Chunk) -> list[str]:
+    """The sentences of ``chunk`` an answer may quote (their vectors are kept: ``api.tools.sentence_vectors``)."""
     units = []
     for raw in _UNIT.split(chunk.text):
         unit = raw.strip()
@@ -105,7 +106,7 @@ def referred_terms(hit: Retrieved, unit: str) -> set[str]:
 
 def candidate_units(hits: Sequence[Retrieved], max_hits: int = 4) -> list[tuple[int, Retrieved, str]]:
     """(rank, hit, sentence) for every quotable sentence of the best hits."""
-    return [(rank, hit, unit) for rank, hit in enumerate(hits[:max_hits]) for unit in _units(hit)]
+    return [(rank, hit, unit) for rank, hit in enumerate(hits[:max_hits]) for unit in quotable_units(hit.chunk)]
 
 
 def select_quotes(

@@ -20,6 +20,7 @@ from api.settings import Settings
 from api.tools.corpus import MANIFEST_KEY, Corpus
 from api.tools.embeddings import build_embedder
 from api.tools.object_store import build_object_store, put_json
+from api.tools.sentence_vectors import rebuild_sentence_vectors
 from api.tools.vector_store import build_vector_store
 
 log = logging.getLogger(__name__)
@@ -60,6 +61,8 @@ async def reembed(
             await vectors.delete_ids(sorted(stale))
         await vectors.flush()
         collection = vectors.collection
+        if settings.ingestion.sentence_vectors:  # the new model's, before the manifest moves to it
+            await rebuild_sentence_vectors(store, chunks, embedder)
     finally:
         await vectors.close()
         await http.aclose()

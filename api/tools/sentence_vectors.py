@@ -1,0 +1,167 @@
+"""The vectors of the corpus's quotable sentences, computed at ingestion and read by every process that answers.
+
+The quote-only answer weighs each sentence of the provisions it retrieved by its meaning (the embedding cosine to the
+question, ``api.composer.extractive``). Embedded on demand, a provision's sentences cost their model time the first
+time a process quotes from it: a question that reaches provisions no earlier question reached cost 95 ms of CPU
+against 18 ms (150 such questions over the 385 Acts, one at a time), and under load every graph worker paid it
+again for itself, and again after each restart. So ingestion embeds every quotable sentence once, with the model that
+embeds the questions, and writes the vectors beside the lexical index (``artifact_key``); a process that answers
+finds a sentence by a digest of its text and embeds only what the artifact lacks.
+
+A vector is a function of the text and the model alone, so an artifact behind the corpus is never wrong, only used
+less; one written by another model (another label, ``name:dimensions`` as the manifest records it) is not read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import logging
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from api.composer.extractive import quotable_units
+from api.schemas.documents import Chunk
+from api.tools.embeddings import Embedder, Vectors
+from api.tools.object_store import ObjectStore
+
+log = logging.getLogger(__name__)
+
+ARTIFACT_VERSION = 1
+BATCH = 512  # sentences embedded per call at ingestion (the model sorts each call's texts by length)
+Progress = Callable[[str, int, int | None], None]
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def no_progress(stage: str, advance: int, total: int | None) -> None:
+    """A progress hook that shows nothing."""
+
+
+def artifact_key(label: str) -> str:
+    """Where the sentence vectors of the embeddings model ``label`` are kept (one artifact per model)."""
+    return f"indexes/sentences-{_UNSAFE.sub('_', label)}.npz"
+
+
+def text_key(text: str) -> int:
+    """A sentence's 64-bit digest: its key in the artifact (a collision among 10^5 sentences: about 1 in 10^9)."""
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+
+
+def text_keys(texts: Sequence[str]) -> npt.NDArray[np.uint64]:
+    return np.fromiter((text_key(t) for t in texts), dtype=np.uint64, count=len(texts))
+
+
+@dataclass(frozen=True, slots=True)
+class SentenceVectors:
+    """Unit vectors of sentences, found by ``text_key``; ``keys`` sorted, ``vectors`` in the same order."""
+
+    label: str
+    keys: npt.NDArray[np.uint64]
+    vectors: Vectors
+
+    @classmethod
+    def build(cls, label: str, texts: Sequence[str], vectors: Vectors) -> SentenceVectors:
+        keys = text_keys(texts)
+        order = np.argsort(keys, kind="stable")
+        return cls(label, keys[order], np.ascontiguousarray(vectors[order], dtype=np.float32))
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def find(self, texts: Sequence[str]) -> list[Vectors | None]:
+        """Each text's vector, None where the artifact lacks it."""
+        if not len(self.keys) or not texts:
+            return [None] * len(texts)
+        wanted = text_keys(texts)
+        at = np.minimum(np.searchsorted(self.keys, wanted), len(self.keys) - 1)
+        found = self.keys[at] == wanted
+        return [self.vectors[i] if hit else None for i, hit in zip(at.tolist(), found.tolist(), strict=True)]
+
+    def to_bytes(self) -> bytes:
+        out = io.BytesIO()
+        meta = json.dumps({"version": ARTIFACT_VERSION, "label": self.label})
+        np.savez(out, meta=np.frombuffer(meta.encode(), dtype=np.uint8), keys=self.keys, vectors=self.vectors)
+        return out.getvalue()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> SentenceVectors | None:
+        """The artifact, or None when it is of another format version."""
+        with np.load(io.BytesIO(data)) as arrays:
+            meta = json.loads(arrays["meta"].tobytes())
+            if meta.get("version") != ARTIFACT_VERSION:
+                return None
+            return cls(str(meta["label"]), arrays["keys"], np.asarray(arrays["vectors"], dtype=np.float32))
+
+
+async def save_sentence_vectors(store: ObjectStore, sentences: SentenceVectors) -> None:
+    await store.put_bytes(artifact_key(sentences.label), sentences.to_bytes())
+
+
+async def load_sentence_vectors(store: ObjectStore, label: str) -> SentenceVectors | None:
+    """The sentence vectors the model ``label`` made here, or None (not ingested since, or unreadable: the answers
+    then embed their sentences themselves)."""
+    data = await store.get_bytes(artifact_key(label))
+    if data is None:
+        return None
+    try:
+        sentences = SentenceVectors.from_bytes(data)
+    except (ValueError, KeyError, OSError) as exc:
+        log.warning("the sentence vectors at %s could not be read (%s); sentences are embedded as needed", label, exc)
+        return None
+    return sentences if sentences is not None and sentences.label == label else None
+
+
+async def rebuild_sentence_vectors(
+    store: ObjectStore, chunks: Sequence[Chunk], embedder: Embedder, progress: Progress = no_progress
+) -> tuple[int, int]:
+    """Write the vectors of every quotable sentence of ``chunks`` (all the manifest owns), embedding only those the
+    model's last artifact lacks; returns (sentences kept, sentences embedded now)."""
+    label = f"{embedder.name}:{embedder.dimensions}"
+    texts = list(dict.fromkeys(unit for chunk in chunks for unit in quotable_units(chunk)))
+    before = await load_sentence_vectors(store, label)
+    found = before.find(texts) if before is not None else [None] * len(texts)
+    missing = [text for text, vector in zip(texts, found, strict=True) if vector is None]
+    if not missing and before is not None and len(before) == len(texts):
+        return len(texts), 0  # the same sentences as the last run: nothing to write
+    progress("sentences", 0, len(missing))
+    computed: dict[str, Vectors] = {}
+    for at in range(0, len(missing), BATCH):
+        part = missing[at : at + BATCH]
+        computed.update(zip(part, await embedder.embed_documents(part), strict=True))
+        progress("sentences", len(part), None)
+    vectors = [vector if vector is not None else computed[text] for text, vector in zip(texts, found, strict=True)]
+    matrix = np.stack(vectors) if vectors else np.zeros((0, embedder.dimensions), dtype=np.float32)
+    await save_sentence_vectors(store, SentenceVectors.build(label, texts, matrix))
+    return len(texts), len(missing)
+
+
+class StoredSentences:
+    """``inner`` (the query path's embedder) with the ingested sentence vectors read first: ``embed_documents``
+    embeds only the texts ``stored`` lacks; questions are ``inner``'s as before."""
+
+    def __init__(self, inner: Embedder, stored: SentenceVectors | None) -> None:
+        self.inner, self.stored = inner, stored
+        self.name, self.dimensions = inner.name, inner.dimensions
+        self.found = self.embedded = 0
+
+    async def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        if self.stored is None or not texts:
+            self.embedded += len(texts)
+            return await self.inner.embed_documents(texts)
+        found = self.stored.find(texts)
+        missing = list(dict.fromkeys(t for t, v in zip(texts, found, strict=True) if v is None))
+        self.found += len(texts) - sum(v is None for v in found)
+        self.embedded += len(missing)
+        computed = dict(zip(missing, await self.inner.embed_documents(missing), strict=True)) if missing else {}
+        return np.stack([v if v is not None else computed[t] for t, v in zip(texts, found, strict=True)])
+
+    async def embed_query(self, text: str) -> Vectors:
+        return await self.inner.embed_query(text)
+
+    def count_tokens(self, text: str) -> int:
+        return self.inner.count_tokens(text)
