@@ -115,7 +115,10 @@ async def open_services(settings: Settings, serving: bool = False) -> AsyncItera
                 )
             vectors.warm()  # the in-memory exact index, built while the rest loads (Milvus Lite only)
             lexical = await load_lexical_index(store, settings.bm25)
-            sentences = await load_sentence_vectors(store, label)
+            # With graph workers this process's own graph serves only the debug routes: the workers answer, and
+            # they hold the sentence vectors (115 MB over the 385 Acts), not this process too.
+            answers_here = not (serving and settings.graph_workers)
+            sentences = await load_sentence_vectors(store, label) if answers_here else None
             reranker = build_reranker(settings.reranker, pool)
             thesaurus = load_thesaurus(settings.retrieval.lay_terms_path) if settings.retrieval.lay_terms else None
             answerability = (
@@ -165,7 +168,7 @@ async def open_services(settings: Settings, serving: bool = False) -> AsyncItera
 
                     async def swap(corpus: Corpus, lexical: LexicalIndex) -> None:
                         # Requests already running keep the deps they started with; new ones get the new version.
-                        sentences = await load_sentence_vectors(store, label)
+                        sentences = await load_sentence_vectors(store, label) if answers_here else None
                         retriever, bundler, judge = assemble(corpus, lexical, sentences)
                         orchestrator.deps = dataclasses.replace(
                             orchestrator.deps, corpus=corpus, retriever=retriever, bundler=bundler, judge=judge

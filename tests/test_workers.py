@@ -29,6 +29,7 @@ from api.schemas.events import ErrorEvent, FinalEvent, MetaEvent, StreamEvent
 from api.schemas.query import QueryRequest
 from api.services import Services, open_services
 from api.settings import Settings
+from api.tools.sentence_vectors import StoredSentences
 from api.tuning import STATE_FILE
 from api.workers import HUNG_GRACE_S, LATE, LOST_WORKER, NO_WORKER, RESTART_DELAY_S, GraphWorkers
 from tests.sse import collect
@@ -74,6 +75,10 @@ def essentials(final: StreamEvent) -> dict[str, Any]:
 async def test_workers_give_the_answers_the_serving_process_gives(private_data_dir: Path) -> None:
     async with serving(private_data_dir, 2) as (services, workers):
         assert len(set(workers.pids)) == 2 and os.getpid() not in workers.pids
+        # The workers answer from the sentence vectors ingestion kept; this process, which only serves the debug
+        # routes, does not load them and embeds its sentences itself: the answers below are the same all the same.
+        here_embedder = services.orchestrator.deps.retriever.embedder
+        assert isinstance(here_embedder, StoredSentences) and here_embedder.stored is None
         for question in QUESTIONS:
             request = QueryRequest(q=question, session_id=f"w-{QUESTIONS.index(question)}")
             here = await answer(services.orchestrator.stream(request))
