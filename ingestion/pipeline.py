@@ -27,6 +27,7 @@ from api.settings import Settings
 from api.tools.corpus import Manifest
 from api.tools.embeddings import Embedder, build_embedder
 from api.tools.object_store import ObjectStore, build_object_store, put_json
+from api.tools.onnx_embedder import for_sentences
 from api.tools.sentence_vectors import rebuild_sentence_vectors
 from api.tools.vector_store import VectorStore, build_vector_store
 from api.tuning import apply_tuning
@@ -121,8 +122,10 @@ class Ingestor:
         if self.tools.settings.ingestion.sentence_vectors:
             with clock.timed("sentence_vectors"):
                 try:
+                    settings = self.tools.settings
+                    embedder = for_sentences(self.tools.embedder, settings.embeddings, settings.data_dir)
                     report.sentences, report.sentences_embedded = await rebuild_sentence_vectors(
-                        store, chunks, self.tools.embedder, hook
+                        store, chunks, embedder, hook
                     )
                 except BackendError as exc:  # the answers embed their sentences themselves, as before
                     log.warning("the sentence vectors were not written: %s", exc.message)

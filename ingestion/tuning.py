@@ -35,7 +35,7 @@ from api.tools.corpus import MANIFEST_KEY, Corpus, Manifest
 from api.tools.embeddings import SentenceTransformerEmbedder, Vectors, load_sentence_transformer
 from api.tools.fusion import Candidates, lexical_depth
 from api.tools.object_store import build_object_store, put_json
-from api.tools.onnx_embedder import export_folder, forget_export
+from api.tools.onnx_embedder import export_folder, for_sentences, forget_export
 from api.tools.sentence_vectors import artifact_key, rebuild_sentence_vectors
 from api.tools.vector_store import Hit, MilvusVectorStore, build_vector_store, collection_for
 from api.tuning import PACKAGED_NAME, TuningState, load_state, save_state, write_atomically
@@ -483,7 +483,8 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
         served_model = tuned_model if kept == "tuned" else packaged.model
         with ThreadPoolExecutor(settings.model_threads, thread_name_prefix="model") as pool:
             answering = SentenceTransformerEmbedder(served_model, pool, settings.embeddings.batch_size, name)
-            await rebuild_sentence_vectors(store, chunks, answering, progress)
+            answering_runtime = for_sentences(answering, settings.embeddings, settings.data_dir)
+            await rebuild_sentence_vectors(store, chunks, answering_runtime, progress)
         clock["sentence_vectors"] = time.perf_counter() - start
     after = await _write_manifest(settings, corpus.manifest, name, embedder.dimensions)
     save_state(settings.data_dir, new_state)  # the switch
@@ -608,7 +609,8 @@ async def revert(settings: Settings, progress: Progress = no_progress) -> TuneRe
             if not current:
                 await _embed_into(settings, base, embedder, chunks, progress)
             if settings.ingestion.sentence_vectors:  # only what the packaged model's last artifact lacks
-                await rebuild_sentence_vectors(store, chunks, embedder, progress)
+                runtime = for_sentences(embedder, settings.embeddings, settings.data_dir)
+                await rebuild_sentence_vectors(store, chunks, runtime, progress)
     after = await _write_manifest(settings, manifest, PACKAGED_NAME, dims)
     reverted = TuningState(last_version=state.last_version)
     save_state(settings.data_dir, reverted)

@@ -292,9 +292,6 @@ async def test_reconcile_drops_what_no_manifest_entry_owns_and_the_lexical_index
     assert await indexes.reconcile(store, vectors, manifest) == 1
 
 
-# the report
-
-
 async def test_every_quotable_sentence_is_embedded_once_and_kept_for_the_model_that_embedded_it(
     embedder: Embedder, stores: tuple[LocalObjectStore, MilvusVectorStore]
 ) -> None:
@@ -331,6 +328,9 @@ async def test_every_quotable_sentence_is_embedded_once_and_kept_for_the_model_t
     )
     # Another model's vectors are not these.
     assert await load_sentence_vectors(store, f"other:{embedder.dimensions}") is None
+
+
+# the report
 
 
 def test_the_clock_sums_each_stage_and_the_report_counts_statuses() -> None:

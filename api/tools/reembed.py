@@ -20,6 +20,7 @@ from api.settings import Settings
 from api.tools.corpus import MANIFEST_KEY, Corpus
 from api.tools.embeddings import build_embedder
 from api.tools.object_store import build_object_store, put_json
+from api.tools.onnx_embedder import for_sentences
 from api.tools.sentence_vectors import rebuild_sentence_vectors
 from api.tools.vector_store import build_vector_store
 
@@ -62,7 +63,8 @@ async def reembed(
         await vectors.flush()
         collection = vectors.collection
         if settings.ingestion.sentence_vectors:  # the new model's, before the manifest moves to it
-            await rebuild_sentence_vectors(store, chunks, embedder)
+            runtime = for_sentences(embedder, settings.embeddings, settings.data_dir)
+            await rebuild_sentence_vectors(store, chunks, runtime)
     finally:
         await vectors.close()
         await http.aclose()

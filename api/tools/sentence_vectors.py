@@ -14,6 +14,7 @@ less; one written by another model (another label, ``name:dimensions`` as the ma
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import io
 import json
@@ -36,10 +37,6 @@ ARTIFACT_VERSION = 1
 BATCH = 512  # sentences embedded per call at ingestion (the model sorts each call's texts by length)
 Progress = Callable[[str, int, int | None], None]
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def no_progress(stage: str, advance: int, total: int | None) -> None:
-    """A progress hook that shows nothing."""
 
 
 def artifact_key(label: str) -> str:
@@ -99,7 +96,7 @@ class SentenceVectors:
 
 
 async def save_sentence_vectors(store: ObjectStore, sentences: SentenceVectors) -> None:
-    await store.put_bytes(artifact_key(sentences.label), sentences.to_bytes())
+    await store.put_bytes(artifact_key(sentences.label), await asyncio.to_thread(sentences.to_bytes))
 
 
 async def load_sentence_vectors(store: ObjectStore, label: str) -> SentenceVectors | None:
@@ -108,8 +105,8 @@ async def load_sentence_vectors(store: ObjectStore, label: str) -> SentenceVecto
     data = await store.get_bytes(artifact_key(label))
     if data is None:
         return None
-    try:
-        sentences = SentenceVectors.from_bytes(data)
+    try:  # off the event loop: a serving process reads it again at every corpus swap (0.1-0.3 s over the 385 Acts)
+        sentences = await asyncio.to_thread(SentenceVectors.from_bytes, data)
     except (ValueError, KeyError, OSError) as exc:
         log.warning("the sentence vectors at %s could not be read (%s); sentences are embedded as needed", label, exc)
         return None
@@ -117,26 +114,28 @@ async def load_sentence_vectors(store: ObjectStore, label: str) -> SentenceVecto
 
 
 async def rebuild_sentence_vectors(
-    store: ObjectStore, chunks: Sequence[Chunk], embedder: Embedder, progress: Progress = no_progress
+    store: ObjectStore, chunks: Sequence[Chunk], embedder: Embedder, progress: Progress | None = None
 ) -> tuple[int, int]:
     """Write the vectors of every quotable sentence of ``chunks`` (all the manifest owns), embedding only those the
     model's last artifact lacks; returns (sentences kept, sentences embedded now)."""
     label = f"{embedder.name}:{embedder.dimensions}"
-    texts = list(dict.fromkeys(unit for chunk in chunks for unit in quotable_units(chunk)))
+    texts = await asyncio.to_thread(lambda: list(dict.fromkeys(u for c in chunks for u in quotable_units(c))))
     before = await load_sentence_vectors(store, label)
     found = before.find(texts) if before is not None else [None] * len(texts)
     missing = [text for text, vector in zip(texts, found, strict=True) if vector is None]
     if not missing and before is not None and len(before) == len(texts):
         return len(texts), 0  # the same sentences as the last run: nothing to write
-    progress("sentences", 0, len(missing))
+    if progress:
+        progress("sentences", 0, len(missing))
     computed: dict[str, Vectors] = {}
     for at in range(0, len(missing), BATCH):
         part = missing[at : at + BATCH]
         computed.update(zip(part, await embedder.embed_documents(part), strict=True))
-        progress("sentences", len(part), None)
+        if progress:
+            progress("sentences", len(part), None)
     vectors = [vector if vector is not None else computed[text] for text, vector in zip(texts, found, strict=True)]
     matrix = np.stack(vectors) if vectors else np.zeros((0, embedder.dimensions), dtype=np.float32)
-    await save_sentence_vectors(store, SentenceVectors.build(label, texts, matrix))
+    await save_sentence_vectors(store, await asyncio.to_thread(SentenceVectors.build, label, texts, matrix))
     return len(texts), len(missing)
 
 
