@@ -46,6 +46,27 @@ def test_a_paragraph_without_a_citation_and_an_unknown_marker_fail() -> None:
     assert verify_answer("Deposits are capped [4].", OFFERED, {}).unknown_markers == [4]
 
 
+def test_straight_quotation_marks_in_a_heading_and_a_provision_leave_a_verbatim_quote_verified() -> None:
+    """The Companies Act's s222 is headed 'Meaning of " member " and " company "' and names sections in straight
+    marks; the quote-only answer quoting it verbatim was flagged: the heading's last straight mark paired with one
+    inside the quote and made a "quote" of the lead's own words."""
+    section = (
+        '222. Meaning of " member " in sections 223 to 225\nIn sections 223 ("Order on application of member") and 224 '
+        '("Order on application of Registrar")— " member " includes a person to whom shares have been transmitted.'
+    )
+    offered = {1: Citation(index=1, doc_key="c", title="Companies Act", section_id="c#s222", section="section 222",
+                           chunk_id="c#s222/c0", quote="In sections 223")}  # fmt: skip
+    answer = (
+        'Section 222 of the Companies Act (Meaning of " member " in sections 223 to 225) provides: “In sections 223 '
+        '("Order on application of member") and 224 ("Order on application of Registrar")— " member " includes a '
+        "person to whom shares have been transmitted.” [1]"
+    )
+    result = verify_answer(answer, offered, {"c#s222": section})
+    assert result.quotes_checked >= 1 and result.quotes_failed == [] and result.passed
+    invented = answer.replace("have been transmitted", "may be sold")
+    assert verify_answer(invented, offered, {"c#s222": section}).quotes_failed
+
+
 def test_short_quotes_are_not_checked() -> None:
     assert verify_answer("It says “two months” [1].", OFFERED, {"d#s3": SECTION}).quotes_checked == 0
 

@@ -32,7 +32,9 @@ from .support import (
 )
 
 MIN_QUOTE_WORDS = 8
-_QUOTED = re.compile(r"[“\"]([^”\"]{10,}?)[”\"]")
+# A quoted span holds no opening curly mark: straight marks in a provision's heading or text (Meaning of " member ")
+# must not pair with one in the lead and swallow its words up to the curly quote that opens the real passage.
+_QUOTED = re.compile(r"[“\"]([^“”\"]{10,}?)[”\"]")
 
 
 def _normal(text: str) -> str:
@@ -118,7 +120,7 @@ def verify_answer(
 MIN_GATE_QUOTE_WORDS = 3
 MIN_CLAIM_TERMS = 3
 MAX_REMOVED_SHARE = 0.5
-_GATE_QUOTED = re.compile(r"[“\"]([^”\"]+?)[”\"]")
+_GATE_QUOTED = re.compile(r"[“\"]([^“”\"]+?)[”\"]")
 _ABBREVIATION = re.compile(r"(?:\b(?:s|ss|no|nos|sec|secs|para|paras|cap|chap|art|reg|regs|e\.g|i\.e|etc|mr|mrs|dr|"
                            r"st|vs|cf|subs)|\b[A-Z])\.$", re.I)  # fmt: skip
 _SENTENCE_END = re.compile(
