@@ -14,10 +14,11 @@ import torch
 from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.modules import Pooling
 
-from api.services import open_services
+from api.services import Services, open_services
 from api.settings import EmbeddingSettings, Settings
 from api.tools.embeddings import SentenceTransformerEmbedder, build_embedder, core_share, load_sentence_transformer
 from api.tools.onnx_embedder import OnnxEmbedder, fingerprint, for_queries, onnx_embedder, transformer
+from api.tools.sentence_vectors import StoredSentences
 
 TEXTS = [
     "Can my employer deduct money from my salary?",
@@ -104,6 +105,13 @@ def test_the_data_dir_cannot_hold_the_graph_so_pytorch_answers(
     assert for_queries(torch_embedder, EmbeddingSettings(runtime="torch"), tmp_path, callers=2) is torch_embedder
 
 
+def query_runtime(services: Services) -> type:
+    """The model the query path runs: under the ingested sentences' lookup and the shared cache and batcher."""
+    stored = services.orchestrator.deps.retriever.embedder
+    assert isinstance(stored, StoredSentences)
+    return type(getattr(stored.inner, "inner", None))
+
+
 async def test_the_service_embeds_questions_on_the_configured_runtime(
     private_data_dir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -111,12 +119,11 @@ async def test_the_service_embeds_questions_on_the_configured_runtime(
     for runtime, kind in (("onnx", OnnxEmbedder), ("torch", SentenceTransformerEmbedder)):
         settings = Settings(data_dir=private_data_dir, embeddings=EmbeddingSettings(runtime=runtime))
         async with open_services(settings) as services:
-            shared = services.orchestrator.deps.retriever.embedder
-            assert type(getattr(shared, "inner", None)) is kind
+            assert query_runtime(services) is kind
     assert list((private_data_dir / "models" / "onnx").glob("minilm-*.onnx"))
     elsewhere = Settings(data_dir=private_data_dir, embeddings=EmbeddingSettings(onnx_dir=tmp_path / "graphs"))
     async with open_services(elsewhere) as services:
-        assert type(getattr(services.orchestrator.deps.retriever.embedder, "inner", None)) is OnnxEmbedder
+        assert query_runtime(services) is OnnxEmbedder
     assert list((tmp_path / "graphs").glob("minilm-*.onnx"))
 
 

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from api.schemas.documents import Chunk
 from api.services import open_services
 from api.settings import Settings
@@ -84,7 +86,12 @@ def test_fusion_weight_follows_the_better_ranking() -> None:
     assert fuse(["a", "b"], ["b", "c"], 1.0)[0] == "b"  # found by both beats found by one
 
 
-async def test_tune_switches_to_a_tuned_model_and_revert_restores_the_packaged_one(private_data_dir: Path) -> None:
+async def test_tune_switches_to_a_tuned_model_and_revert_restores_the_packaged_one(
+    private_data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The data dir's own folder for exported graphs, not the suite's shared one: other tests' tuned models export
+    # theirs too (the sentence vectors are embedded by the query path's runtime), and this test counts its own.
+    monkeypatch.delenv("GWETA_EMBEDDINGS__ONNX_DIR")
     settings = Settings(data_dir=private_data_dir)
     before = (await _chunks(private_data_dir)).version
     # force: one step on 12 pairs moves the model too little to be sure it ranks better; the switch is what is tested
