@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from api.schemas.documents import Chunk, Document
+from api.tools import corpus
 from api.tools.bm25 import lexical_tokens, save_lexical_artifact
 from api.tools.corpus import Manifest, chunks_object_key, doc_object_key
 from api.tools.object_store import ObjectStore, get_many_json, put_json
@@ -33,9 +34,8 @@ async def end_run(store: ObjectStore) -> None:
 
 
 async def load_chunks(store: ObjectStore, manifest: Manifest) -> list[Chunk]:
-    """Every chunk the manifest owns, in document order."""
-    raws = await get_many_json(store, [chunks_object_key(k) for k in sorted(manifest.documents)])
-    return [Chunk.model_validate(c) for raw in raws if raw for c in raw]
+    """Every chunk the manifest owns, its documents in key order."""
+    return await corpus.load_chunks(store, sorted(manifest.documents))
 
 
 async def rebuild_lexical_index(store: ObjectStore, chunks: Sequence[Chunk]) -> int:

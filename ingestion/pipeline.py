@@ -119,10 +119,10 @@ class Ingestor:
         with clock.timed("repeals"):
             report.repealed = await indexes.rebuild_repeals(store, manifest)
         chunks = await indexes.load_chunks(store, manifest)
-        if self.tools.settings.ingestion.sentence_vectors:
+        settings = self.tools.settings
+        if settings.ingestion.sentence_vectors:
             with clock.timed("sentence_vectors"):
                 try:
-                    settings = self.tools.settings
                     embedder = for_sentences(self.tools.embedder, settings.embeddings, settings.data_dir)
                     report.sentences, report.sentences_embedded = await rebuild_sentence_vectors(
                         store, chunks, embedder, hook

@@ -189,9 +189,14 @@ class Corpus:
     @classmethod
     async def load(cls, store: ObjectStore) -> Corpus:
         manifest = await Manifest.load(store)
-        raws = await get_many_json(store, [chunks_object_key(k) for k in manifest.documents])
-        chunks = [Chunk.model_validate(c) for raw in raws if raw for c in raw]
+        chunks = await load_chunks(store, manifest.documents)
         return cls(manifest, chunks, store, await load_repeals(store))
+
+
+async def load_chunks(store: ObjectStore, doc_keys: Iterable[str]) -> list[Chunk]:
+    """The stored chunks of the documents ``doc_keys``, in that order (a document with none stored gives none)."""
+    raws = await get_many_json(store, [chunks_object_key(k) for k in doc_keys])
+    return [Chunk.model_validate(c) for raw in raws if raw for c in raw]
 
 
 def _log_late_read(read: asyncio.Task[tuple[Document | None, bool]]) -> None:
