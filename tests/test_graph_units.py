@@ -15,6 +15,7 @@ from langgraph.types import Overwrite
 from api.composer.prompts import clip_tokens, format_history
 from api.composer.structured import LLMCall
 from api.orchestrators.query import routing
+from api.orchestrators.query.nodes.research import as_query
 from api.orchestrators.query.orchestrator import usage_summary
 from api.orchestrators.query.screening import reply, split_question
 from api.orchestrators.query.state import KEPT_ACROSS_TURNS, QueryState, QueryUpdate, Step, fresh_turn
@@ -134,6 +135,22 @@ def test_usage_summary_counts_calls_tokens_failures_and_research() -> None:
         "llm_calls": 0, "input_tokens": 0, "output_tokens": 0, "llm_retries": 0, "llm_timeouts": 0,
         "llm_failures": 0, "research_steps": 0, "query_rewrites": 0, "multi_hop": 0,
     }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("written", "kept"),
+    [
+        ("  notice before a  rent increase ", "notice before a rent increase"),
+        ("What does s. 12(3) of the Labour Act [Chapter 28:01] say about notice?", None),
+        ("Is it legal to trade Bitcoin? The Reserve Bank Act allows the sale of currencies.", ""),
+        (" ".join(["deposit"] * 40), None),
+        (" ".join(["deposit"] * 41), ""),
+        (None, ""),
+        (["a list"], ""),
+    ],
+)
+def test_a_model_written_search_query_is_one_sentence_of_forty_words_at_most(written: object, kept: str | None) -> None:
+    assert as_query(written) == (str(written) if kept is None else kept)
 
 
 def test_history_keeps_the_last_three_turns_with_answers_cut_short() -> None:

@@ -149,6 +149,30 @@ async def test_a_rewrite_that_copies_the_grade_template_is_not_searched(private_
     assert upstream.skills_called.count("grade") == 1 and final["verified"]
 
 
+CLAIMS = (
+    "Is it legal to repair the roof? The Residential Tenancies Act makes the landlord repair the roof within seven "
+    "days. The tenant mends the fence at his own cost."
+)
+
+
+async def test_a_search_step_the_model_wrote_as_a_paragraph_of_claims_is_neither_searched_nor_shown(
+    private_data_dir: Path,
+) -> None:
+    # gw-dev-046 over the 385 Acts: Qwen2.5-Coder-1.5B planned a first step of five sentences about what the Reserve
+    # Bank and Customs Acts allow; it was searched, and the abstention listed it as a search run.
+    question = "Compare a landlord's duty to repair the roof with the tenant's duty to mend the garden fence."
+    upstream = FakeOpenAI([Reply(["I could not find this in the documents I have."])], {
+        "plan": [answer_json({"complexity": "multi_hop", "steps": [CLAIMS, "landlord duty to repair the roof"]})],
+        "grade": [answer_json({"relevant": [], "sufficient": False, "rewrite": CLAIMS})],
+        "replan": [answer_json({"complete": False, "next": CLAIMS}), answer_json({"complete": True, "next": ""})],
+    })  # fmt: skip
+    ((events, _),) = await ask(upstream, private_data_dir, question, skip_settled=False)
+    final = assert_contract(events)
+    assert [s["query"] for s in final["research"]][:1] == ["landlord duty to repair the roof"]
+    assert all("seven days" not in s["query"] for s in final["research"]) and final["usage"]["query_rewrites"] == 0
+    assert final["abstained"] and "seven days" not in final["answer"] and "Searches run:" in final["answer"]
+
+
 async def test_the_fallback_quotes_what_the_quote_only_path_would_when_the_models_steps_missed(
     private_data_dir: Path,
 ) -> None:

@@ -12,6 +12,7 @@ from langgraph.runtime import Runtime
 
 from api.composer.prompts import HYDE_TOKENS, clip_tokens, format_passages
 from api.composer.structured import LLMCall
+from api.composer.verification import split_sentences
 from api.observability import describe_question
 from api.schemas.documents import Chunk
 from api.tools.retrieval import Expansions, RetrievalResult, Retrieved
@@ -27,6 +28,22 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 MAX_EXPANSION_QUERIES = 3
 MAX_EXPANSION_PASSAGES = 5
+MAX_QUERY_WORDS = 40
+"""A search query the model writes (a plan's step, a replan's next, a grade's rewrite, an expansion) is one sentence
+of at most this many words; anything longer is an answer, not a query."""
+
+
+def as_query(value: object) -> str:
+    """``value`` as a search query the model wrote, or "" when it is not one: not text, or more than one sentence or
+    ``MAX_QUERY_WORDS`` words.
+
+    Qwen2.5-Coder-1.5B once planned "Is it legal to buy and trade Bitcoin in Zimbabwe? The Reserve Bank of Zimbabwe
+    Act allows for …" and three more sentences of claims: it was searched, and the abstention listed it to the asker
+    as a search run, uncited claims about the law in the service's own reply."""
+    query = " ".join(value.split()) if isinstance(value, str) else ""
+    if len(query.split()) > MAX_QUERY_WORDS or len(split_sentences(query)) > 1:
+        return ""
+    return query
 
 
 async def plan(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
@@ -49,7 +66,7 @@ async def plan(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
     planned, calls = await runtime.context.ask("plan", state.complexity, state.llm, question=query)
     if planned is not None and isinstance(planned.get("steps"), list) and planned.get("complexity") != "simple":
         limit = runtime.context.settings.llm.max_steps
-        proposed = [str(s).strip() for s in planned["steps"] if str(s).strip()][:limit]
+        proposed = [written for step in planned["steps"] if (written := as_query(step))][:limit]
         # Multi-hop, even if only the first step is known yet: the replanner adds the rest.
         steps, complexity = proposed or steps, "multi_hop"
     return {"llm": calls, "complexity": complexity, "pending": steps, "parts": parts, "timings": {"plan": ms(start)}}
@@ -61,7 +78,7 @@ async def _expand(deps: QueryDeps, state: QueryState, query: str, made: list[LLM
                                      query=query)  # fmt: skip
     made += calls
     count = deps.retriever.embedder.count_tokens
-    queries = [str(q) for q in (expanded or {}).get("queries", []) if str(q).strip()]
+    queries = [written for q in (expanded or {}).get("queries", []) if (written := as_query(q))]
     passages = [clip_tokens(str(p), HYDE_TOKENS, count) for p in (expanded or {}).get("passages", []) if str(p).strip()]
     return Expansions(queries[:MAX_EXPANSION_QUERIES], passages[:MAX_EXPANSION_PASSAGES])
 
@@ -169,7 +186,7 @@ async def _grade(
     picked = [int(i) - 1 for i in graded.get("relevant", []) if str(i).isdigit()]
     relevant = [i for i in picked if 0 <= i < len(chunks)]
     sufficient = bool(graded.get("sufficient")) and bool(relevant)
-    return relevant, sufficient, str(graded.get("rewrite") or "").strip(), True
+    return relevant, sufficient, as_query(graded.get("rewrite")), True
 
 
 async def replan(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
@@ -188,7 +205,7 @@ async def replan(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
     )  # fmt: skip
     pending = list(state.pending)
     if decided is not None:
-        following = str(decided.get("next") or "").strip()
+        following = as_query(decided.get("next"))
         if decided.get("complete") is True:
             pending = []
         elif following and following.lower() not in {q.lower() for q in done}:
