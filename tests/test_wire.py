@@ -157,6 +157,19 @@ async def test_an_uncovered_part_gets_one_refinement_then_is_said_plainly(privat
     assert QUOTE in final["answer"] and "not_covered" in codes(events)
 
 
+async def test_each_part_of_a_two_part_question_is_quoted_from_its_own_search(private_data_dir: Path) -> None:
+    # Chosen from both parts' evidence at once, the quotes came from the first part's provisions only (the marriage
+    # age) and the answer said the notice period was not found, although that part's own search had found it.
+    question = "What is the minimum age of marriage, and how much notice must an employer give to end a contract?"
+    ((events, _),) = await ask(None, private_data_dir, question)
+    final = assert_contract(events)
+    sections = [c["section_id"] for c in final["citations"]]
+    age, notice = "sample/act/2022/9#s3", "sample/act/2023/7#s6"
+    assert age in sections and notice in sections and sections.index(age) < sections.index(notice)
+    assert [s["kind"] for s in final["research"]] == ["research", "research"] and "not_covered" not in codes(events)
+    assert final["verified"] and not final["abstained"]
+
+
 async def test_an_abstention_says_what_was_searched_and_suggests_a_narrower_question(private_data_dir: Path) -> None:
     ((events, _),) = await ask(None, private_data_dir, "What is the speed limit for lorries on highways?")
     final = assert_contract(events)

@@ -13,7 +13,7 @@ from langgraph.runtime import Runtime
 
 from api.composer.answerability import missing_laws
 from api.composer.citations import CitationTracker, stream_words
-from api.composer.extractive import abstention, extractive_answer
+from api.composer.extractive import Part, abstention, extractive_answer, extractive_answer_in_parts
 from api.composer.llm import is_abstention, source_citations, stream_llm_answer
 from api.composer.structured import LLMCall, LLMOutcome
 from api.errors import BackendError, UpstreamLLMError
@@ -75,6 +75,23 @@ async def quote_only_evidence(state: QueryState, deps: QueryDeps) -> list[Retrie
         if deps.judge(part, result, None, state.tenant).without_grade:
             found |= {h.chunk.chunk_id: h for h in result.hits[: deps.settings.retrieval.top_k]}
     return list(found.values()) or None
+
+
+async def quoted(state: QueryState, deps: QueryDeps, hits: list[Retrieved], start: int) -> tuple[str, list[Citation]]:
+    """The quote-only answer from ``hits`` (numbered from ``start``). A question asked in parts is answered part by
+    part (``extractive_answer_in_parts``), each part's quotes chosen from its own search's best provisions: the
+    research step's search, which the retrieval cache serves again. A failed search falls back to ``hits`` whole."""
+    embedder = deps.retriever.embedder
+    if len(state.parts) > 1 and hits:
+        filters, top = scope(state, deps), deps.settings.retrieval.top_k
+        try:
+            found = [await deps.retriever.retrieve_many(part, filters=filters) for part in state.parts]
+        except BackendError:
+            log.warning("a part's search failed; the quotes are chosen from all the evidence")
+        else:
+            parts = [Part(result.hits[:top], result.lay_terms) for result in found]
+            return await extractive_answer_in_parts(embedder, state.asked, parts, start)
+    return await extractive_answer(embedder, state.asked, hits, start, state.lay_terms)
 
 
 async def watched(
@@ -160,7 +177,7 @@ async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpd
     if deps.chat is not None:  # the model failed or had no time or calls left: the quote-only path's answer
         hits = await quote_only_evidence(state, deps) or []
     start_at = len(tracker.available) + 1
-    text, cited = await extractive_answer(deps.retriever.embedder, state.asked, hits, start_at, state.lay_terms)
+    text, cited = await quoted(state, deps, hits, start_at)
     tracker.available.update({c.index: c for c in cited})
     stream_words(text or abstention_text(state, deps), tracker)
     update = finish(state, tracker, not tracker.used, ms(start), record_turn=False)

@@ -11,7 +11,6 @@ from langgraph.runtime import Runtime
 
 from api.composer.answerability import topic_words
 from api.composer.citations import CitationTracker, stream_words
-from api.composer.extractive import extractive_answer
 from api.composer.llm import render_sources
 from api.composer.structured import LLMCall
 from api.composer.verification import (
@@ -29,7 +28,7 @@ from ..choices import by_evidence, choice_text, from_model, render_choices
 from ..deps import QueryDeps
 from ..evidence import complete_sentences, uncovered_parts
 from ..state import HeldAnswer, QueryState, QueryUpdate, SentWarning
-from .answer import abstention_text, finish_by, quote_only_evidence
+from .answer import abstention_text, finish_by, quote_only_evidence, quoted
 from .common import depends_on_session, memory_key, ms, turn, warn
 
 log = logging.getLogger(__name__)
@@ -146,7 +145,7 @@ async def _verify_model(state: QueryState, runtime: Runtime[QueryDeps], start: f
     # loans; gw-dev-046: the model's own research steps found customs sections "answering" a question on Bitcoin).
     falls_short = not (gate.passed and gate.answer) or gate.abstained
     if falls_short and (hits := await quote_only_evidence(state, deps)):
-        extracted, cited = await extractive_answer(deps.retriever.embedder, state.asked, hits, 1, state.lay_terms)
+        extracted, cited = await quoted(state, deps, hits, 1)
         extractive = ExtractiveAnswer(extracted, cited, not extracted)
     final = kept_if_better(choose_final(gate, extractive, abstention_text(state, deps)), state.held)
     warnings = slow + [warn(runtime, WARNING_CODES.get(code, "unsupported_statement"), message)
