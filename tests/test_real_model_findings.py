@@ -149,6 +149,19 @@ async def test_a_rewrite_that_copies_the_grade_template_is_not_searched(private_
     assert upstream.skills_called.count("grade") == 1 and final["verified"]
 
 
+async def test_a_rewrite_that_only_changes_case_or_closing_punctuation_is_not_searched_again(
+    private_data_dir: Path,
+) -> None:
+    # gw-dev-046 over the 385 Acts: the small model's grade "rewrote" a part by adding a question mark, and the step
+    # searched the same words again and spent two calls on them.
+    same = answer_json({"relevant": [], "sufficient": False, "rewrite": DEPOSIT.lower().rstrip("?") + "."})
+    upstream = FakeOpenAI([Reply([VERBATIM])], {"grade": [same]})
+    ((events, _),) = await ask(upstream, private_data_dir, DEPOSIT, skip_settled=False)
+    final = assert_contract(events)
+    assert [s["query"] for s in final["research"]] == [DEPOSIT] and final["usage"]["query_rewrites"] == 0
+    assert upstream.skills_called.count("grade") == 1 and final["verified"]
+
+
 CLAIMS = (
     "Is it legal to repair the roof? The Residential Tenancies Act makes the landlord repair the roof within seven "
     "days. The tenant mends the fence at his own cost."

@@ -15,7 +15,7 @@ from api.composer.structured import LLMCall
 from api.composer.verification import split_sentences
 from api.observability import describe_question
 from api.schemas.documents import Chunk
-from api.tools.retrieval import Expansions, RetrievalResult, Retrieved
+from api.tools.retrieval import Expansions, RetrievalResult, Retrieved, normalize_query
 
 from ..deps import QueryDeps
 from ..evidence import settled
@@ -142,7 +142,8 @@ async def research(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdat
     retry_left = (
         state.rewrites < cfg.llm.max_rewrites and deps.llm_calls_left(state.complexity, [*state.llm, *made]) >= 2
     )
-    if not sufficient and rewrite and rewrite.lower() != query.lower() and retry_left:
+    # A rewrite that only adds a question mark or changes case asks the same (Qwen2.5-Coder-1.5B's did, for gw-dev-046).
+    if not sufficient and rewrite and normalize_query(rewrite) != normalize_query(query) and retry_left:
         update |= QueryUpdate(pending=[rewrite, *state.pending[1:]], rewrites=state.rewrites + 1, retry=True)
         return update
     step = Step(query=query, added=[h["chunk_id"] for h in added], sufficient=sufficient,
@@ -208,7 +209,7 @@ async def replan(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
         following = as_query(decided.get("next"))
         if decided.get("complete") is True:
             pending = []
-        elif following and following.lower() not in {q.lower() for q in done}:
-            pending = [following, *(p for p in pending if p.lower() != following.lower())]
+        elif following and normalize_query(following) not in {normalize_query(q) for q in done}:
+            pending = [following, *(p for p in pending if normalize_query(p) != normalize_query(following))]
     pending = pending[: deps.settings.llm.max_steps - len(state.steps)]
     return {"pending": pending, "llm": calls, "timings": {"replan": ms(start)}}
