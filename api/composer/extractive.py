@@ -27,8 +27,7 @@ from .provisions import provision_at, provision_starts
 log = logging.getLogger(__name__)
 MAX_QUOTES = 3
 PART_QUOTES = 2
-"""Quotes for each part of a question asked in parts, at most (ten two-part questions over the 385 Acts had the same
-gold provisions cited with 2 as with 3 a part, in 39 quotes instead of 57)."""
+"""What the own search of each part of a question asked in parts may add to its answer, in quotes at most."""
 MAX_QUOTE_WORDS = 70
 MIN_UNIT_WORDS = 5
 # Cosine similarity (all-MiniLM-L6-v2) below SIM_FLOOR says nothing; at SIM_FULL and above it is a strong match.
@@ -250,10 +249,17 @@ async def extractive_answer(
     weighed against the question with the legal terms its search added (``lay_terms``), as the dense search embedded
     it: a lay question's everyday words ("the business was sold") would otherwise favour a sentence about something
     else that shares them over the provision the search found by those terms ("transfer of undertaking")."""
+    return _written(await _quotes(embedder, question, hits, lay_terms, MAX_QUOTES), start)
+
+
+async def _quotes(
+    embedder: Embedder, question: str, hits: Sequence[Retrieved], lay_terms: Sequence[str], max_quotes: int
+) -> list[Quote]:
+    """The best quotes for ``question`` among the best of ``hits``, by wording and by meaning."""
     candidates = candidate_units(hits)
     meant = with_legal_terms(question, lay_terms)
     similarity = await _similarity(embedder, meant, [unit for _, _, unit in candidates])
-    return compose_extractive(question, candidates, similarity, start=start, lay_terms=lay_terms)
+    return select_quotes(question, candidates, similarity, max_quotes, lay_terms=lay_terms)
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,22 +271,24 @@ class Part:
 
 
 async def extractive_answer_in_parts(
-    embedder: Embedder, question: str, parts: Sequence[Part], start: int = 1
+    embedder: Embedder,
+    question: str,
+    hits: Sequence[Retrieved],
+    parts: Sequence[Part],
+    start: int = 1,
+    lay_terms: Sequence[str] = (),
 ) -> tuple[str, list[Citation]]:
-    """The extractive answer to a question asked in parts, in the parts' order: each part's quotes are chosen, as
-    for any question, from its own search's best provisions and weighed against the whole question; a part whose
-    best quote does not come close enough to the best part's is left unanswered; a sentence is quoted once.
+    """The extractive answer to a question asked in parts: the answer from all the evidence (``hits``, the first
+    part's first), then what each part's own search adds, in the parts' order. Every set of quotes is weighed against
+    the whole question; one whose best quote does not come close enough to the best set's is left out (re-evaluation
+    then says which part was not found); a sentence is quoted once.
 
-    Chosen from the evidence of every part at once, the first part's provisions filled the candidates and the second
-    part went unanswered (one of ten two-part questions over the 385 Acts had both parts' provisions cited); weighed
-    against its part alone, a part with no subject of its own ("… and what does it consider?") was answered by
-    sentences that only shared its words."""
-    answers: list[list[Quote]] = []
-    for part in parts:
-        candidates = candidate_units(part.hits)
-        meant = with_legal_terms(question, part.lay_terms)
-        similarity = await _similarity(embedder, meant, [unit for _, _, unit in candidates])
-        answers.append(select_quotes(question, candidates, similarity, PART_QUOTES, lay_terms=part.lay_terms))
+    From all the evidence alone, the quotes came from the first part's provisions and the second part went
+    unanswered (one of ten two-part questions over the 385 Acts had both parts' provisions cited); weighed against
+    its part alone, a part with no subject of its own ("… and what does it consider?") was answered by sentences that
+    only shared its words."""
+    answers = [await _quotes(embedder, question, hits, lay_terms, MAX_QUOTES)]
+    answers += [await _quotes(embedder, question, part.hits, part.lay_terms, PART_QUOTES) for part in parts]
     best = max((quotes[0].score for quotes in answers if quotes), default=0.0)
     chosen: list[Quote] = []
     for quote in (q for quotes in answers if quotes and quotes[0].score >= CLOSE_ENOUGH * best for q in quotes):

@@ -78,9 +78,9 @@ async def quote_only_evidence(state: QueryState, deps: QueryDeps) -> list[Retrie
 
 
 async def quoted(state: QueryState, deps: QueryDeps, hits: list[Retrieved], start: int) -> tuple[str, list[Citation]]:
-    """The quote-only answer from ``hits`` (numbered from ``start``). A question asked in parts is answered part by
-    part (``extractive_answer_in_parts``), each part's quotes chosen from its own search's best provisions: the
-    research step's search, which the retrieval cache serves again. A failed search falls back to ``hits`` whole."""
+    """The quote-only answer from ``hits`` (numbered from ``start``). A question asked in parts also quotes what
+    each part's own search adds (``extractive_answer_in_parts``): the research step's search, which the retrieval
+    cache serves again. A failed search leaves the answer from ``hits`` alone."""
     embedder = deps.retriever.embedder
     if len(state.parts) > 1 and hits:
         filters, top = scope(state, deps), deps.settings.retrieval.top_k
@@ -90,7 +90,7 @@ async def quoted(state: QueryState, deps: QueryDeps, hits: list[Retrieved], star
             log.warning("a part's search failed; the quotes are chosen from all the evidence")
         else:
             parts = [Part(result.hits[:top], result.lay_terms) for result in found]
-            return await extractive_answer_in_parts(embedder, state.asked, parts, start)
+            return await extractive_answer_in_parts(embedder, state.asked, hits, parts, start, state.lay_terms)
     return await extractive_answer(embedder, state.asked, hits, start, state.lay_terms)
 
 
