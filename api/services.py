@@ -31,7 +31,7 @@ from api.tools.checkpoints import open_checkpointer
 from api.tools.context import ContextBundler
 from api.tools.corpus import Corpus
 from api.tools.corpus_watch import CorpusWatcher
-from api.tools.embeddings import build_embedder, build_shared_embedder, core_share, share_cores
+from api.tools.embeddings import build_embedder, build_shared_embedder, core_share, model_label, share_cores
 from api.tools.firestore import close_firestore, open_firestore
 from api.tools.fusion import Candidates, LearnedFusion, load_trees
 from api.tools.llm import build_chat_stream, build_llm
@@ -103,10 +103,10 @@ async def open_services(settings: Settings, serving: bool = False) -> AsyncItera
         local = for_queries(local, settings.embeddings, onnx_dir, settings.model_threads)
         embedder = build_shared_embedder(settings.embeddings, local, settings.model_threads)
         share_cores(settings.model_threads)
-        vectors = build_vector_store(settings, embedder.dimensions, f"{embedder.name}:{embedder.dimensions}")
+        vectors = build_vector_store(settings, embedder.dimensions, model_label(embedder.name, embedder.dimensions))
         try:
             corpus = await Corpus.load(store)
-            label = f"{embedder.name}:{embedder.dimensions}"
+            label = model_label(embedder.name, embedder.dimensions)
             if corpus.manifest.embedder and corpus.manifest.embedder != label:
                 raise ConfigError(
                     f"the corpus was embedded with {corpus.manifest.embedder}, but the configured embeddings model "

@@ -25,7 +25,7 @@ from pathlib import Path
 from api.errors import BackendError
 from api.settings import Settings
 from api.tools.corpus import Manifest
-from api.tools.embeddings import Embedder, build_embedder
+from api.tools.embeddings import Embedder, build_embedder, model_label
 from api.tools.object_store import ObjectStore, build_object_store, put_json
 from api.tools.onnx_embedder import for_sentences
 from api.tools.sentence_vectors import rebuild_sentence_vectors
@@ -74,7 +74,7 @@ class Ingestor:
     def _check_embedder(self, manifest: Manifest) -> None:
         """Record the embedder; a different one than the manifest's means every document is embedded again."""
         embedder = self.tools.embedder
-        name = f"{embedder.name}:{embedder.dimensions}"
+        name = model_label(embedder.name, embedder.dimensions)
         if manifest.embedder and manifest.embedder != name:
             log.warning("embedder changed (%s -> %s): re-embedding everything", manifest.embedder, name)
             for entry in manifest.documents.values():
@@ -143,5 +143,5 @@ def build_ingestion_tools(settings: Settings, pool: ThreadPoolExecutor) -> Inges
     settings = apply_tuning(settings)  # documents added after `gweta tune` go into the tuned collection
     store = build_object_store(settings.object_store, settings.data_dir)
     embedder = build_embedder(settings.embeddings, pool)
-    vectors = build_vector_store(settings, embedder.dimensions, f"{embedder.name}:{embedder.dimensions}")
+    vectors = build_vector_store(settings, embedder.dimensions, model_label(embedder.name, embedder.dimensions))
     return IngestionTools(store=store, embedder=embedder, vectors=vectors, settings=settings)

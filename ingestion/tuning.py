@@ -32,7 +32,7 @@ from api.schemas.documents import Chunk
 from api.settings import BM25Settings, RetrievalSettings, Settings
 from api.tools.bm25 import Bm25sIndex, lexical_tokens
 from api.tools.corpus import MANIFEST_KEY, Corpus, Manifest
-from api.tools.embeddings import SentenceTransformerEmbedder, Vectors, load_sentence_transformer
+from api.tools.embeddings import SentenceTransformerEmbedder, Vectors, load_sentence_transformer, model_label
 from api.tools.fusion import Candidates, lexical_depth
 from api.tools.object_store import build_object_store, put_json
 from api.tools.onnx_embedder import export_folder, for_sentences, forget_export
@@ -273,7 +273,7 @@ async def _embed_into(
     cfg = settings.vector_store
     store = MilvusVectorStore(
         settings.milvus_uri, collection, embedder.dimensions, cfg.token.get_secret_value(), cfg.index_type,
-        cfg.index_params, cfg.search_params, f"{embedder.name}:{embedder.dimensions}",
+        cfg.index_params, cfg.search_params, model_label(embedder.name, embedder.dimensions),
     )  # fmt: skip
     try:
         await asyncio.to_thread(store.client.drop_collection, collection)  # leftovers of a killed run
@@ -310,7 +310,7 @@ def _drop_collection(settings: Settings, collection: str) -> None:
 
 
 async def _write_manifest(settings: Settings, manifest: Manifest, name: str, dimensions: int) -> str:
-    manifest.embedder, manifest.dimensions = f"{name}:{dimensions}", dimensions
+    manifest.embedder, manifest.dimensions = model_label(name, dimensions), dimensions
     await put_json(build_object_store(settings.object_store, settings.data_dir), MANIFEST_KEY, manifest.model_dump())
     return manifest.version
 
@@ -406,7 +406,7 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
     with ThreadPoolExecutor(settings.model_threads, thread_name_prefix="model") as pool:
         tuned_model = await asyncio.to_thread(load_sentence_transformer, str(target))  # as serving will, offline
         embedder = SentenceTransformerEmbedder(tuned_model, pool, settings.embeddings.batch_size, name)
-        collection = collection_for(settings.vector_store.collection, f"{name}:{embedder.dimensions}")
+        collection = collection_for(settings.vector_store.collection, model_label(name, embedder.dimensions))
         vectors = await _embed_into(settings, collection, embedder, chunks, progress)
         clock["re_embed"] = time.perf_counter() - start
         queries = await embedder.embed_documents([p.query for p in held])
@@ -492,7 +492,8 @@ async def tune(settings: Settings, options: TuneOptions, progress: Progress = no
     if state.version and state.collection != collection:  # the previous tuned model is no longer read
         await asyncio.to_thread(_drop_collection, settings, state.collection)
         await asyncio.to_thread(_drop_model, settings, state)
-        await store.delete(artifact_key(f"{state.embedder_name}:{embedder.dimensions}"))  # and its sentence vectors
+        # and its sentence vectors
+        await store.delete(artifact_key(model_label(state.embedder_name, embedder.dimensions)))
     if kept == "packaged":
         await asyncio.to_thread(_drop_collection, settings, tuned_collection)
         shutil.rmtree(target, ignore_errors=True)
@@ -577,7 +578,7 @@ async def _packaged_vectors(
     """The packaged model's vectors of ``chunks`` (in order): read from the base collection when it is current, else
     embedded here."""
     if current:
-        store = build_vector_store(settings, packaged.dimensions, f"{PACKAGED_NAME}:{packaged.dimensions}")
+        store = build_vector_store(settings, packaged.dimensions, model_label(PACKAGED_NAME, packaged.dimensions))
         try:
             stored = await store.vectors()
         finally:
@@ -618,5 +619,5 @@ async def revert(settings: Settings, progress: Progress = no_progress) -> TuneRe
     if state.version:
         await asyncio.to_thread(_drop_collection, settings, state.collection)
         await asyncio.to_thread(_drop_model, settings, state)
-        await store.delete(artifact_key(f"{state.embedder_name}:{dims}"))  # and its sentence vectors
+        await store.delete(artifact_key(model_label(state.embedder_name, dims)))  # and its sentence vectors
     return TuneReport("reverted", 0, before, after, base, seconds={"re_embed": round(time.perf_counter() - start, 1)})

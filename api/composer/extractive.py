@@ -169,7 +169,7 @@ def select_quotes(
     for quote in quotes:
         if len(chosen) == max_quotes or (chosen and quote.score < CLOSE_ENOUGH * best):
             break
-        if all(quote.text not in c.text and c.text not in quote.text for c in chosen):
+        if _new(quote, chosen):
             chosen.append(quote)
     # A second provision that is relevant enough is quoted too: an answer resting on one provision when the
     # evidence holds two hides the one that may qualify it (the AttributionGate checks this).
@@ -179,6 +179,11 @@ def select_quotes(
         if other is not None:
             chosen = [*chosen[: max_quotes - 1], other]
     return chosen
+
+
+def _new(quote: Quote, chosen: Sequence[Quote]) -> bool:
+    """Whether ``quote`` says something the ``chosen`` quotes do not already quote (neither holds the other)."""
+    return all(quote.text not in c.text and c.text not in quote.text for c in chosen)
 
 
 def quote_provision(quote: Quote) -> str:
@@ -292,7 +297,7 @@ async def extractive_answer_in_parts(
     best = max((quotes[0].score for quotes in answers if quotes), default=0.0)
     chosen: list[Quote] = []
     for quote in (q for quotes in answers if quotes and quotes[0].score >= CLOSE_ENOUGH * best for q in quotes):
-        if all(quote.text not in c.text and c.text not in quote.text for c in chosen):
+        if _new(quote, chosen):
             chosen.append(quote)
     return _written(chosen, start)
 

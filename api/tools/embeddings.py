@@ -29,6 +29,12 @@ log = logging.getLogger(__name__)
 Vectors = npt.NDArray[np.float32]
 
 
+def model_label(name: str, dimensions: int) -> str:
+    """How an embeddings model is named wherever its vectors are kept: the manifest, the collection, the sentence
+    vectors' artifact (``name:dimensions``)."""
+    return f"{name}:{dimensions}"
+
+
 class Embedder(Protocol):
     dimensions: int
     name: str

@@ -18,7 +18,7 @@ import httpx
 
 from api.settings import Settings
 from api.tools.corpus import MANIFEST_KEY, Corpus
-from api.tools.embeddings import build_embedder
+from api.tools.embeddings import build_embedder, model_label
 from api.tools.object_store import build_object_store, put_json
 from api.tools.onnx_embedder import for_sentences
 from api.tools.sentence_vectors import rebuild_sentence_vectors
@@ -48,7 +48,7 @@ async def reembed(
     corpus = await Corpus.load(store)
     http = httpx.AsyncClient(timeout=httpx.Timeout(settings.llm.timeout_s, connect=5.0))
     embedder = build_embedder(settings.embeddings, pool, http)
-    label = f"{embedder.name}:{embedder.dimensions}"
+    label = model_label(embedder.name, embedder.dimensions)
     vectors = build_vector_store(settings, embedder.dimensions, label)
     chunks = sorted(corpus.chunks.values(), key=lambda c: c.chunk_id)
     try:

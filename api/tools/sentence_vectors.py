@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from api.composer.extractive import quotable_units
 from api.schemas.documents import Chunk
-from api.tools.embeddings import Embedder, Vectors
+from api.tools.embeddings import Embedder, Vectors, model_label
 from api.tools.object_store import ObjectStore
 
 log = logging.getLogger(__name__)
@@ -118,10 +118,11 @@ async def rebuild_sentence_vectors(
 ) -> tuple[int, int]:
     """Write the vectors of every quotable sentence of ``chunks`` (all the manifest owns), embedding only those the
     model's last artifact lacks; returns (sentences kept, sentences embedded now)."""
-    label = f"{embedder.name}:{embedder.dimensions}"
+    label = model_label(embedder.name, embedder.dimensions)
     texts = await asyncio.to_thread(lambda: list(dict.fromkeys(u for c in chunks for u in quotable_units(c))))
     before = await load_sentence_vectors(store, label)
-    found = before.find(texts) if before is not None else [None] * len(texts)
+    # Digesting every sentence (74k over the 385 Acts) is CPU work: off the event loop, as the stacking below.
+    found = await asyncio.to_thread(before.find, texts) if before is not None else [None] * len(texts)
     missing = [text for text, vector in zip(texts, found, strict=True) if vector is None]
     if not missing and before is not None and len(before) == len(texts):
         return len(texts), 0  # the same sentences as the last run: nothing to write
@@ -133,9 +134,13 @@ async def rebuild_sentence_vectors(
         computed.update(zip(part, await embedder.embed_documents(part), strict=True))
         if progress:
             progress("sentences", len(part), None)
-    vectors = [vector if vector is not None else computed[text] for text, vector in zip(texts, found, strict=True)]
-    matrix = np.stack(vectors) if vectors else np.zeros((0, embedder.dimensions), dtype=np.float32)
-    await save_sentence_vectors(store, await asyncio.to_thread(SentenceVectors.build, label, texts, matrix))
+
+    def built() -> SentenceVectors:
+        vectors = [vector if vector is not None else computed[text] for text, vector in zip(texts, found, strict=True)]
+        matrix = np.stack(vectors) if vectors else np.zeros((0, embedder.dimensions), dtype=np.float32)
+        return SentenceVectors.build(label, texts, matrix)
+
+    await save_sentence_vectors(store, await asyncio.to_thread(built))
     return len(texts), len(missing)
 
 

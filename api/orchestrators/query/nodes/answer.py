@@ -85,7 +85,7 @@ async def quoted(state: QueryState, deps: QueryDeps, hits: list[Retrieved], star
     if len(state.parts) > 1 and hits:
         filters, top = scope(state, deps), deps.settings.retrieval.top_k
         try:
-            found = [await deps.retriever.retrieve_many(part, filters=filters) for part in state.parts]
+            found = await asyncio.gather(*(deps.retriever.retrieve_many(part, filters=filters) for part in state.parts))
         except BackendError:
             log.warning("a part's search failed; the quotes are chosen from all the evidence")
         else:
