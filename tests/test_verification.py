@@ -234,6 +234,37 @@ def test_sentences_split_where_a_reader_would_split_them() -> None:
         "- A list item",
         "Last one",
     ]
+    # A cited sentence ends at its marker, whatever the next opens with: a list item copied from a provision.
+    text = "Every employee shall rest each week [1]. (a) the termination is in terms of a code [2]. As held. [3] (b) no"
+    assert [s for s, _ in split_sentences(text)] == [
+        "Every employee shall rest each week [1].",
+        "(a) the termination is in terms of a code [2].",
+        "As held. [3]",
+        "(b) no",
+    ]
+    # Brackets that are not a sentence's citation do not end it.
+    for text in ("See [1] and [2] for both rules.", "Under [Chapter 5:13]. the Act applies [1]."):
+        assert [s for s, _ in split_sentences(text)] == [text]
+
+
+def test_a_provisions_rule_and_proviso_copied_word_for_word_are_not_its_opposite() -> None:
+    """A paced model's answer copied a subsection and its proviso verbatim and was rejected: read against the proviso
+    alone, the rule's "only" looked like a prohibition the proviso does not state."""
+    section = (
+        "12. Registers of unions\n(1) A registrar shall keep a register of unions. (2) The registrar shall keep two "
+        "register books, one for civil unions only and one for religious unions only: Provided that until such time "
+        "as the form of the religious union register book is prescribed, the registrar shall clearly distinguish in "
+        "his or her register book between the entries relating to civil unions and those relating to religious "
+        'unions, by inscribing the words "religious union" in the entries relating to such unions.'
+    )
+    offered = {1: Citation(index=1, doc_key="u", title="Unions Act", section_id="u#s12", section="section 12",
+                           chunk_id="u#s12/c0", quote=section[:40])}  # fmt: skip
+    copy = section[section.index("(2)") : -1] + " [1]."
+    assert [s.verdict for s in gate_model_answer(copy, offered, {"u#s12": section}).sentences] == ["supported"]
+    # Copied from the middle of a sentence, the words may have left its negation behind: still read as opposite.
+    rule = "5. Fees\n(1) No landlord may charge a fee for issuing a receipt for a deposit. (2) A tenant may ask."
+    assert support("Landlord may charge a fee for issuing a receipt for a deposit.", rule).opposite
+    assert not support("No landlord may charge a fee for issuing a receipt for a deposit.", rule).opposite
 
 
 def test_the_final_answer_is_never_worse_than_the_extractive_one() -> None:

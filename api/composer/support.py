@@ -506,6 +506,16 @@ def without_heading(sentence: str, heading: str) -> str:
     return re.sub(r"\s+".join(map(re.escape, words)), " ", sentence, flags=re.I)
 
 
+def _copied(sentence: str, provision: str, units: list[tuple[int, int]]) -> bool:
+    """Whether ``sentence`` is the provision's own words from the start of one of its sentences or items on (its
+    punctuation and spacing aside). Read one clause at a time, a copy that runs over a rule and its proviso can seem
+    to say the opposite of either; from a sentence's start, no negation before it is left behind."""
+    words = " ".join(_WORD.findall(sentence.lower()))
+    if not words:
+        return False
+    return any(f"{' '.join(_WORD.findall(provision[start:].lower()))} ".startswith(f"{words} ") for start, _ in units)
+
+
 def support(
     sentence: str,
     provision: str,
@@ -542,4 +552,5 @@ def support(
     # Polarity against the window's clause that shares most of the sentence's words (the first on ties).
     clause = max(range(best_units[0], best_units[1] + 1), key=lambda k: (len(wanted & unit_terms[k]), -k))
     flipped = opposite(without_heading(sentence, heading), provision[units[clause][0] : units[clause][1]])
+    flipped = flipped and not _copied(sentence, provision, units)
     return Support(round(best, 4), best_span, missing, threshold, flipped, strays)

@@ -124,9 +124,13 @@ _GATE_QUOTED = re.compile(r"[“\"]([^“”\"]+?)[”\"]")
 _ABBREVIATION = re.compile(r"(?:\b(?:s|ss|no|nos|sec|secs|para|paras|cap|chap|art|reg|regs|e\.g|i\.e|etc|mr|mrs|dr|"
                            r"st|vs|cf|subs)|\b[A-Z])\.$", re.I)  # fmt: skip
 _SENTENCE_END = re.compile(
-    r"(?<=[.!?])[\"”’)\]*_]*(?:\s*\[\d{1,3}\])*[.]?\s+(?=[\"“(]?[A-Z0-9*•-]|\[(?!\d{1,3}\]))|\n+"
+    r"(?<=[.!?])[\"”’)\]*_]*(?:\s*\[\d{1,3}\])*[.]?\s+(?=[\"“(]?[A-Z0-9*•-]|\[(?!\d{1,3}\]))"
+    r"|(?P<after_marker>(?<=\])[.!?]?\s+(?=\S))|\n+"
 )  # a marker after the sentence's end ("….” [1]") stays with it, even at the end of the answer; so does the
 # markdown that closes it ("**Yes.** No landlord …" is two sentences)
+# A cited sentence's end ("… employee [1]." or "… employee. [1]") ends it whatever follows: the next may open with a
+# list item's letter, copied from the provision ("(a) the termination is …").
+_CITED_END = re.compile(r"(?:[.!?][\"”’)]*\s*(?:\[\d{1,3}\])+|(?:\[\d{1,3}\])+[.!?])$")
 _LIST_NUMBER = re.compile(r"^(?:\d{1,3}|[a-z]|[ivx]{1,4})\.$", re.I)
 _LIST_PREFIX = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
 _NOT_A_CLAIM = re.compile(
@@ -235,11 +239,14 @@ def split_sentences(text: str) -> list[tuple[str, str]]:
     start = 0
     for match in _SENTENCE_END.finditer(text):
         head = text[start : match.start()]
-        if not match.group(0).startswith("\n") and (
+        boundary = match.start() + len(match.group(0).rstrip())
+        if match.group("after_marker") is not None:
+            if not _CITED_END.search(text[start:boundary]):
+                continue  # "[1] and [2]", "[Chapter 5:13]. the": not a cited sentence's end
+        elif not match.group(0).startswith("\n") and (
             _ABBREVIATION.search(head.rstrip()) or _LIST_NUMBER.match(head.strip())
         ):
             continue  # "s. 3" goes on; so does a list item's number ("1. **Writing**: …"), which states nothing
-        boundary = match.start() + len(match.group(0).rstrip())
         sentence = text[start:boundary]
         if sentence.strip():
             pieces.append((sentence.strip(), text[boundary : match.end()] or " "))
