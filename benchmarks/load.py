@@ -96,6 +96,10 @@ class Level:
     meta_ms: dict[str, float] = field(default_factory=dict)
     first_ms: dict[str, float] = field(default_factory=dict)
     final_ms: dict[str, float] = field(default_factory=dict)
+    writing_ms: dict[str, float] = field(default_factory=dict)
+    """The model's writing of the answers it wrote (``llm_synthesize``), from its request to its last token."""
+    beyond_writing_ms: dict[str, float] = field(default_factory=dict)
+    """``final`` less that writing, over the same answers: what the service adds to the model's answer."""
     cpu_s_per_answer: float = 0.0
     cores_busy: float = 0.0
     client_cpu_s_per_answer: float = 0.0
@@ -343,6 +347,7 @@ async def run_level(server: Server, variant: str, level: int, questions: list[st
             if task is not None:
                 await task
     ok = [r for r in results if not r.error]
+    written = [r for r in ok if r.final is not None and "llm_synthesize" in r.timings]
     rejected = sum(r.status == 503 for r in results)
     kinds: dict[str, int] = {}
     for r in results:
@@ -360,6 +365,8 @@ async def run_level(server: Server, variant: str, level: int, questions: list[st
         meta_ms=quantiles([r.meta for r in ok if r.meta is not None]),
         first_ms=quantiles([r.first for r in ok if r.first is not None]),
         final_ms=quantiles([r.final for r in ok if r.final is not None]),
+        writing_ms=quantiles([r.timings["llm_synthesize"] / 1000 for r in written]),
+        beyond_writing_ms=quantiles([r.final - r.timings["llm_synthesize"] / 1000 for r in written]),
         cpu_s_per_answer=round(cpu / max(1, len(ok)), 3),
         cores_busy=round(cpu / wall, 2),
         client_cpu_s_per_answer=round(client_cpu / max(1, len(ok)), 4),
@@ -399,10 +406,12 @@ def mean_calls(usages: list[dict[str, int]]) -> dict[str, float]:
     return {key: round(total / len(usages), 2) for key, total in sorted(totals.items())} if usages else {}
 
 
-def row(r: Level) -> str:
-    def q(d: dict[str, float]) -> str:
-        return " / ".join(f"{d[k]:.0f}" for k in ("p50", "p95", "p99")) if d else "-"
+def q(d: dict[str, float]) -> str:
+    """P50 / P95 / P99 of ``quantiles``, in ms."""
+    return " / ".join(f"{d[k]:.0f}" for k in ("p50", "p95", "p99")) if d else "-"
 
+
+def row(r: Level) -> str:
     return (
         f"| {r.variant} | {r.level} | {r.streams} | {r.answers_per_s:.2f} | {q(r.meta_ms)} | {q(r.first_ms)} | "
         f"{q(r.final_ms)} | {r.errors} | {r.rejected} | {r.cpu_s_per_answer * 1000:.0f} | {r.cores_busy:.2f} | "
@@ -423,7 +432,8 @@ def start_llm(args: argparse.Namespace) -> tuple[subprocess.Popen[bytes], dict[s
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, str(ROOT / "benchmarks/paced_llm.py"), "--port", str(port), "--ttft-ms", str(args.ttft_ms),
-         "--tokens-per-s", str(args.tokens_per_s), "--answer-tokens", str(args.answer_tokens)],
+         "--tokens-per-s", str(args.tokens_per_s), "--answer-tokens", str(args.answer_tokens),
+         *(["--at-most"] if args.at_most else [])],
     )  # fmt: skip
     for _ in range(300):
         try:
@@ -520,6 +530,7 @@ def main() -> int:
     parser.add_argument("--ttft-ms", type=float, default=300)
     parser.add_argument("--tokens-per-s", type=float, default=50)
     parser.add_argument("--answer-tokens", type=int, default=200)
+    parser.add_argument("--at-most", action="store_true", help="the paced answers no longer than --answer-tokens")
     parser.add_argument("--window", type=float, default=0, help="also report every WINDOW s (the soak run)")
     parser.add_argument(
         "--llm-outage", type=lambda v: tuple(float(x) for x in v.split(",")), help="START,END s into each level: "
@@ -573,6 +584,11 @@ def main() -> int:
             lines.append(
                 f"- {r.variant} at {r.level}: model calls per answer: {calls}; the loopback model's server "
                 f"kept {r.model_cores_busy:.2f} cores busy"
+            )
+        if r.writing_ms:
+            lines.append(
+                f"- {r.variant} at {r.level}: the model writing its answer (llm_synthesize) P50/P95/P99 "
+                f"{q(r.writing_ms)} ms; final less that writing, same answers, {q(r.beyond_writing_ms)} ms"
             )
         if r.tail:
             there = ", ".join(f"{q[:70]!r} {n} of {m}" for q, (n, m) in r.tail.items())

@@ -6,7 +6,9 @@ The answer (the synthesize skill) is written as a good hosted model writes it, f
 prompt: their sentences, verbatim, each ending with its source's ``[n]`` marker, one from each source of a distinct
 provision in turn, as many as bring the answer nearest ``--answer-tokens`` tokens (legal sentences are long: adding
 sentences until the count is passed made answers 40% longer than asked; the sentences come round again when the
-sources hold fewer, so every answer is about that long); with no sources it abstains. So the service's
+sources hold fewer, so every answer is about that long: 84 to 307 tokens over the development questions, median
+199); ``--at-most`` takes only sentences that fit within the count (the shortest one when none does), so the answers
+are at most that long; with no sources it abstains. So the service's
 verification passes it, as it passes a faithful model, and a load run measures verified answers. ``--canned``
 restores the old filler text that cites two sources but states nothing they say (every answer then fails
 verification: the corrective path under load). Structured skills (guard, route, rewrite, plan, expand,
@@ -14,7 +16,8 @@ grade, replan) get a valid JSON object for their schema, paced the same way. ``P
 makes every call answer 503 until ``{"fail": false}`` (the fault run). The wire format is the scripted test model's
 (``tests/servers.py``).
 
-    python benchmarks/paced_llm.py --port 8601 [--ttft-ms 300 --tokens-per-s 50 --answer-tokens 200] [--canned]
+    python benchmarks/paced_llm.py --port 8601 [--ttft-ms 300 --tokens-per-s 50 --answer-tokens 200] [--at-most]
+        [--canned]
 """
 
 from __future__ import annotations
@@ -64,9 +67,10 @@ def sources(user: str) -> list[tuple[int, str, str]]:
     return out
 
 
-def faithful_tokens(user: str, count: int) -> list[str]:
-    """About ``count`` word tokens of sentences copied from the prompt's sources, each with its [n] marker: the
-    sources of distinct provisions first (a rule and its exception are both cited), one sentence from each in turn."""
+def faithful_tokens(user: str, count: int, at_most: bool = False) -> list[str]:
+    """About ``count`` tokens (``at_most``: no more) of sentences copied from the prompt's sources, each with its [n]
+    marker: the sources of distinct provisions first (a rule and its exception are both cited), one sentence from
+    each in turn."""
     by_header: dict[str, tuple[int, list[str]]] = {}
     for number, header, text in sources(user):
         sentences = [
@@ -79,6 +83,8 @@ def faithful_tokens(user: str, count: int) -> list[str]:
     pools = [sentences for _, sentences in by_header.values()]
     if not pools:
         return tokens_of("I could not find this in the documents I have.")
+    if at_most:
+        return fitting_tokens(pools, count)
     chosen: list[str] = []
     size = turn = 0
     while size < count:  # round after round, so every answer is about ``count`` tokens however few the sources
@@ -94,6 +100,21 @@ def faithful_tokens(user: str, count: int) -> list[str]:
                     break
         turn += 1
     return tokens_of(" ".join(chosen) + " ")
+
+
+def fitting_tokens(pools: list[list[str]], count: int) -> list[str]:
+    """The sentences of ``faithful_tokens``' turns that fit within ``count`` tokens, round after round while any
+    does; the shortest sentence alone when none fits."""
+    order = [pool[turn] for turn in range(max(map(len, pools))) for pool in pools if turn < len(pool)]
+    chosen: list[str] = []
+    size, added = 0, True
+    while added:
+        added = False
+        for sentence in order:
+            if size + (more := len(tokens_of(sentence + " "))) <= count:
+                chosen.append(sentence)
+                size, added = size + more, True
+    return tokens_of(" ".join(chosen or [min(order, key=len)]) + " ")
 
 
 def tokens_of(text: str) -> list[str]:
@@ -135,9 +156,11 @@ def structured_reply(skill: str, user: str) -> str:
 
 
 class PacedOpenAI:
-    def __init__(self, ttft_s: float, tokens_per_s: float, answer_tokens: int, canned: bool = False) -> None:
+    def __init__(
+        self, ttft_s: float, tokens_per_s: float, answer_tokens: int, canned: bool = False, at_most: bool = False
+    ) -> None:
         self.ttft_s, self.gap_s, self.answer_tokens = ttft_s, 1.0 / tokens_per_s, answer_tokens
-        self.canned = canned
+        self.canned, self.at_most = canned, at_most
         self.failing = False
         self.calls: dict[str, int] = {}
         self.app = Starlette(
@@ -163,7 +186,10 @@ class PacedOpenAI:
             return JSONResponse({"error": {"message": "overloaded", "type": "server_error", "code": None}}, 503)
         user = user_text(body)
         if skill == "synthesize":
-            tokens = (answer_tokens if self.canned else faithful_tokens)(user, self.answer_tokens)
+            if self.canned:
+                tokens = answer_tokens(user, self.answer_tokens)
+            else:
+                tokens = faithful_tokens(user, self.answer_tokens, self.at_most)
         else:
             text = structured_reply(skill, user)
             tokens = tokens_of(text)
@@ -199,9 +225,10 @@ def main() -> int:
     parser.add_argument("--ttft-ms", type=float, default=300)
     parser.add_argument("--tokens-per-s", type=float, default=50)
     parser.add_argument("--answer-tokens", type=int, default=200)
+    parser.add_argument("--at-most", action="store_true", help="answers no longer than --answer-tokens")
     parser.add_argument("--canned", action="store_true", help="the old answer: filler its sources do not support")
     args = parser.parse_args()
-    server = PacedOpenAI(args.ttft_ms / 1000, args.tokens_per_s, args.answer_tokens, args.canned)
+    server = PacedOpenAI(args.ttft_ms / 1000, args.tokens_per_s, args.answer_tokens, args.canned, args.at_most)
     uvicorn.run(server.app, host="127.0.0.1", port=args.port, log_level="warning", access_log=False)
     return 0
 

@@ -146,10 +146,13 @@ def paced_model() -> Any:
     return module
 
 
-async def test_the_load_benchmarks_paced_model_answers_from_its_sources(private_data_dir: Path) -> None:
+@pytest.mark.parametrize(("at_most", "fewest", "most"), [(False, 150, 250), (True, 120, 200)])
+async def test_the_load_benchmarks_paced_model_answers_from_its_sources(
+    private_data_dir: Path, at_most: bool, fewest: int, most: int
+) -> None:
     # The load runs measure verified answers: the paced model quotes its prompt's sources with their markers, so the
     # gate passes its answer as written (its old canned text failed every time and took the corrective path).
-    paced = paced_model().PacedOpenAI(ttft_s=0.0, tokens_per_s=5000.0, answer_tokens=200)
+    paced = paced_model().PacedOpenAI(ttft_s=0.0, tokens_per_s=5000.0, answer_tokens=200, at_most=at_most)
     with LiveServer(paced.app) as llm_server:
         cfg = LLMSettings(backend="openai", base_url=f"{llm_server.url}/v1", model="paced")
         with LiveServer(create_app(Settings(data_dir=private_data_dir, llm=cfg))) as app:
@@ -160,8 +163,9 @@ async def test_the_load_benchmarks_paced_model_answers_from_its_sources(private_
     assert paced.calls == {"synthesize": 1} and codes(events) == []
     assert final["verified"] and not final["abstained"] and final["usage"]["calls_synthesize"] == 1
     assert len(final["answer"].split()) >= 100 and len({c["section_id"] for c in final["citations"]}) >= 2
-    assert 150 <= final["usage"]["output_tokens"] <= 250  # about the 200 tokens asked for, of about 4 characters
-    assert 150 * 4 <= len(final["answer"]) <= 250 * 4
+    # About the 200 tokens asked for (at most that many), of about 4 characters.
+    assert fewest <= final["usage"]["output_tokens"] <= most
+    assert fewest * 4 <= len(final["answer"]) <= most * 4 + 40  # (+ the gate's spacing of markers)
 
 
 class Clock:
