@@ -243,8 +243,16 @@ def test_sentences_split_where_a_reader_would_split_them() -> None:
         "(b) no",
     ]
     # Brackets that are not a sentence's citation do not end it.
-    for text in ("See [1] and [2] for both rules.", "Under [Chapter 5:13]. the Act applies [1]."):
+    for text in ("See [1] and [2] for both rules.", "Under [Chapter 5:13]. the Act applies [1].", "It is so [1].  [1]"):
         assert [s for s, _ in split_sentences(text)] == [text]
+    # ... and a line break still ends whatever it follows.
+    text = "It provides: “the rule” [1]\n\nSection 13 provides: “the other” [2]\n[amended by Act 7 ]\n(2) On it [3]."
+    assert [s for s, _ in split_sentences(text)] == [
+        "It provides: “the rule” [1]",
+        "Section 13 provides: “the other” [2]",
+        "[amended by Act 7 ]",
+        "(2) On it [3].",
+    ]
 
 
 def test_a_provisions_rule_and_proviso_copied_word_for_word_are_not_its_opposite() -> None:
@@ -482,6 +490,51 @@ def test_an_act_named_in_words_pins_the_sentence_to_that_act_and_a_mentioned_sec
     offered, texts = sample_offer((marriage, "8", REGISTRATION), (marriage, "2", interpretation))
     pinned = "Under section 6, a marriage officer who solemnises a marriage shall register it within seven days [1]."
     assert not gate_model_answer(pinned, offered, texts).passed
+
+
+def test_a_sentence_that_points_to_a_section_for_a_subject_needs_the_subject_where_the_section_is_named() -> None:
+    """A real model wrote "The penalty for unlawful entry into premises is specified in section 159", and the gate
+    found it in the Criminal Law Code's schedule, whose table, flattened into one run of text, lists "Unlawful entry
+    into premises Section 131" and, many rows away, "Permitting premises to be used for … drugs Section 159"."""
+    rows = [("Assault", 89), ("Bigamy", 104), ("Bribery", 170), ("Criminal trespass", 132), ("Extortion", 134),
+            ("Forgery", 137), ("Fraud", 136), ("Murder", 47), ("Perjury", 183), ("Permitting premises to be used for "
+            "the unlawful dealing in or use of dangerous drugs", 159), ("Public violence", 36), ("Robbery", 126),
+            ("Stock theft", 114), ("Theft", 113), ("Treason", 20), ("Unauthorised borrowing or use of property", 116),
+            ("Undermining police authority", 177), ("Unlawful dealing in dangerous drugs", 156),
+            ("Unlawful possession or use of dangerous drugs", 157), ("Unlawful termination of pregnancy", 60),
+            ("Violating corpses", 111), ("Violating graves", 110), ("Intimidation", 45), ("Infanticide", 48),
+            ("Kidnapping or unlawful detention", 93), ("Unlawful entry into premises", 131)]  # fmt: skip
+    schedule = (
+        "284. Savings\n(1) The repeal shall not affect any penalty incurred before the fixed date. Second Schedule "
+        "(section 2(2)) Correspondence of references to crimes to provisions of code defining such crimes Crime "
+        "Provision in Code defining it " + " ".join(f"{crime} Section {number}" for crime, number in rows)
+    )
+    drugs = (
+        "159. Permitting premises to be used for the unlawful dealing in or use of dangerous drugs\nAny person who, "
+        "being the occupier of any premises, permits those premises to be used for the unlawful sale of a dangerous "
+        "drug shall be guilty of permitting premises to be used for the unlawful dealing in or use of dangerous drugs "
+        "and liable to a fine not exceeding level fourteen or imprisonment for a period not exceeding ten years."
+    )
+    code = "Criminal Law Code"
+    offered, texts = sample_offer((code, "284", schedule), (code, "159", drugs))
+    wrong = "The penalty for unlawful entry into premises is specified in section 159 [1]."
+    assert gate_model_answer(wrong, offered, texts).claims[0].verdict == "unsupported"
+    # Nor does section 159 itself, which shares half its words ("unlawful", "premises", the penalty's "fine").
+    assert gate_model_answer(wrong.replace("[1]", "[2]"), offered, texts).claims[0].verdict == "unsupported"
+    right = (
+        "The penalty for permitting premises to be used for dealing in dangerous drugs is set out in section 159 [2]"
+    )
+    assert gate_model_answer(right + ".", offered, texts).passed
+    right = "Unlawful entry into premises is the crime defined in section 131 [1]."
+    assert gate_model_answer(right, offered, texts).passed
+    # In prose, the sentence that mentions the section is where the provision speaks of it.
+    contravention = (
+        "12. Offences\n(1) No person shall sell liquor without a licence. (2) A person who contravenes subsection (1) "
+        "shall be liable to the penalty specified in section 159."
+    )
+    offered, texts = sample_offer(("Liquor Act", "12", contravention))
+    assert gate_model_answer("A person who sells liquor without a licence is liable to the penalty specified in "
+                             "section 159 [1].", offered, texts).passed  # fmt: skip
 
 
 def test_a_number_in_brackets_after_a_reference_or_as_a_multiple_is_a_quantity() -> None:

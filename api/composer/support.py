@@ -506,6 +506,37 @@ def without_heading(sentence: str, heading: str) -> str:
     return re.sub(r"\s+".join(map(re.escape, words)), " ", sentence, flags=re.I)
 
 
+# "… is specified in section 159", "… are set out in Part III": the sentence says where its subject is provided for.
+_POINTER = re.compile(
+    r"\b(?:is|are|was|were)\s+(?:(?:also|further)\s+)?(?:specified|set\s+out|provided\s+for|dealt\s+with|found|"
+    r"contained|laid\s+down|prescribed|stipulated|outlined|governed|covered|addressed|regulated|defined|described|"
+    r"listed)\s+(?:in|by|under)\s+(?=(?:the\s+)?(?:section|sections|s\.|ss\.|subsection|part|schedule|article|"
+    r"regulation|paragraph)\b)",
+    re.I,
+)
+_REFERS_BACK = re.compile(r"^\W*(?:this|these|that|those|it|they|such|the\s+same|the\s+above)\b", re.I)
+
+
+def points_at(sentence: str) -> int | None:
+    """Where the provision a sentence points to for its subject is named ("… is specified in |section 159"), if it
+    is such a sentence."""
+    pointer = _POINTER.search(sentence)
+    return pointer.end() if pointer else None
+
+
+def _subject_elsewhere(sentence: str, provision: str, identity: str) -> list[str]:
+    """The words of what a sentence says a provision is about ("The penalty for unlawful entry into premises is
+    specified in section 159") that the provision never uses: a sentence that points to a provision for a subject
+    must name one the provision speaks of, every word of it (half of them made the drugs-premises section "support"
+    a pointer for unlawful entry). A subject that refers back ("These requirements are set out in section 41") is the
+    sentence before's, checked there."""
+    pointer = _POINTER.search(sentence)
+    if pointer is None or _REFERS_BACK.match(sentence[: pointer.start()]):
+        return []
+    absent = content_terms(sentence[: pointer.start()]) - content_terms(provision) - content_terms(identity)
+    return [f"{term} (the subject it points to the provision for)" for term in sorted(absent)]
+
+
 def _copied(sentence: str, provision: str, units: list[tuple[int, int]]) -> bool:
     """Whether ``sentence`` is the provision's own words from the start of one of its sentences or items on (its
     punctuation and spacing aside). Read one clause at a time, a copy that runs over a rule and its proviso can seem
@@ -536,7 +567,9 @@ def support(
     unit_terms = [content_terms(provision[a:b]) for a, b in units]
     if not missing:
         missing = tuple(
-            _misplaced(sentence, provision, units, unit_terms, identity) or _misdefined(sentence, provision)
+            _misplaced(sentence, provision, units, unit_terms, identity)
+            or _misdefined(sentence, provision)
+            or _subject_elsewhere(sentence, provision, identity)
         )
     strays = tuple(_strays(wanted, set().union(*unit_terms) | content_terms(identity), topic)) if topic else ()
     for i in range(len(units)):

@@ -27,6 +27,8 @@ from .support import (
     content_terms,
     facts,
     missing_facts,
+    points_at,
+    provision_units,
     support,
     without_references,
 )
@@ -125,7 +127,7 @@ _ABBREVIATION = re.compile(r"(?:\b(?:s|ss|no|nos|sec|secs|para|paras|cap|chap|ar
                            r"st|vs|cf|subs)|\b[A-Z])\.$", re.I)  # fmt: skip
 _SENTENCE_END = re.compile(
     r"(?<=[.!?])[\"”’)\]*_]*(?:\s*\[\d{1,3}\])*[.]?\s+(?=[\"“(]?[A-Z0-9*•-]|\[(?!\d{1,3}\]))"
-    r"|(?P<after_marker>(?<=\])[.!?]?\s+(?=\S))|\n+"
+    r"|(?P<after_marker>(?<=\])[.!?]?[^\S\n]+(?=\S)(?!\[\d{1,3}\]))|\n+"
 )  # a marker after the sentence's end ("….” [1]") stays with it, even at the end of the answer; so does the
 # markdown that closes it ("**Yes.** No landlord …" is two sentences)
 # A cited sentence's end ("… employee [1]." or "… employee. [1]") ends it whatever follows: the next may open with a
@@ -322,6 +324,8 @@ def _check_sentence(
     # once "supported" by section 5). A provision that itself contains the words ("in terms of section 101(9)") may
     # support it too: there the reference is content, not attribution.
     allowed: set[int] | None = None  # None: any offered provision
+    carried: dict[int, list[str]] = {}  # provisions that only mention the provision the sentence points to: its name
+    pointed = points_at(sentence)
     for reference in find_references(sentence):
         surface = " ".join(sentence[reference.start : reference.end].lower().split())
         carriers = {i for i, text in flat.items() if surface in text}
@@ -330,6 +334,9 @@ def _check_sentence(
             check.pinned = True
             check.referenced += [i for i in resolved if i not in check.referenced]
         allowed = (allowed if allowed is not None else set(offered)) & (set(resolved) | carriers)
+        if pointed is not None and sentence[pointed : reference.start].strip().lower() in ("", "the"):
+            for i in carriers - set(resolved):
+                carried.setdefault(i, []).append(surface)
     for surface, words in instruments_named(sentence):
         carriers = {i for i, text in flat.items() if " ".join(surface.lower().split()) in text}
         titled = {i for i, citation in offered.items() if names(citation.title, words)}
@@ -362,7 +369,14 @@ def _check_sentence(
         if contradicted and index not in named and index not in quote_homes:
             continue  # (a verbatim quote shows where its words come from: a mis-numbered marker is a slip)
         cited = offered[index]
-        result = support(sentence, texts[index], identity=identity(cited), topic=topic, heading=cited.heading)
+        result = max(
+            (
+                _shifted(support(sentence, texts[index][a:b], identity=identity(cited), topic=topic,
+                                 heading=cited.heading), a)
+                for a, b in _places(texts[index], carried.get(index, []))
+            ),
+            key=lambda r: (r.supported, r.score),
+        )  # fmt: skip
         results.append(result)
         if index in quote_homes and not result.missing and _quote_carries(sentence, check.quotes, texts[index]):
             result = replace(result, score=max(result.score, SUPPORT_THRESHOLD))
@@ -394,6 +408,39 @@ def _check_sentence(
     check.spans[index] = quote_homes.get(index) or texts[index][result.span[0] : result.span[1]]
     if index in quote_homes:
         check.quoted.add(index)
+
+
+NEAR_WORDS = 40
+
+
+def _places(provision: str, surfaces: list[str]) -> list[tuple[int, int]]:
+    """Where a provision may support a sentence: all of it; or, when the sentence points to another provision that
+    this one only mentions ("… is specified in section 159"), where it mentions it: the sentence or item that names
+    it with the ones either side, or in a long one (a schedule's table, flattened into one run of text) the
+    ``NEAR_WORDS`` words either side. A table listing "Unlawful entry into premises Section 131 … Permitting premises
+    to be used for … drugs Section 159" says nothing of unlawful entry at section 159."""
+    if not surfaces:
+        return [(0, len(provision))]
+    units = provision_units(provision) or [(0, len(provision))]
+    places = []
+    for surface in surfaces:
+        for found in re.finditer(r"\s+".join(map(re.escape, surface.split())), provision, re.I):
+            k = next((k for k, (a, b) in enumerate(units) if a <= found.start() < b), None)
+            if k is None:
+                continue
+            a, b = units[k]
+            words = list(re.finditer(r"\S+", provision[a:b]))
+            if len(words) > 3 * NEAR_WORDS:
+                at = next(n for n, w in enumerate(words) if a + w.end() > found.start())
+                a, b = a + words[max(0, at - NEAR_WORDS)].start(), a + words[min(len(words) - 1, at + NEAR_WORDS)].end()
+            else:  # with the sentences either side: a list's lead-in and its items
+                a, b = units[max(0, k - 1)][0], units[min(len(units) - 1, k + 1)][1]
+            places.append((a, b))
+    return places or [(0, len(provision))]
+
+
+def _shifted(result: Support, offset: int) -> Support:
+    return replace(result, span=(result.span[0] + offset, result.span[1] + offset)) if offset else result
 
 
 def _quote_carries(sentence: str, quotes: list[str], provision: str) -> bool:
