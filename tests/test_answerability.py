@@ -84,13 +84,16 @@ def test_probability_and_grade_move_the_right_way() -> None:
     model = AnswerabilityModel(
         "t", FEATURES[:6], (0.0,) * 6, (1.0,) * 6, (1.0, 1.0, 1.0, -1.0, 1.0, 1.0), 0.0, 0.5, 2.0
     )
-    base = dict.fromkeys(FEATURES, 0.0)
+    base = {**dict.fromkeys(FEATURES, 0.0), "key_covered": 1.0}
     assert model.probability(base) == pytest.approx(0.5)
     assert model.probability({**base, "coverage": 1.0}) == pytest.approx(1 / (1 + math.exp(-1)))
     assert model.probability({**base, "unknown": 1.0}) < 0.5
     # A grade raises the probability and never lowers it: the model's "irrelevant" does not overrule the evidence.
     assert model.probability(base, grade=1.0) > model.probability(base, grade=0.75) > 0.5
     assert model.probability(base, grade=0.0) == model.probability(base, grade=0.5) == model.probability(base)
+    # Nor does it raise evidence that lacks the question's rarest word: the model's "relevant" is a topic neighbour.
+    keyless = {**base, "key_covered": 0.0}
+    assert model.probability(keyless, grade=1.0) == model.probability(keyless) == model.probability(base)
     refused = model.decide({**base, "unknown": 1.0})
     assert not refused.answerable and "unknown" in refused.reason
     assert model.decide({**base, "coverage": 1.0}).answerable
