@@ -1,6 +1,8 @@
 import json
 from pathlib import Path
 
+import pytest
+
 from api.composer.citations import (
     find_references,
     first_span,
@@ -226,33 +228,26 @@ def test_natural_citations_resolve_to_the_offered_provision() -> None:
     assert find_references("The Act took effect on 3 May.") == []
 
 
-def test_sentences_split_where_a_reader_would_split_them() -> None:
-    text = "Under s. 3 no child may marry [1]. See also No. 5 of 2001 [2].\n- A list item\nLast one"
-    assert [s for s, _ in split_sentences(text)] == [
-        "Under s. 3 no child may marry [1].",
-        "See also No. 5 of 2001 [2].",
-        "- A list item",
-        "Last one",
-    ]
+SPLITS = [
+    ("Under s. 3 no child may marry [1]. See also No. 5 of 2001 [2].\n- A list item\nLast one",
+     ["Under s. 3 no child may marry [1].", "See also No. 5 of 2001 [2].", "- A list item", "Last one"]),
     # A cited sentence ends at its marker, whatever the next opens with: a list item copied from a provision.
-    text = "Every employee shall rest each week [1]. (a) the termination is in terms of a code [2]. As held. [3] (b) no"
-    assert [s for s, _ in split_sentences(text)] == [
-        "Every employee shall rest each week [1].",
-        "(a) the termination is in terms of a code [2].",
-        "As held. [3]",
-        "(b) no",
-    ]
-    # Brackets that are not a sentence's citation do not end it.
-    for text in ("See [1] and [2] for both rules.", "Under [Chapter 5:13]. the Act applies [1].", "It is so [1].  [1]"):
-        assert [s for s, _ in split_sentences(text)] == [text]
+    ("Every employee shall rest each week [1]. (a) the termination is in terms of a code [2]. As held. [3] (b) no",
+     ["Every employee shall rest each week [1].", "(a) the termination is in terms of a code [2].", "As held. [3]",
+      "(b) no"]),
+    # Brackets that are not a sentence's citation do not end it...
+    ("See [1] and [2] for both rules.", ["See [1] and [2] for both rules."]),
+    ("Under [Chapter 5:13]. the Act applies [1].", ["Under [Chapter 5:13]. the Act applies [1]."]),
+    ("It is so [1].  [1]", ["It is so [1].  [1]"]),
     # ... and a line break still ends whatever it follows.
-    text = "It provides: “the rule” [1]\n\nSection 13 provides: “the other” [2]\n[amended by Act 7 ]\n(2) On it [3]."
-    assert [s for s, _ in split_sentences(text)] == [
-        "It provides: “the rule” [1]",
-        "Section 13 provides: “the other” [2]",
-        "[amended by Act 7 ]",
-        "(2) On it [3].",
-    ]
+    ("It provides: “the rule” [1]\n\nSection 13 provides: “the other” [2]\n[amended by Act 7 ]\n(2) On it [3].",
+     ["It provides: “the rule” [1]", "Section 13 provides: “the other” [2]", "[amended by Act 7 ]", "(2) On it [3]."]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "sentences"), SPLITS)
+def test_sentences_split_where_a_reader_would_split_them(text: str, sentences: list[str]) -> None:
+    assert [s for s, _ in split_sentences(text)] == sentences
 
 
 def test_a_provisions_rule_and_proviso_copied_word_for_word_are_not_its_opposite() -> None:
