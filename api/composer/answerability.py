@@ -31,15 +31,15 @@ number on its topic, nor one naming a law by a provision of another).
 
 With a model configured, the ``grade`` skill's verdict (share of passages judged relevant) can be added, and only
 ever raises the probability: its weight is a stated prior, not fitted, and a small model's "irrelevant" overruled
-evidence the judge found good. It raises nothing when the evidence lacks the question's rarest word (``key_covered``
-0): a small model called the interest on councils' loans "relevant" to "What interest is charged on government
-student loans" (nowhere in the corpus), and the answer restated those sections faithfully and passed the gate, in
-three of four real-model runs. Over the development and Zimbabwe QA questions' 112 parts, a full grade would have
-raised 8 the judge leaves unanswered; 7 lack their rarest word, 4 of them unanswerable (paternity leave, carbon
-credits, student loans, a private-sector retirement age), and the quote-only path abstains on all 7. Over the 385 Acts (``eval_answers_local_llm_385_grade_both_ways.md`` in
+evidence the judge found good. Over the 385 Acts (``eval_answers_local_llm_385_grade_both_ways.md`` in
 ``benchmarks/results``) a grade that could also lower it made the model path abstain on 5 of 45 answerable
 questions (2 that the quotes answered, one from a gold provision) for one more unanswerable question caught; with a
-model the answer must not be worse than without.
+model the answer must not be worse than without. Nor does the grade raise evidence that lacks the question's rarest
+word (``key_covered`` 0): a small model called the interest on councils' loans "relevant" to "What interest is
+charged on government student loans" (nowhere in the corpus), and the answer restated those sections faithfully and
+passed the gate, in three of four real-model runs. Over the development and Zimbabwe QA questions' 112 parts, a full
+grade would have raised 8 the judge leaves unanswered; 7 lack their rarest word, 4 of them unanswerable (paternity
+leave, carbon credits, student loans, a private-sector retirement age), and the quote-only path abstains on all 7.
 """
 
 from __future__ import annotations
