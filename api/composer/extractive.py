@@ -7,6 +7,7 @@ the answer abstains and says what was searched.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import re
@@ -292,8 +293,10 @@ async def extractive_answer_in_parts(
     unanswered (one of ten two-part questions over the 385 Acts had both parts' provisions cited); weighed against
     its part alone, a part with no subject of its own ("… and what does it consider?") was answered by sentences that
     only shared its words."""
-    answers = [await _quotes(embedder, question, hits, lay_terms, MAX_QUOTES)]
-    answers += [await _quotes(embedder, question, part.hits, part.lay_terms, PART_QUOTES) for part in parts]
+    answers = await asyncio.gather(
+        _quotes(embedder, question, hits, lay_terms, MAX_QUOTES),
+        *(_quotes(embedder, question, part.hits, part.lay_terms, PART_QUOTES) for part in parts),
+    )
     best = max((quotes[0].score for quotes in answers if quotes), default=0.0)
     chosen: list[Quote] = []
     for quote in (q for quotes in answers if quotes and quotes[0].score >= CLOSE_ENOUGH * best for q in quotes):
