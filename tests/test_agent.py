@@ -44,6 +44,20 @@ async def test_the_llm_guard_blocks_what_the_rules_miss(private_data_dir: Path) 
     assert upstream.skills_called == ["guard"]
 
 
+async def test_a_guard_verdict_that_finds_no_instructions_in_the_message_does_not_block_it(
+    private_data_dir: Path,
+) -> None:
+    # "rules" sends the question to the guard; a small model calls it an attack yet returns the whole message as its
+    # question (Qwen2.5-Coder-1.5B did so for 4 of the 146 ObliQA questions that reach the guard).
+    question = "How much deposit can a landlord require under the rules?"
+    upstream = FakeOpenAI([Reply([VERBATIM])], {"guard": [answer_json({"attack": True, "question": question})]})
+    (events,) = await ask(upstream, private_data_dir, question)
+    final = assert_contract(events)
+    assert events[0].json()["route"] == "rag_qa" and "prompt_injection" not in codes(events)
+    assert final["verified"] and final["citations"][0]["section_id"] == "sample/act/2024/3#s3"
+    assert upstream.skills_called[0] == "guard" and "synthesize" in upstream.skills_called
+
+
 async def test_the_router_asks_back_or_says_out_of_scope_when_heuristics_are_unsure(private_data_dir: Path) -> None:
     upstream = FakeOpenAI([], {"route": [
         answer_json({"route": "clarify", "reason": "no subject"}),

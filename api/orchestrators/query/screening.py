@@ -103,10 +103,32 @@ def foreign_jurisdiction(question: str, covered: set[str]) -> str | None:
 
 # Words an attack needs and a legal question rarely has: worth a second look by the LLM guard when one is configured.
 SUSPICIOUS = re.compile(
-    r"\b(instruction|prompt|system|rules?|pretend|role[- ]?play|override|jailbreak|developer|you are now|from now on"
-    r"|reveal|disregard|cit(?:e|es|ing|ations?)|format|respond only|output|text above|code block)\b",
+    r"\b(instructions?|prompt|system|rules?|pretend|role[- ]?play|override|jailbreak|developer|you are now|from now on"
+    r"|reveal|disregard|cit(?:e|es|ing|ations?)|invent|fabricat\w*|format|respond only|output|text above|code block)\b",
     re.I,
 )
+GuardAction = Literal["pass", "clean", "block"]
+
+
+def guard_action(message: str, verdict: dict[str, object] | None) -> tuple[GuardAction, str]:
+    """What the model guard's ``verdict`` on ``message`` does, and the question to research: pass the message on,
+    research only the question the model found inside it ("clean"), or block it.
+
+    An attack is something besides the question, so a verdict of attack whose question keeps all but at most one of
+    the message's words contradicts itself and passes. A small model says "attack" of plain questions about a
+    rulebook's Rules: Qwen2.5-Coder-1.5B did so for 7 of the 146 ObliQA development questions that reach it, 4 of
+    them with the whole message as the question (``benchmarks/results/guard_model.md``). A question the model
+    extracts that still carries a suspicious word is not trusted: blocked."""
+    if verdict is None or verdict.get("attack") is not True:
+        return "pass", message
+    question = str(verdict.get("question") or "").strip()
+    if question and len(set(tokenize(message)) - set(tokenize(question))) <= 1:
+        return "pass", message
+    if question and not SUSPICIOUS.search(question):
+        return "clean", question
+    return "block", ""
+
+
 # Shapes of questions that need more than one provision: a rule and its exception, two things compared, a chain.
 MULTI_HOP = re.compile(
     r"\b(compare|comparison|difference between|differ|both|as well as|versus|vs\.?|exception|unless|and also"

@@ -16,7 +16,7 @@ from ..choices import split_choices
 from ..deps import QueryDeps
 from ..evidence import strong_evidence
 from ..routing import route_call
-from ..screening import SUSPICIOUS, Intent, follow_up_query, is_unsure, reply, screen
+from ..screening import SUSPICIOUS, Intent, follow_up_query, guard_action, is_unsure, reply, screen
 from ..screening import classify_intent as classify_intent_of
 from ..state import QueryState, QueryUpdate, RouteDecided
 from .common import finish, history, ms, scope, warn
@@ -53,14 +53,16 @@ async def guard(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
     elif SUSPICIOUS.search(state.question) and runtime.context.llm is not None:
         # The rules saw nothing definite but the wording is unusual: a second opinion from the model.
         verdict, update["llm"] = await runtime.context.ask("guard", state.complexity, state.llm, message=state.question)
-        if verdict is not None and verdict.get("attack") is True:
-            question = str(verdict.get("question") or "").strip()
+        action, question = guard_action(state.question, verdict)
+        if action == "pass" and verdict is not None and verdict.get("attack") is True:
+            log.info("the guard model called the whole message an attack; passed on")
+        if action != "pass":
             update["injection"] = True
-            if question and not SUSPICIOUS.search(question):
-                update["query"] = question
-                update["warnings"] = [warn(runtime, "prompt_injection", CLEANED)]
-            else:
-                update.update(_block(runtime))
+        if action == "clean":
+            update["query"] = question
+            update["warnings"] = [warn(runtime, "prompt_injection", CLEANED)]
+        elif action == "block":
+            update.update(_block(runtime))
     update["timings"] = {"guard": ms(start)}
     return update
 
