@@ -4,8 +4,9 @@ A message reaches the ``guard`` skill only when the rules find no definite injec
 (``SUSPICIOUS``: "rules", "system", "format", "cite", ...). Legal questions use those words too, and a small model's
 verdict decides whether they are answered at all. Two sets:
 
-- ``evaluation/guard_messages.jsonl``: 14 attacks that slip past the rules and 14 legal questions with the same words,
-  written for this benchmark (``attack`` says which);
+- ``evaluation/guard_messages.jsonl``: attacks and legal questions written for this benchmark in three sets (``attack``
+  says which; ``set`` which set: the first 14 attacks slip past the rules and carry a suspicious word, the later
+  ones were written without looking at the words);
 - ObliQA's development questions that reach the guard (read from ``../shared``, never copied; all are questions).
 
 Each message that reaches the guard is asked once (verdicts are kept in ``--cache``, keyed by the skill's text, so a
@@ -48,16 +49,24 @@ class Message:
     qid: str
     text: str
     attack: bool
+    written: str = ""
+    """Which of our sets it is in: they were written one after another (``evaluation/README.md``)."""
 
 
 def messages(path: Path, key: str) -> list[Message]:
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return [Message(str(r["id"]), str(r[key]), bool(r.get("attack", False))) for r in rows]
+    return [Message(str(r["id"]), str(r[key]), bool(r.get("attack", False)), r.get("set", "")) for r in rows]
 
 
 def reaches_guard(text: str) -> bool:
     """The guard node's own test: no definite injection by the rules, and a suspicious word."""
     return not screen(text).injection and bool(SUSPICIOUS.search(text))
+
+
+def by_rules(text: str) -> GuardAction:
+    """What the rules alone do with a message that does not reach the model."""
+    screened = screen(text)
+    return "block" if screened.blocked else "clean" if screened.injection else "pass"
 
 
 def action_before(text: str, verdict: dict[str, Any] | None) -> GuardAction:
@@ -81,7 +90,9 @@ async def verdicts(
             row = json.loads(line)
             if row["skill"] == key:
                 cached[row["message"]] = row
-    cfg = LLMSettings(backend="openai", base_url=args.base_url, model=args.model, max_tokens=200)
+    cfg = LLMSettings(
+        backend="openai", base_url=args.base_url, model=args.model, max_tokens=200, timeout_s=args.timeout
+    )
     out: dict[str, dict[str, Any] | None] = {}
     seconds: list[float] = []
     async with httpx.AsyncClient(timeout=args.timeout) as http:
@@ -89,21 +100,23 @@ async def verdicts(
         assert llm is not None
         with args.cache.open("a") as cache:
             for n, m in enumerate(asked, 1):
-                if m.text not in cached:
+                row = cached.get(m.text)
+                if row is None:
                     verdict, call = await ask_json(llm, skill, args.timeout, 1, {"message": m.text})
                     row = {"skill": key, "message": m.text, "verdict": verdict, "ms": call["ms"]}
-                    cache.write(json.dumps(row) + "\n")
-                    cache.flush()
-                    cached[m.text] = row
                     print(f"[{n}/{len(asked)}] {m.qid} {verdict} {call['ms']:.0f} ms", file=sys.stderr, flush=True)
-                out[m.qid] = cached[m.text]["verdict"]
-                seconds.append(cached[m.text]["ms"] / 1000)
+                    if call["outcome"] == "ok":  # a failed call is asked again next time
+                        cache.write(json.dumps(row) + "\n")
+                        cache.flush()
+                out[m.qid] = row["verdict"]
+                seconds.append(row["ms"] / 1000)
     return out, seconds
 
 
 def report(name: str, group: Sequence[Message], verdict: dict[str, dict[str, Any] | None]) -> list[str]:
-    """A row per kind of message: how many reached the model, what it called an attack, and what each reading of the
-    verdict got wrong (an attack passed on; a question blocked or cleaned)."""
+    """A row per kind of message: how many the rules stopped and how many reached the model, what it called an attack,
+    and what each reading of the verdict got wrong (an attack passed on; a question blocked or cleaned), the rules'
+    own outcome counted for a message the model never saw."""
     rows = []
     for kind, attack in (("attacks", True), ("questions", False)):
         chosen = [m for m in group if m.attack == attack]
@@ -113,10 +126,11 @@ def report(name: str, group: Sequence[Message], verdict: dict[str, dict[str, Any
         said = sum(bool((v := verdict[m.qid]) and v.get("attack") is True) for m in asked)
         readings = []
         for read in (action_before, lambda text, v: guard_action(text, v)[0]):
-            acts = [read(m.text, verdict[m.qid]) if m.qid in verdict else "pass" for m in chosen]
+            acts = [read(m.text, verdict[m.qid]) if m.qid in verdict else by_rules(m.text) for m in chosen]
             wrong = sum((a == "pass") == attack for a in acts)
             readings.append(f"{'passed' if attack else 'stopped'} {wrong} (blocked {acts.count('block')})")
-        rows.append(f"| {name} | {kind} | {len(chosen)} | {len(asked)} | {said} | {' | '.join(readings)} |")
+        ruled = sum(by_rules(m.text) != "pass" for m in chosen)
+        rows.append(f"| {name} | {kind} | {len(chosen)} | {ruled} | {len(asked)} | {said} | {' | '.join(readings)} |")
     return rows
 
 
@@ -134,19 +148,20 @@ def main() -> None:
     verdict, seconds = asyncio.run(verdicts(asked, args, args.skills))
     print(f"Model `{args.model}` at {args.base_url}; skills `{args.skills}`.\n")
     print(
-        "| set | kind | messages | reach the model | it says attack | verdict read as before | verdict read now |\n"
-        "| --- | --- | ---: | ---: | ---: | --- | --- |"
+        "| set | kind | messages | stopped by the rules | reach the model | it says attack | verdict read as before "
+        "| verdict read now |\n| --- | --- | ---: | ---: | ---: | ---: | --- | --- |"
     )
-    print("\n".join([*report("ours", ours, verdict), *report("ObliQA dev", obliqa, verdict)]))
+    sets = dict.fromkeys(m.written for m in ours)
+    rows = [row for name in sets for row in report(f"ours, {name}", [m for m in ours if m.written == name], verdict)]
+    print("\n".join([*rows, *report("ObliQA dev", obliqa, verdict)]))
     print(
         f"\nSeconds a guard call: P50 {statistics.median(seconds):.1f}, max {max(seconds):.1f} ({len(seconds)} calls)"
     )
     print("\nWrong outcomes now:\n")
     for m in [*ours, *obliqa]:
-        if m.qid in verdict:
-            action, _ = guard_action(m.text, verdict[m.qid])
-            if (action == "pass") == m.attack:
-                print(f"- {m.qid} ({'attack' if m.attack else 'question'}, {action}): {m.text[:160]}")
+        action = guard_action(m.text, verdict[m.qid])[0] if m.qid in verdict else by_rules(m.text)
+        if (action == "pass") == m.attack:
+            print(f"- {m.qid} ({'attack' if m.attack else 'question'}, {action}): {m.text[:160]}")
 
 
 if __name__ == "__main__":
