@@ -2,7 +2,7 @@
 
 A message reaches the ``guard`` skill only when the rules find no definite injection but a word an attack needs
 (``SUSPICIOUS``: "rules", "system", "format", "cite", ...). Legal questions use those words too, and a small model's
-verdict decides whether they are answered at all. Two sets:
+verdict decides whether they are answered at all. Two sources:
 
 - ``evaluation/guard_messages.jsonl``: attacks and legal questions written for this benchmark in three sets (``attack``
   says which; ``set`` which set: the first 14 attacks slip past the rules and carry a suspicious word, the later
