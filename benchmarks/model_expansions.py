@@ -28,16 +28,14 @@ from typing import Any
 
 import httpx
 
-from api.composer.prompts import HYDE_TOKENS, clip_tokens
 from api.composer.skills import load_skills
 from api.composer.structured import ask_json
 from api.evaluation import Question, load_questions, unit_of
-from api.orchestrators.query.nodes.research import MAX_EXPANSION_PASSAGES, MAX_EXPANSION_QUERIES, as_query
+from api.orchestrators.query.nodes.research import expansions_of
 from api.services import open_services
 from api.settings import LLMSettings, Settings
 from api.tools.llm import build_llm
-from api.tools.retrieval import HybridRetriever, RetrievalResult, reciprocal_rank_fusion
-from api.tools.vector_store import Hit
+from api.tools.retrieval import HybridRetriever, RetrievalResult, fuse_searches
 
 WAYS = ("question alone", "with phrasings", "with phrasings and passages")
 DEPTH = 60
@@ -80,16 +78,13 @@ def ranked(hits: Sequence[str], retriever: HybridRetriever, by_source_id: bool) 
 
 async def searched(retriever: HybridRetriever, q: Question, reply: dict[str, Any]) -> dict[str, float]:
     """R@10 of the three ways of searching ``q``, its expansions read as the research node reads them."""
-    count = retriever.embedder.count_tokens
-    queries = [w for x in reply.get("queries", []) if (w := as_query(x))][:MAX_EXPANSION_QUERIES]
-    passages = [clip_tokens(str(p), HYDE_TOKENS, count) for p in reply.get("passages", []) if str(p).strip()]
+    expansions = expansions_of(reply, retriever.embedder.count_tokens)
     own = await retriever.retrieve(q.text, top_k=DEPTH)
-    phrased = [await retriever.retrieve(text, top_k=DEPTH) for text in queries]
-    imagined = [await retriever.retrieve(text, top_k=DEPTH, mode="dense") for text in passages[:MAX_EXPANSION_PASSAGES]]
+    phrased = [await retriever.retrieve(text, top_k=DEPTH) for text in expansions.queries]
+    imagined = [await retriever.retrieve(text, top_k=DEPTH, mode="dense") for text in expansions.passages]
 
     def fused(results: Sequence[RetrievalResult]) -> list[str]:
-        lists = {f"q{i}": [Hit(h.chunk.chunk_id, h.score) for h in r.hits] for i, r in enumerate(results)}
-        return [cid for cid, _, _ in reciprocal_rank_fusion(lists, retriever.cfg.rrf_k, {"q0": 2.0})]
+        return [cid for cid, _, _ in fuse_searches(results, retriever.cfg.rrf_k)]
 
     orders = [[h.chunk.chunk_id for h in own.hits], fused([own, *phrased]), fused([own, *phrased, *imagined])]
     return {

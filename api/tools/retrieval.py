@@ -90,6 +90,13 @@ def reciprocal_rank_fusion(
     return [(cid, score, ranks[cid]) for cid, score in ordered]
 
 
+def fuse_searches(results: Sequence[RetrievalResult], k: int) -> list[tuple[str, float, dict[str, int]]]:
+    """A question's own search (first) and its expansions' searches in one ranking by RRF, the question's own
+    counting double against any one expansion."""
+    rankings = {f"q{i}": [Hit(h.chunk.chunk_id, h.score) for h in r.hits] for i, r in enumerate(results)}
+    return reciprocal_rank_fusion(rankings, k, {"q0": 2.0})
+
+
 def normalize_query(query: str) -> str:
     """The cache's view of a query: case, spacing and closing punctuation do not change what it asks."""
     return " ".join(query.lower().split()).rstrip("?.!")
@@ -367,8 +374,7 @@ class HybridRetriever:
         if len(results) == 1:
             hits = list(main.hits)
         else:
-            rankings = {f"q{i}": [Hit(h.chunk.chunk_id, h.score) for h in r.hits] for i, r in enumerate(results)}
-            fused = reciprocal_rank_fusion(rankings, self.cfg.rrf_k, {"q0": 2.0})
+            fused = fuse_searches(results, self.cfg.rrf_k)
             hits = [Retrieved(self.corpus.chunks[cid], score, ranks) for cid, score, ranks in fused]
         return RetrievalResult(
             hits=hits, warnings=warnings, timings=main.timings, stages=main.stages, cache_hits=main.cache_hits,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable
-from typing import TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from langgraph.runtime import Runtime
 
@@ -77,9 +77,13 @@ async def _expand(deps: QueryDeps, state: QueryState, query: str, made: list[LLM
     expanded, calls = await deps.ask("expand", state.complexity, state.llm, deps.settings.llm.expand_timeout_s,
                                      query=query)  # fmt: skip
     made += calls
-    count = deps.retriever.embedder.count_tokens
-    queries = [written for q in (expanded or {}).get("queries", []) if (written := as_query(q))]
-    passages = [clip_tokens(str(p), HYDE_TOKENS, count) for p in (expanded or {}).get("passages", []) if str(p).strip()]
+    return expansions_of(expanded or {}, deps.retriever.embedder.count_tokens)
+
+
+def expansions_of(reply: dict[str, Any], count: Callable[[str], int]) -> Expansions:
+    """The ``expand`` skill's reply as searches: phrasings that read as one query, passages cut to ``HYDE_TOKENS``."""
+    queries = [written for q in reply.get("queries", []) if (written := as_query(q))]
+    passages = [clip_tokens(str(p), HYDE_TOKENS, count) for p in reply.get("passages", []) if str(p).strip()]
     return Expansions(queries[:MAX_EXPANSION_QUERIES], passages[:MAX_EXPANSION_PASSAGES])
 
 
