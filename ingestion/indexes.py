@@ -1,5 +1,5 @@
-"""After the documents: the lexical index rebuilt from the manifest's chunks, the laws the corpus repeals read from its
-documents, and strays of a killed run removed.
+"""After the documents: the lexical index rebuilt from the manifest's chunks, the laws the corpus repeals and how its
+provisions link (definitions, references) read from its documents, and strays of a killed run removed.
 
 A run leaves a marker object while it works; finding one at the start means the previous run was killed, and only
 then can vectors or objects exist that no manifest entry owns, so only then is the (full-scan) reconcile paid for.
@@ -15,6 +15,7 @@ from api.schemas.documents import Chunk, Document
 from api.tools import corpus
 from api.tools.bm25 import lexical_tokens, save_lexical_artifact
 from api.tools.corpus import Manifest, chunks_object_key, doc_object_key
+from api.tools.links import find_links, save_links
 from api.tools.object_store import ObjectStore, get_many_json, put_json
 from api.tools.repeals import find_repeals, save_repeals
 from api.tools.vector_store import VectorStore
@@ -44,14 +45,17 @@ async def rebuild_lexical_index(store: ObjectStore, chunks: Sequence[Chunk]) -> 
     return len(chunks)
 
 
-async def rebuild_repeals(store: ObjectStore, manifest: Manifest) -> int:
-    """Write which documents others repeal (``api.tools.repeals``), read from every document the manifest owns;
-    returns how many are repealed."""
+async def rebuild_document_indexes(store: ObjectStore, manifest: Manifest) -> tuple[int, int, int]:
+    """Write which documents others repeal (``api.tools.repeals``) and how provisions link (``api.tools.links``),
+    read from every document the manifest owns; returns how many are repealed, the terms defined and the
+    references resolved."""
     raws = await get_many_json(store, [doc_object_key(k) for k in sorted(manifest.documents)])
     documents = [Document.model_validate(raw) for raw in raws if raw]
     repeals = await asyncio.to_thread(find_repeals, documents)
     await save_repeals(store, repeals)
-    return len(repeals)
+    links = await asyncio.to_thread(find_links, documents)
+    await save_links(store, links)
+    return len(repeals), sum(len(d) for d in links.definitions.values()), len(links.references)
 
 
 async def write_lexical_index(store: ObjectStore, chunks: Sequence[Chunk]) -> None:

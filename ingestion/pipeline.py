@@ -116,8 +116,10 @@ class Ingestor:
             with clock.timed("flush"):
                 await self.tools.vectors.flush()
         # Before the lexical index: a serving replica reloads the corpus (and these) until that index is complete.
-        with clock.timed("repeals"):
-            report.repealed = await indexes.rebuild_repeals(store, manifest)
+        with clock.timed("repeals_and_links"):
+            report.repealed, report.definitions, report.references = await indexes.rebuild_document_indexes(
+                store, manifest
+            )
         chunks = await indexes.load_chunks(store, manifest)
         settings = self.tools.settings
         if settings.ingestion.sentence_vectors:

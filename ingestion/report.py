@@ -43,6 +43,10 @@ class IngestReport:
     total_chunks: int = 0
     repealed: int = 0
     """Documents another document of the corpus says are repealed (``api.tools.repeals``)."""
+    definitions: int = 0
+    """Terms the documents define (``api.tools.links``)."""
+    references: int = 0
+    """References between provisions resolved to a provision of the corpus (``api.tools.links``)."""
     sentences: int = 0
     """Quotable sentences whose vectors the corpus keeps (``api.tools.sentence_vectors``)."""
     sentences_embedded: int = 0

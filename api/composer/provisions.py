@@ -26,7 +26,10 @@ def provision_starts(text: str, section_id: str, start_in: str = "") -> list[tup
     paragraph = next((label for label in labels if not label[0].isdigit()), "")
     starts = []
     for match in _MARKER.finditer(text):
-        head = text[: match.start()]
+        # Only the words just before the marker matter; a bounded window keeps long provisions linear.
+        head = text[max(0, match.start() - 64) : match.start()]
+        if not head.strip():
+            head = text[: match.start()]
         before = head.split()[-1:]
         at_line_start = "\n" in head[len(head.rstrip()) :] or not head.strip()
         if before and not at_line_start and before[0].lower().strip(",;") in _REFERENCE_WORDS:

@@ -40,6 +40,23 @@ class SectionView(SectionOutline):
     pages: tuple[int, int] | None = None
 
 
+class LinkView(BaseModel):
+    """A reference between two provisions, as a reader shows it (a link to the other one)."""
+
+    provision_id: str = Field(description="The other provision: the one referred to, or the one that refers.")
+    title: str = Field(description="The title of the other provision's document.")
+    words: str = Field(description="The referring words as the law writes them, e.g. 'subsection (3)'.")
+    relation: str = Field("", description="'subject to', 'in terms of', …; '' for a plain mention.")
+
+
+class DefinitionView(BaseModel):
+    """A term the section uses that its document defines, with the defining words verbatim."""
+
+    term: str
+    provision_id: str = Field(description="The provision that defines it.")
+    text: str = Field(description="The definition as the document words it.")
+
+
 class ProvisionView(BaseModel):
     doc_key: str
     title: str
@@ -49,3 +66,10 @@ class ProvisionView(BaseModel):
     section: SectionView = Field(description="The section that holds it (the unit quotes are checked against).")
     previous: SectionView | None = None
     next: SectionView | None = None
+    refers_to: list[LinkView] = Field(default_factory=list, description="Provisions this section refers to.")
+    referred_by: list[LinkView] = Field(
+        default_factory=list, description="Provisions elsewhere that refer to this section (the caller may read)."
+    )
+    definitions: list[DefinitionView] = Field(
+        default_factory=list, description="Terms this section uses that its document defines."
+    )

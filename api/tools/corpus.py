@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from api.schemas.documents import Chunk, Document
 from api.tools.cache import TTLCache
+from api.tools.links import Links, load_links
 from api.tools.object_store import ObjectStore, get_json, get_many_json
 from api.tools.repeals import Repeal, load_repeals
 
@@ -86,13 +87,20 @@ class Corpus:
     """Read-only view of one corpus version, loaded once at start-up."""
 
     def __init__(
-        self, manifest: Manifest, chunks: Iterable[Chunk], store: ObjectStore, repealed: dict[str, Repeal] | None = None
+        self,
+        manifest: Manifest,
+        chunks: Iterable[Chunk],
+        store: ObjectStore,
+        repealed: dict[str, Repeal] | None = None,
+        links: Links | None = None,
     ) -> None:
         self.manifest = manifest
         self.chunks = {c.chunk_id: c for c in chunks}
         self.store = store
         self.repealed = repealed or {}
         """Documents (by doc key) that another document of the corpus says are repealed."""
+        self.links = links or Links()
+        """The terms the documents define and the references between provisions (``api.tools.links``)."""
         # Parent documents fetched for small-to-big expansion: kept an hour, the most recently used few hundred.
         self._docs: TTLCache[Document] = TTLCache(DOCUMENT_CACHE_S, DOCUMENT_CACHE_ENTRIES)
         self.fetches = 0
@@ -190,7 +198,7 @@ class Corpus:
     async def load(cls, store: ObjectStore) -> Corpus:
         manifest = await Manifest.load(store)
         chunks = await load_chunks(store, manifest.documents)
-        return cls(manifest, chunks, store, await load_repeals(store))
+        return cls(manifest, chunks, store, await load_repeals(store), await load_links(store))
 
 
 async def load_chunks(store: ObjectStore, doc_keys: Iterable[str]) -> list[Chunk]:

@@ -10,19 +10,23 @@ documents, and anything else is simply not found.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from api.auth import Caller
 from api.errors import NotFoundError
 from api.schemas.documents import Document, Section
 from api.schemas.reader import (
+    DefinitionView,
     DocumentList,
     DocumentSummary,
     DocumentView,
+    LinkView,
     ProvisionView,
     SectionOutline,
     SectionView,
 )
 from api.tools.corpus import Corpus
+from api.tools.links import Reference
 
 _ENCODED_TRICKS = re.compile(r"%(?:2f|5c|00|25|2e)", re.IGNORECASE)
 _FRAGMENT = re.compile(r"^[A-Za-z0-9()~._-]{1,64}$")
@@ -115,9 +119,29 @@ class DocumentReader:
         if index is None:
             raise NotFoundError("no such provision")
         sections = document.sections
+        section = sections[index]
+        links = self.corpus.links
         return ProvisionView(
             doc_key=doc_key, title=document.title, chapter=document.chapter,
             repealed_by=self.corpus.repealed.get(doc_key), provision_id=provision_id,
             section=_view(sections[index]), previous=_view(sections[index - 1]) if index > 0 else None,
             next=_view(sections[index + 1]) if index + 1 < len(sections) else None,
+            refers_to=self._links(((r.target, r) for r in links.refers_to(section.section_id)), caller),
+            referred_by=self._links(((r.source, r) for r in links.referred_by(section.section_id)), caller),
+            definitions=[
+                DefinitionView(term=d.term, provision_id=d.provision_id, text=d.text)
+                for d in links.defined_in(section.text, doc_key, section.section_id)
+            ],
         )  # fmt: skip
+
+    def _links(self, pairs: Iterable[tuple[str, Reference]], caller: Caller) -> list[LinkView]:
+        """Each other provision once (its first reference's words), only where the caller may read its document."""
+        views: dict[str, LinkView] = {}
+        for other, reference in pairs:
+            doc_key = other.split("#")[0]
+            if other in views or not self._may_read(doc_key, caller):
+                continue
+            entry = self.corpus.manifest.documents[doc_key]
+            views[other] = LinkView(provision_id=other, title=entry.title, words=reference.words,
+                                    relation=reference.relation)  # fmt: skip
+        return list(views.values())

@@ -1,0 +1,317 @@
+"""How a corpus's provisions lean on each other: the terms its documents define, and the references between them.
+
+A provision rarely stands alone. "A spouse may apply …" means what the interpretation section says a spouse is, and
+"subject to section 12" or "the period referred to in subsection (3)" carry their meaning from elsewhere. Ingestion
+reads both from the documents' own text, for any jurisdiction's drafting in English, and writes them beside the
+lexical index (``LINKS_KEY``); the corpus reads them at load.
+
+- **Definitions**: a quoted term followed by "means", "includes" or "has the meaning" (``“spouse” means …``). Each
+  runs to the next quoted definition or the provision's end. Its scope is the document unless the words before it
+  say "In this section" (then that section only).
+- **References**: "section 12", "sections 12 and 13", "section 12(3)(b)", "subsection (3)", "paragraph (b) of
+  subsection (2)", "subsection (1) of section 4", "section 4 of the Labour Act [Chapter 28:01]", "the First
+  Schedule". A reference resolves to a provision id only when that provision exists in the corpus: a section of the
+  same document, or of the document a named law (by chapter number, else by title, within the same tenant) points
+  to. A subsection or paragraph that cannot be found resolves to the nearest enclosing provision that can. What
+  names another law that cannot be matched ("section 5 of Act 3 of 2022", "of that Act") is left unresolved: a
+  wrong link is worse than none.
+
+Each reference keeps the words that make it a dependency ("subject to", "in terms of", "referred to in", …), so
+research can fetch what the cited evidence depends on and leave plain mentions alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from pydantic import BaseModel, Field
+
+from api.composer.citations import instruments_named, title_words
+from api.composer.provisions import provision_at, provision_starts
+from api.schemas.documents import Document, Section
+from api.tools.object_store import ObjectStore, get_json, put_json
+from api.tools.repeals import chapter_number
+
+LINKS_KEY = "indexes/links.json"
+# Words before a reference that make the provision depend on the one referred to (its meaning comes from there).
+DEPENDS = (
+    "subject to",
+    "in terms of",
+    "referred to in",
+    "specified in",
+    "mentioned in",
+    "described in",
+    "contemplated in",
+    "prescribed in",
+    "set out in",
+    "in accordance with",
+    "for the purposes of",
+    "within the meaning of",
+)
+_DEPENDS = re.compile(r"\b(" + "|".join(d.replace(" ", r"\s+") for d in DEPENDS) + r")\s+(?:the\s+)?$", re.I)
+_QUOTE_OPEN = "\"“‘'"
+_QUOTE_CLOSE = "\"”’'"
+_DEFINITION = re.compile(
+    rf"[{_QUOTE_OPEN}]\s*(?P<term>[^{_QUOTE_CLOSE}{_QUOTE_OPEN}\n]{{1,80}}?)\s*[{_QUOTE_CLOSE}]\s*,?\s*"
+    r"(?:(?:in relation to|in respect of|with reference to|when used in)[^;:]{0,80}?,\s*)?"
+    r"(?P<verb>means|includes|include|has the (?:same )?meaning|shall mean|shall include|refers to)\b",
+)
+_IN_THIS_SECTION = re.compile(r"\bIn\s+this\s+section\b", re.I)
+_SUB = r"(?:\s*\(\s*\w{1,4}\s*\))"
+_NUM = rf"\d{{1,4}}[A-Z]{{0,2}}{_SUB}*"
+_SECTIONS = re.compile(
+    rf"\b(?P<unit>(?i:sections?|ss?\.))\s+(?P<first>{_NUM})(?P<more>(?:\s*(?:,|and|or)\s*(?:section\s+)?{_NUM})*)"
+    rf"(?P<of>\s+of\s+(?P<whose>this\s+(?:Act|Code|Constitution|Ordinance)|the\s+Constitution"
+    r"|(?:the\s+)?[A-Z][\w’'(),\- ]{2,120}?(?:Act|Code|Ordinance|Decree|Law)(?:,?\s+\d{4})?"
+    r"(?:\s*\[\s*Chapter\s*\d+:\d+\s*\])?|that\s+\w+|the\s+principal\s+\w+|\w+\s+\d+\s+of\s+\d{4}))?",
+)
+_SUBSECTIONS = re.compile(
+    rf"\b(?:(?P<pu>(?i:paragraphs?|subparagraphs?))\s+(?P<par>{_SUB}(?:\s*(?:,|and|or)\s*{_SUB})*)\s+of\s+)?"
+    rf"(?P<unit>(?i:subsections?))\s+(?P<subs>{_SUB}(?:\s*(?:,|and|or)\s*{_SUB})*)"
+    rf"(?:\s+of\s+section\s+(?P<section>\d{{1,4}}[A-Z]{{0,2}})(?!\s*\()(?!\s+of\s+(?!this\b)))?",
+)
+_PARAGRAPHS = re.compile(
+    r"\b(?P<unit>(?i:paragraphs?))\s+(?P<par>\(\s*[a-z]{1,2}\s*\)(?:\s*(?:,|and|or)\s*\(\s*[a-z]{1,2}\s*\))*)"
+    r"(?!\s+of\s+(?:subsection|section|the|this|that))",
+)
+_SCHEDULE = re.compile(
+    r"\bthe\s+(?P<nth>First|Second|Third|Fourth|Fifth|Sixth|Seventh|Eighth|Ninth|Tenth|Eleventh|Twelfth)\s+Schedule"
+    r"(?!\s+(?:to|of)\s+(?!this\b))",
+    re.I,
+)
+_ORDINALS = "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split()
+_LABELS = re.compile(r"\(\s*(\w{1,4})\s*\)")
+
+
+class Definition(BaseModel):
+    """A term a document defines, with the verbatim words that define it."""
+
+    term: str = Field(description="The term as the document writes it, e.g. 'spouse'.")
+    doc_key: str
+    provision_id: str = Field(description="The provision the definition is in (a section or finer).")
+    text: str = Field(description="The definition, verbatim: from the quoted term to the end of its meaning.")
+    scope: str = Field("", description="The section id it is limited to ('In this section …'); '' for the document.")
+
+
+class Reference(BaseModel):
+    """One provision's reference to another, resolved to the provision it names."""
+
+    source: str = Field(description="The provision the reference is in (the finest known).")
+    target: str = Field(description="The provision referred to (the finest that exists).")
+    words: str = Field(description="The referring words as written, e.g. 'subsection (3)'.")
+    relation: str = Field("", description="The dependency words before it ('subject to', …); '' for a mention.")
+
+
+class Links(BaseModel):
+    """Everything ingestion found: definitions by document, references from every provision."""
+
+    definitions: dict[str, list[Definition]] = Field(default_factory=dict)
+    references: list[Reference] = Field(default_factory=list)
+
+    def refers_to(self, provision_id: str) -> list[Reference]:
+        """References made inside ``provision_id`` or any provision within it."""
+        return [r for r in self.references if _within(r.source, provision_id)]
+
+    def referred_by(self, provision_id: str) -> list[Reference]:
+        """References to ``provision_id`` or to any provision within it, from other sections."""
+        section = provision_id.split("(")[0]
+        return [r for r in self.references if _within(r.target, provision_id) and not _within(r.source, section)]
+
+    def defined_in(self, text: str, doc_key: str, section_id: str = "") -> list[Definition]:
+        """The definitions of ``doc_key`` whose term ``text`` uses (as a whole word), longest term first; those
+        limited to one section count only inside it."""
+        found = []
+        for definition in self.definitions.get(doc_key, []):
+            if definition.scope and definition.scope != section_id:
+                continue
+            # The definition's own words are not a use of its term.
+            own = definition.provision_id.split("(")[0] == section_id
+            haystack = text.replace(definition.text, " ") if own else text
+            if re.search(rf"(?<![\w-]){re.escape(definition.term)}(?![\w-])", haystack, re.I):
+                found.append(definition)
+        return sorted(found, key=lambda d: -len(d.term))
+
+
+def _within(provision_id: str, outer: str) -> bool:
+    return provision_id == outer or provision_id.startswith(outer + "(")
+
+
+def find_definitions(document: Document) -> list[Definition]:
+    """Every term ``document`` defines in its provisions' text."""
+    found: list[Definition] = []
+    for section in document.sections:
+        text = section.text
+        matches = list(_DEFINITION.finditer(text))
+        if not matches:
+            continue
+        starts = provision_starts(text, section.section_id)
+        for i, match in enumerate(matches):
+            end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
+            span = text[match.start() : end].rstrip()
+            # A definition ends at its own closing punctuation; "; and" or "; or" before the next belongs to it.
+            span = re.sub(r"\s*(?:;|,)?\s*(?:and|or)?\s*$", "", span) if i + 1 < len(matches) else span
+            span = span.rstrip(" ;,")
+            term = " ".join(match.group("term").split()).strip(" ,")
+            if not term or len(term.split()) > 8:
+                continue
+            before = text[: match.start()]
+            scope = section.section_id if _IN_THIS_SECTION.search(before[-400:]) else ""
+            found.append(Definition(
+                term=term, doc_key=document.doc_key, provision_id=provision_at(starts, match.start(),
+                section.section_id), text=span[:2000], scope=scope,
+            ))  # fmt: skip
+    return found
+
+
+class _Index:
+    """Where a reference can point: every document's sections, their finer provisions, and laws by name."""
+
+    def __init__(self, documents: Sequence[Document]) -> None:
+        self.docs = {d.doc_key: d for d in documents}
+        self.sections: dict[str, dict[str, Section]] = {}
+        self.provisions: dict[str, set[str]] = {}
+        self.schedules: dict[str, dict[int, str]] = {}
+        self.by_chapter: dict[tuple[str, str], list[str]] = {}
+        self.by_title: dict[tuple[str, frozenset[str]], list[str]] = {}
+        for doc in documents:
+            numbers: dict[str, Section] = {}
+            schedules: dict[int, str] = {}
+            for section in doc.sections:
+                numbers.setdefault(section.number.lower(), section)
+                schedule = re.match(r"\s*(?:the\s+)?schedule\s+(\d+)\b", section.part, re.I)
+                if schedule:
+                    schedules.setdefault(int(schedule.group(1)), section.section_id)
+            self.sections[doc.doc_key] = numbers
+            self.schedules[doc.doc_key] = schedules
+            if number := chapter_number(doc.chapter):
+                self.by_chapter.setdefault((doc.tenant, number), []).append(doc.doc_key)
+            self.by_title.setdefault((doc.tenant, frozenset(title_words(doc.title))), []).append(doc.doc_key)
+
+    def provisions_of(self, section: Section) -> set[str]:
+        if (known := self.provisions.get(section.section_id)) is None:
+            known = {section.section_id} | {p for _, p in provision_starts(section.text, section.section_id)}
+            self.provisions[section.section_id] = known
+        return known
+
+    def law(self, doc: Document, named: str) -> str | None:
+        """The document a reference's "of …" names, or None when it names none the corpus holds (or several)."""
+        words = named.strip()
+        if re.match(r"this\s+(?:Act|Code|Constitution|Ordinance)$", words, re.I):
+            return doc.doc_key
+        if chapter := re.search(r"Chapter\s*(\d+:\d+)", words):
+            keys = self.by_chapter.get((doc.tenant, chapter.group(1)), [])
+            return keys[0] if len(keys) == 1 else None
+        named_laws = instruments_named(words)
+        if re.match(r"the\s+Constitution$", words, re.I):
+            keys = [k for (tenant, title), ks in self.by_title.items() if tenant == doc.tenant and "constitution"
+                    in title for k in ks]  # fmt: skip
+            return keys[0] if len(set(keys)) == 1 else None
+        if len(named_laws) != 1:
+            return None
+        keys = self.by_title.get((doc.tenant, frozenset(named_laws[0][1])), [])
+        return keys[0] if len(keys) == 1 else None
+
+    def resolve(self, doc_key: str, number: str, labels: Sequence[str]) -> str | None:
+        """The finest existing provision of section ``number`` of ``doc_key`` down the path ``labels``."""
+        section = self.sections.get(doc_key, {}).get(number.lower())
+        if section is None:
+            return None
+        known = self.provisions_of(section)
+        target = section.section_id
+        for label in labels:
+            finer = f"{target}({label})"
+            if finer not in known:
+                break
+            target = finer
+        return target
+
+
+def _labels(text: str) -> list[str]:
+    return [label for label in _LABELS.findall(text)]
+
+
+def _relation(before: str) -> str:
+    found = _DEPENDS.search(before[-40:])
+    return " ".join(found.group(1).lower().split()) if found else ""
+
+
+def _references_in(doc: Document, section: Section, index: _Index) -> list[Reference]:
+    text = section.text
+    starts = provision_starts(text, section.section_id)
+    taken: list[tuple[int, int]] = []
+    found: list[Reference] = []
+
+    def add(start: int, end: int, targets: Iterable[str | None]) -> None:
+        taken.append((start, end))
+        source = provision_at(starts, start, section.section_id)
+        words = " ".join(text[start:end].split())
+        relation = _relation(text[max(0, start - 60) : start])
+        for target in dict.fromkeys(t for t in targets if t):
+            if not _within(target, section.section_id) or not _within(source, target):
+                found.append(Reference(source=source, target=target, words=words, relation=relation))
+
+    def free(start: int, end: int) -> bool:
+        return all(end <= a or start >= b for a, b in taken)
+
+    for match in _SECTIONS.finditer(text):
+        target_doc: str | None = doc.doc_key
+        if match.group("of"):
+            target_doc = index.law(doc, match.group("whose"))
+        if target_doc is None:
+            taken.append(match.span())
+            continue
+        items = [match.group("first")] + re.findall(rf"{_NUM}", match.group("more") or "")
+        targets = []
+        for item in items:
+            number = re.match(r"\d{1,4}[A-Z]{0,2}", item)
+            if number:
+                targets.append(index.resolve(target_doc, number.group(0), _labels(item[number.end() :])))
+        add(match.start(), match.end(), targets)
+    for match in _SUBSECTIONS.finditer(text):
+        if not free(*match.span()):
+            continue
+        of_section = match.group("section") or section.number
+        paragraphs = _labels(match.group("par") or "")
+        targets = [
+            index.resolve(doc.doc_key, of_section, [sub, *([par] if par else [])])
+            for sub in _labels(match.group("subs"))
+            for par in (paragraphs or [""])
+        ]
+        add(match.start(), match.end(), targets)
+    for match in _PARAGRAPHS.finditer(text):
+        if not free(*match.span()):
+            continue
+        here = provision_at(starts, match.start(), section.section_id)
+        subsection = next((label for label in _labels(here.removeprefix(section.section_id)) if label[0].isdigit()), "")
+        path = [subsection] if subsection else []
+        add(match.start(), match.end(), [index.resolve(doc.doc_key, section.number, [*path, par])
+                                         for par in _labels(match.group("par"))])  # fmt: skip
+    for match in _SCHEDULE.finditer(text):
+        nth = _ORDINALS.index(match.group("nth").lower()) + 1
+        add(match.start(), match.end(), [index.schedules.get(doc.doc_key, {}).get(nth)])
+    # A paragraph found alone that names the provision it sits in is the drafting's own label, not a reference.
+    return [r for r in found if r.target != r.source]
+
+
+def find_links(documents: Iterable[Document]) -> Links:
+    """The definitions and resolved references of ``documents`` (a reference resolves within its own tenant)."""
+    docs = sorted(documents, key=lambda d: d.doc_key)
+    index = _Index(docs)
+    links = Links()
+    for doc in docs:
+        if definitions := find_definitions(doc):
+            links.definitions[doc.doc_key] = definitions
+        for section in doc.sections:
+            links.references.extend(_references_in(doc, section, index))
+    return links
+
+
+async def save_links(store: ObjectStore, links: Links) -> None:
+    await put_json(store, LINKS_KEY, links.model_dump())
+
+
+async def load_links(store: ObjectStore) -> Links:
+    """What the last ingestion found; empty for a data dir ingested before links were read."""
+    raw = await get_json(store, LINKS_KEY)
+    return Links.model_validate(raw) if raw else Links()

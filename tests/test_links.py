@@ -1,0 +1,118 @@
+"""Definitions and cross-references read from the documents' own text, stored at ingestion and shown by the reader."""
+
+from pathlib import Path
+
+import httpx
+
+from api.main import create_app
+from api.schemas.documents import Document, Section
+from api.settings import Settings
+from api.tools.links import Links, find_definitions, find_links
+from tests.conftest import ingest_into
+from tests.servers import LiveServer
+
+
+def law(key: str, title: str, chapter: str, *texts: str, tenant: str = "", part: str = "") -> Document:
+    sections = [
+        Section(section_id=f"{key}#s{n}", number=str(n), text=text, ref=f"s{n}", part=part)
+        for n, text in enumerate(texts, 1)
+    ]
+    return Document(doc_key=key, title=title, chapter=chapter, content_hash=key, sections=sections, tenant=tenant)
+
+
+LABOUR = law(
+    "t/1985/16", "Labour Act", "Chapter 28:01",
+    "1. Short title This Act may be cited as the Labour Act [Chapter 28:01].",
+    "2. Interpretation In this Act— “employee” means any person who performs work for another person; "
+    "“employer” includes the State; and “spouse” has the meaning given in section 3.",
+    "3. Spouses (1) A spouse of an employee may apply for leave. (2) Subject to subsection (1), paragraph (b) of "
+    "subsection (4) applies. (3) In this section, “leave” means paid leave. (4) The leave— (a) is unpaid; (b) lasts "
+    "ten days.",
+    "4. Dismissal (1) No employer shall dismiss an employee except in terms of section 3(4)(b) or sections 5 and 6. "
+    "(2) The period referred to in subsection (1) is thirty days.",
+    "5. Notice Notice shall be given in writing.",
+    "6. Pay Pay in lieu of notice shall be given. Nothing in section 99 or section 4 of Act 3 of 2022 applies.",
+)  # fmt: skip
+PENSIONS = law(
+    "t/2000/2", "Pension Funds Act", "Chapter 24:09",
+    "1. Members A member dismissed in terms of section 4 of the Labour Act [Chapter 28:01] keeps the benefit, "
+    "as does one dismissed under section 5 of the Labour Act and one in terms of section 6 of that Act.",
+)  # fmt: skip
+
+
+def test_definitions_are_read_with_their_words_and_scope() -> None:
+    found = {d.term: d for d in find_definitions(LABOUR)}
+    assert set(found) == {"employee", "employer", "spouse", "leave"}
+    assert found["employee"].text == "“employee” means any person who performs work for another person"
+    assert found["employer"].provision_id == "t/1985/16#s2" and found["employer"].scope == ""
+    # "In this section" limits the definition to the section it is in.
+    assert found["leave"].scope == "t/1985/16#s3" and found["leave"].provision_id == "t/1985/16#s3(3)"
+    links = find_links([LABOUR])
+    used = [d.term for d in links.defined_in(LABOUR.sections[3].text, LABOUR.doc_key, "t/1985/16#s4")]
+    assert used == ["employee", "employer"]  # "leave" is defined for section 3 only
+    assert "leave" in [d.term for d in links.defined_in(LABOUR.sections[2].text, LABOUR.doc_key, "t/1985/16#s3")]
+
+
+def test_references_resolve_to_the_finest_provision_that_exists() -> None:
+    links = find_links([LABOUR, PENSIONS])
+    pairs = {(r.source, r.target, r.relation) for r in links.references}
+    assert ("t/1985/16#s3(2)", "t/1985/16#s3(1)", "subject to") in pairs
+    assert ("t/1985/16#s3(2)", "t/1985/16#s3(4)(b)", "") in pairs  # paragraph (b) of subsection (4)
+    assert ("t/1985/16#s4(1)", "t/1985/16#s3(4)(b)", "in terms of") in pairs  # section 3(4)(b)
+    assert {("t/1985/16#s4(1)", "t/1985/16#s5", ""), ("t/1985/16#s4(1)", "t/1985/16#s6", "")} <= pairs
+    assert ("t/1985/16#s4(2)", "t/1985/16#s4(1)", "referred to in") in pairs
+    assert ("t/1985/16#s2", "t/1985/16#s3", "") in pairs  # "has the meaning given in section 3"
+    # Another law, named by its chapter or by its title; "that Act" and "Act 3 of 2022" name nothing it can match,
+    # and section 99 does not exist: no link rather than a wrong one.
+    assert ("t/2000/2#s1", "t/1985/16#s4", "in terms of") in pairs
+    assert ("t/2000/2#s1", "t/1985/16#s5", "") in pairs
+    targets = {r.target for r in links.references}
+    assert "t/1985/16#s99" not in targets and "t/1985/16#s6" not in {
+        r.target for r in links.references if r.source.startswith("t/2000/2")
+    }
+    assert not [r for r in links.references if r.source.startswith("t/1985/16#s6")]
+    # Both directions, as the reader shows them.
+    assert {r.source for r in links.referred_by("t/1985/16#s4")} == {"t/2000/2#s1"}
+    assert {r.target for r in links.refers_to("t/1985/16#s4")} >= {"t/1985/16#s5", "t/1985/16#s3(4)(b)"}
+
+
+def test_a_law_is_found_only_among_its_own_tenants_documents_and_schedules_by_their_part() -> None:
+    private = law("acme/1", "Acme Policy", "", "1. Staff Dismissal follows section 4 of the Labour Act.", tenant="acme")
+    assert find_links([LABOUR, private]).refers_to("acme/1#s1") == []
+    scheduled = law("t/3/3", "Fees Act", "", "1. Fees The fees in the First Schedule apply.")
+    schedule = (
+        law("t/3/3", "", "", "", part="Schedule 1, Fees")
+        .sections[0]
+        .model_copy(update={"section_id": "t/3/3#sch1", "number": "S1", "part": "Schedule 1, Fees"})
+    )
+    scheduled = scheduled.model_copy(update={"sections": [*scheduled.sections, schedule]})
+    assert [r.target for r in find_links([scheduled]).references] == ["t/3/3#sch1"]
+
+
+def test_links_round_trip_and_an_old_data_dir_has_none() -> None:
+    links = find_links([LABOUR, PENSIONS])
+    assert Links.model_validate(links.model_dump()) == links
+    assert Links().referred_by("t/1985/16#s4") == []
+
+
+async def test_the_reader_shows_definitions_references_and_what_refers_to_a_section(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    await ingest_into(Settings(data_dir=data_dir), Path("sample_corpus"))
+    with LiveServer(create_app(Settings(data_dir=data_dir))) as server:
+        async with httpx.AsyncClient(base_url=server.url) as client:
+            listing = (await client.get("/api/v1/documents")).json()["documents"]
+            marriage = next(d["doc_key"] for d in listing if "Marriage" in d["title"])
+            outline = (await client.get(f"/api/v1/documents/{marriage}")).json()["sections"]
+            fragments = [s["section_id"].partition("#")[2] for s in outline]
+            views = [(await client.get(f"/api/v1/documents/{marriage}/provisions/{f}")).json() for f in fragments]
+    # The minimum-age section's "subsection (1)" points into itself; the interpretation section's "under section 6"
+    # points to the section on marriage officers, which then lists it as referring to it.
+    refers = {link["provision_id"] for view in views for link in view["refers_to"]}
+    assert any(p.endswith("(1)") for p in refers)
+    by = {view["provision_id"]: view["referred_by"] for view in views}
+    assert any(links for links in by.values())
+    defined = {d["term"] for view in views for d in view["definitions"]}
+    assert {"spouse", "marriage officer"} <= defined
+    for view in views:
+        for d in view["definitions"]:
+            assert d["text"].split("”")[0].strip('“"') in d["text"]
