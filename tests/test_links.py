@@ -76,6 +76,23 @@ def test_references_resolve_to_the_finest_provision_that_exists() -> None:
     assert {r.target for r in links.refers_to("t/1985/16#s4")} >= {"t/1985/16#s5", "t/1985/16#s3(4)(b)"}
 
 
+def test_older_drafting_numbers_in_words_notes_and_other_laws_subsections() -> None:
+    older = law(
+        "t/1960/1", "Roads Act", "Chapter 13:12",
+        "1. Gates (1) A gate erected in terms of paragraph (b) of subsection (4) of section three stays. [subsection "
+        "as amended by section 2 of Act No. 22 of 2001] (2) The officer referred to in paragraph (a) of subsection (1) "
+        "of section 4 of the Labour Act [Chapter 28:01] may enter. (3) Subject to section forty-one, this applies.",
+        "2. Fees Fees under subsection (1) of that section are payable.",
+        "3. Roads (4) The roads— (a) are public; (b) are open.",
+    )  # fmt: skip
+    links = find_links([LABOUR, older])
+    got = {(r.source, r.target) for r in links.references if r.source.startswith("t/1960/1")}
+    assert ("t/1960/1#s1(1)", "t/1960/1#s3(4)(b)") in got
+    assert ("t/1960/1#s1(2)", "t/1985/16#s4(1)") in got  # s4 of the Labour Act has no paragraph (a) in (1)
+    # Section forty-one does not exist; the note names an amending law; "that section" cannot be resolved.
+    assert got == {("t/1960/1#s1(1)", "t/1960/1#s3(4)(b)"), ("t/1960/1#s1(2)", "t/1985/16#s4(1)")}
+
+
 def test_a_law_is_found_only_among_its_own_tenants_documents_and_schedules_by_their_part() -> None:
     private = law("acme/1", "Acme Policy", "", "1. Staff Dismissal follows section 4 of the Labour Act.", tenant="acme")
     assert find_links([LABOUR, private]).refers_to("acme/1#s1") == []

@@ -59,22 +59,39 @@ _DEFINITION = re.compile(
 )
 _IN_THIS_SECTION = re.compile(r"\bIn\s+this\s+section\b", re.I)
 _SUB = r"(?:\s*\(\s*\w{1,4}\s*\))"
-_NUM = rf"\d{{1,4}}[A-Z]{{0,2}}{_SUB}*"
+_HYPHEN = "[\\s\\-\u2010\u2011\u2012\u2013\u00ad]+"
+_UNITS = "one two three four five six seven eight nine".split()
+_TEENS = "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split()
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+# A section number as older statutes write it in words ("section forty-one"), up to ninety-nine; not a part of a
+# larger one ("one hundred and three") or of a lettered one ("twenty-two A"), which are left unresolved.
+_WORDS = (
+    rf"(?>(?:{'|'.join(_TENS)})(?:{_HYPHEN}(?:{'|'.join(_UNITS)}))?|{'|'.join(_TEENS)}|{'|'.join(_UNITS)})"
+    rf"\b(?!{_HYPHEN}hundred)(?!\s+[A-Z]\b)"
+)
+_NUMBER = rf"(?:\d{{1,4}}[A-Z]{{0,2}}\b|{_WORDS})"
+_LIST = r"\s*(?:,|and|or)\s*"
 _SECTIONS = re.compile(
-    rf"\b(?P<unit>(?i:sections?|ss?\.))\s+(?P<first>{_NUM})(?P<more>(?:\s*(?:,|and|or)\s*(?:section\s+)?{_NUM})*)"
-    rf"(?P<of>\s+of\s+(?P<whose>this\s+(?:Act|Code|Constitution|Ordinance)|the\s+Constitution"
-    r"|(?:the\s+)?[A-Z][\w’'(),\- ]{2,120}?(?:Act|Code|Ordinance|Decree|Law)(?:,?\s+\d{4})?"
-    r"(?:\s*\[\s*Chapter\s*\d+:\d+\s*\])?|that\s+\w+|the\s+principal\s+\w+|\w+\s+\d+\s+of\s+\d{4}))?",
+    rf"\b(?i:sections?|ss?\.)\s+(?P<items>{_NUMBER}{_SUB}*(?:{_LIST}(?:(?i:section)\s+)?{_NUMBER}{_SUB}*)*)"
 )
 _SUBSECTIONS = re.compile(
-    rf"\b(?:(?P<pu>(?i:paragraphs?|subparagraphs?))\s+(?P<par>{_SUB}(?:\s*(?:,|and|or)\s*{_SUB})*)\s+of\s+)?"
-    rf"(?P<unit>(?i:subsections?))\s+(?P<subs>{_SUB}(?:\s*(?:,|and|or)\s*{_SUB})*)"
-    rf"(?:\s+of\s+section\s+(?P<section>\d{{1,4}}[A-Z]{{0,2}})(?!\s*\()(?!\s+of\s+(?!this\b)))?",
+    rf"\b(?:(?i:paragraphs?|subparagraphs?)\s+(?P<par>{_SUB}(?:{_LIST}{_SUB})*)\s+of\s+)?"
+    rf"(?i:subsections?)\s+(?P<subs>{_SUB}(?:{_LIST}{_SUB})*)"
 )
-_PARAGRAPHS = re.compile(
-    r"\b(?P<unit>(?i:paragraphs?))\s+(?P<par>\(\s*[a-z]{1,2}\s*\)(?:\s*(?:,|and|or)\s*\(\s*[a-z]{1,2}\s*\))*)"
-    r"(?!\s+of\s+(?:subsection|section|the|this|that))",
+_PARAGRAPHS = re.compile(rf"\b(?i:paragraphs?)\s+(?P<par>\(\s*[a-z]{{1,2}}\s*\)(?:{_LIST}\(\s*[a-z]{{1,2}}\s*\))*)")
+_OF_SECTION = re.compile(rf"\s+of\s+section\s+(?P<number>{_NUMBER})")
+_OF_THIS = re.compile(r"\s+of\s+this\s+(?:Act|Code|Constitution|Ordinance|Part|Chapter|section)\b", re.I)
+_OF_LAW = re.compile(
+    r"\s+of\s+(?P<law>(?:the\s+)?[A-Z][\w’'(),\- ]{2,120}?(?:Act|Code|Ordinance|Decree|Law|Constitution)"
+    r"(?:,?\s+\d{4})?(?:\s*\[\s*Chapter\s*\d+:\d+\s*\])?)"
 )
+_OF = re.compile(r"\s+of\b")
+# A provision that amends another law: the subsections and paragraphs it names are the amended law's, not its own.
+_AMENDING = re.compile(
+    r"\bis\s+(?:hereby\s+)?amended\b|\bby\s+the\s+(?:repeal|deletion|insertion|substitution)\s+of\b", re.I
+)
+# Editorial notes ("[subsection as amended by section 4 of Act 22 of 2001]") name the amending law, not a provision.
+_NOTE = re.compile(r"\[[^\[\]]*\b(?:amended|substituted|inserted|repealed|added)\b[^\[\]]*\]", re.I)
 _SCHEDULE = re.compile(
     r"\bthe\s+(?P<nth>First|Second|Third|Fourth|Fifth|Sixth|Seventh|Eighth|Ninth|Tenth|Eleventh|Twelfth)\s+Schedule"
     r"(?!\s+(?:to|of)\s+(?!this\b))",
@@ -101,6 +118,7 @@ class Reference(BaseModel):
     target: str = Field(description="The provision referred to (the finest that exists).")
     words: str = Field(description="The referring words as written, e.g. 'subsection (3)'.")
     relation: str = Field("", description="The dependency words before it ('subject to', …); '' for a mention.")
+    at: int = Field(0, description="Where the referring words start in the source section's text.")
 
 
 class Links(BaseModel):
@@ -215,8 +233,10 @@ class _Index:
     def resolve(self, doc_key: str, number: str, labels: Sequence[str]) -> str | None:
         """The finest existing provision of section ``number`` of ``doc_key`` down the path ``labels``."""
         section = self.sections.get(doc_key, {}).get(number.lower())
-        if section is None:
-            return None
+        return None if section is None else self.within(section, labels)
+
+    def within(self, section: Section, labels: Sequence[str]) -> str:
+        """The finest existing provision of ``section`` down the path ``labels`` (the section itself at worst)."""
         known = self.provisions_of(section)
         target = section.section_id
         for label in labels:
@@ -231,16 +251,50 @@ def _labels(text: str) -> list[str]:
     return [label for label in _LABELS.findall(text)]
 
 
+def section_number(written: str) -> str:
+    """A section number as digits: '12A' stays, 'forty-one' is '41'."""
+    words = re.split(_HYPHEN, written.strip().lower())
+    if words[0][0].isdigit():
+        return written.strip()
+    total = 0
+    for word in words:
+        if word in _TENS:
+            total += 10 * (_TENS.index(word) + 2)
+        elif word in _TEENS:
+            total += 10 + _TEENS.index(word)
+        elif word in _UNITS:
+            total += _UNITS.index(word) + 1
+    return str(total)
+
+
 def _relation(before: str) -> str:
     found = _DEPENDS.search(before[-40:])
     return " ".join(found.group(1).lower().split()) if found else ""
 
 
+def _owner(doc: Document, tail: str, index: _Index) -> tuple[str | None, int]:
+    """Whose provision a reference names, read from the words after it: ``doc`` itself when nothing follows or "of
+    this Act"; the law an "of the … Act" names when the corpus holds exactly one such; None for any other "of …"
+    ("of that Act", "of Act 22 of 2001"), which cannot be resolved. Also how many characters of ``tail`` that took."""
+    if found := _OF_THIS.match(tail):
+        return doc.doc_key, found.end()
+    if found := _OF_LAW.match(tail):
+        return index.law(doc, found.group("law")), found.end()
+    if _OF.match(tail):
+        return None, 0
+    return doc.doc_key, 0
+
+
 def _references_in(doc: Document, section: Section, index: _Index) -> list[Reference]:
     text = section.text
+    if _AMENDING.search(text):
+        return []
     starts = provision_starts(text, section.section_id)
-    taken: list[tuple[int, int]] = []
+    taken = [m.span() for m in _NOTE.finditer(text)]
     found: list[Reference] = []
+
+    def free(start: int, end: int) -> bool:
+        return all(end <= a or start >= b for a, b in taken)
 
     def add(start: int, end: int, targets: Iterable[str | None]) -> None:
         taken.append((start, end))
@@ -249,45 +303,46 @@ def _references_in(doc: Document, section: Section, index: _Index) -> list[Refer
         relation = _relation(text[max(0, start - 60) : start])
         for target in dict.fromkeys(t for t in targets if t):
             if not _within(target, section.section_id) or not _within(source, target):
-                found.append(Reference(source=source, target=target, words=words, relation=relation))
+                found.append(Reference(source=source, target=target, words=words, relation=relation, at=start))
 
-    def free(start: int, end: int) -> bool:
-        return all(end <= a or start >= b for a, b in taken)
-
-    for match in _SECTIONS.finditer(text):
-        target_doc: str | None = doc.doc_key
-        if match.group("of"):
-            target_doc = index.law(doc, match.group("whose"))
-        if target_doc is None:
-            taken.append(match.span())
-            continue
-        items = [match.group("first")] + re.findall(rf"{_NUM}", match.group("more") or "")
-        targets = []
-        for item in items:
-            number = re.match(r"\d{1,4}[A-Z]{0,2}", item)
-            if number:
-                targets.append(index.resolve(target_doc, number.group(0), _labels(item[number.end() :])))
-        add(match.start(), match.end(), targets)
     for match in _SUBSECTIONS.finditer(text):
         if not free(*match.span()):
             continue
-        of_section = match.group("section") or section.number
-        paragraphs = _labels(match.group("par") or "")
-        targets = [
-            index.resolve(doc.doc_key, of_section, [sub, *([par] if par else [])])
-            for sub in _labels(match.group("subs"))
-            for par in (paragraphs or [""])
-        ]
-        add(match.start(), match.end(), targets)
+        tail = text[match.end() : match.end() + 240]
+        paths = [[sub, *([par] if par else [])] for sub in _labels(match.group("subs"))
+                 for par in (_labels(match.group("par") or "") or [""])]  # fmt: skip
+        if of_section := _OF_SECTION.match(tail):
+            owner, used = _owner(doc, tail[of_section.end() :], index)
+            number = section_number(of_section.group("number"))
+            targets = [index.resolve(owner, number, path) for path in paths] if owner else []
+            add(match.start(), match.end() + of_section.end() + used, targets)
+        elif _OF.match(tail) and not _OF_THIS.match(tail):
+            taken.append(match.span())  # "subsection (2) of that section": not resolvable here
+        else:
+            add(match.start(), match.end(), [index.within(section, path) for path in paths])
+    for match in _SECTIONS.finditer(text):
+        # "Section 5. Immunity of archives": the heading of a document quoted inside this one (a treaty in a
+        # schedule), not a reference to this document's section.
+        heading = match.group(0)[0] == "S" and re.match(r"\.\s+[A-Z]", text[match.end() : match.end() + 4])
+        if heading or not free(*match.span()):
+            continue
+        owner, used = _owner(doc, text[match.end() : match.end() + 200], index)
+        if owner is None:
+            taken.append(match.span())
+            continue
+        items = re.findall(rf"({_NUMBER})((?:{_SUB})*)", match.group("items"))
+        add(match.start(), match.end() + used, [index.resolve(owner, section_number(number), _labels(subs))
+                                               for number, subs in items])  # fmt: skip
     for match in _PARAGRAPHS.finditer(text):
-        if not free(*match.span()):
+        if not free(*match.span()) or _OF.match(text[match.end() : match.end() + 8]):
             continue
         here = provision_at(starts, match.start(), section.section_id)
         subsection = next((label for label in _labels(here.removeprefix(section.section_id)) if label[0].isdigit()), "")
         path = [subsection] if subsection else []
-        add(match.start(), match.end(), [index.resolve(doc.doc_key, section.number, [*path, par])
-                                         for par in _labels(match.group("par"))])  # fmt: skip
+        add(match.start(), match.end(), [index.within(section, [*path, par]) for par in _labels(match.group("par"))])
     for match in _SCHEDULE.finditer(text):
+        if not free(*match.span()):
+            continue
         nth = _ORDINALS.index(match.group("nth").lower()) + 1
         add(match.start(), match.end(), [index.schedules.get(doc.doc_key, {}).get(nth)])
     # A paragraph found alone that names the provision it sits in is the drafting's own label, not a reference.
