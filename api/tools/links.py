@@ -175,10 +175,11 @@ def find_definitions(document: Document) -> list[Definition]:
                 continue
             before = text[: match.start()]
             scope = section.section_id if _IN_THIS_SECTION.search(before[-400:]) else ""
-            found.append(Definition(
-                term=term, doc_key=document.doc_key, provision_id=provision_at(starts, match.start(),
-                section.section_id), text=span[:2000], scope=scope,
-            ))  # fmt: skip
+            # Lettered markers in an interpretation section belong to the definitions before this one ("(a) a
+            # document issued …"), so a definition is placed in its subsection at most.
+            provision = re.sub(r"(?:\([a-z]{1,3}\))+$", "", provision_at(starts, match.start(), section.section_id))
+            found.append(Definition(term=term, doc_key=document.doc_key, provision_id=provision, text=span[:2000],
+                                    scope=scope))  # fmt: skip
     return found
 
 
