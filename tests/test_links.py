@@ -32,6 +32,7 @@ LABOUR = law(
     "(2) The period referred to in subsection (1) is thirty days.",
     "5. Notice Notice shall be given in writing.",
     "6. Pay Pay in lieu of notice shall be given. Nothing in section 99 or section 4 of Act 3 of 2022 applies.",
+    "7. Amendment of Cap. 5:05 The Child Act is amended in section 2 by the insertion of— “employee” means a child.",
 )  # fmt: skip
 PENSIONS = law(
     "t/2000/2", "Pension Funds Act", "Chapter 24:09",

@@ -161,8 +161,8 @@ def find_definitions(document: Document) -> list[Definition]:
     for section in document.sections:
         text = section.text
         matches = list(_DEFINITION.finditer(text))
-        if not matches:
-            continue
+        if not matches or _AMENDING.search(text):
+            continue  # definitions an amending provision writes into another law are that law's
         starts = provision_starts(text, section.section_id)
         for i, match in enumerate(matches):
             end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
