@@ -54,6 +54,19 @@ def test_definitions_are_read_with_their_words_and_scope() -> None:
     assert "leave" in [d.term for d in links.defined_in(LABOUR.sections[2].text, LABOUR.doc_key, "t/1985/16#s3")]
 
 
+def test_a_definition_ends_where_the_next_item_or_provision_begins() -> None:
+    abuse = law(
+        "t/2006/14", "Domestic Violence Act", "",
+        "3. Meaning (1) Violence includes abuse. (2) In this Act— (a) subsection (1)(a) “physical abuse” includes any "
+        "act of violence; (b) subsection (1)(b) “sexual abuse” includes degrading conduct. (3) This applies widely.",
+    )  # fmt: skip
+    found = {d.term: d.text for d in find_definitions(abuse)}
+    assert found == {
+        "physical abuse": "“physical abuse” includes any act of violence",
+        "sexual abuse": "“sexual abuse” includes degrading conduct.",
+    }
+
+
 def test_references_resolve_to_the_finest_provision_that_exists() -> None:
     links = find_links([LABOUR, PENSIONS])
     pairs = {(r.source, r.target, r.relation) for r in links.references}

@@ -57,6 +57,8 @@ _DEFINITION = re.compile(
     r"(?:(?:in relation to|in respect of|with reference to|when used in)[^;:]{0,80}?,\s*)?"
     r"(?P<verb>means|includes|include|has the (?:same )?meaning|shall mean|shall include|refers to)\b",
 )
+_NEXT_ITEM = re.compile(r";\s*\(\w{1,4}\)[^;]*$")
+_NEXT_PROVISION = re.compile(r"(?<=[.;])\s+(?=\(\d{1,3}[A-Z]?\)\s|\d{1,3}[A-Z]?\.\s+[A-Z])")
 _IN_THIS_SECTION = re.compile(r"\bIn\s+this\s+section\b", re.I)
 _SUB = r"(?:\s*\(\s*\w{1,4}\s*\))"
 _HYPHEN = "[\\s\\-\u2010\u2011\u2012\u2013\u00ad]+"
@@ -167,9 +169,10 @@ def find_definitions(document: Document) -> list[Definition]:
         for i, match in enumerate(matches):
             end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
             span = text[match.start() : end].rstrip()
-            # A definition ends at its own closing punctuation; "; and" or "; or" before the next belongs to it.
-            span = re.sub(r"\s*(?:;|,)?\s*(?:and|or)?\s*$", "", span) if i + 1 < len(matches) else span
-            span = span.rstrip(" ;,")
+            # A definition ends at its own closing punctuation: the next item's label ("; (b) subsection (1)(b)")
+            # or the next subsection or section ("… year. (2) The …", "… members. 2. Terms of …") is not part of it.
+            span = _NEXT_ITEM.sub("", span) if i + 1 < len(matches) else _NEXT_PROVISION.split(span, maxsplit=1)[0]
+            span = re.sub(r"\s*(?:;|,)?\s*(?:and|or)?\s*$", "", span).rstrip(" ;,")
             term = " ".join(match.group("term").split()).strip(" ,")
             if not term or len(term.split()) > 8:
                 continue
