@@ -54,6 +54,22 @@ def test_definitions_are_read_with_their_words_and_scope() -> None:
     assert "leave" in [d.term for d in links.defined_in(LABOUR.sections[2].text, LABOUR.doc_key, "t/1985/16#s3")]
 
 
+def test_a_definition_made_for_one_part_applies_in_that_part_only() -> None:
+    code = law(
+        "t/2004/23", "Criminal Code", "",
+        "1. Interpretation in Part III In this Part— “young person” means a boy or girl under sixteen.",
+        "2. Rape A young person may not consent.", part="Chapter V, Part III",
+    )  # fmt: skip
+    other = Section(section_id="t/2004/23#s3", number="3", text="3. Theft A young person steals.", part="Chapter VI")
+    code = code.model_copy(update={"sections": [*code.sections, other]})
+    links = find_links([code])
+    assert links.definitions["t/2004/23"][0].scope == "part:Chapter V > Part III"
+    assert [
+        d.term for d in links.defined_in(code.sections[1].text, code.doc_key, "t/2004/23#s2", "Chapter V, Part III")
+    ]
+    assert links.defined_in(other.text, code.doc_key, "t/2004/23#s3", "Chapter VI") == []
+
+
 def test_a_definition_ends_where_the_next_item_or_provision_begins() -> None:
     abuse = law(
         "t/2006/14", "Domestic Violence Act", "",

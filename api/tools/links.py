@@ -59,7 +59,7 @@ _DEFINITION = re.compile(
 )
 _NEXT_ITEM = re.compile(r";\s*\(\w{1,4}\)[^;]*$")
 _NEXT_PROVISION = re.compile(r"(?<=[.;])\s+(?=\(\d{1,3}[A-Z]?\)\s|\d{1,3}[A-Z]?\.\s+[A-Z])")
-_IN_THIS_SECTION = re.compile(r"\bIn\s+this\s+section\b", re.I)
+_IN_THIS = re.compile(r"\bIn\s+this\s+(section|Part|Chapter)\b", re.I)
 _SUB = r"(?:\s*\(\s*\w{1,4}\s*\))"
 _HYPHEN = "[\\s\\-\u2010\u2011\u2012\u2013\u00ad]+"
 _UNITS = "one two three four five six seven eight nine".split()
@@ -110,7 +110,11 @@ class Definition(BaseModel):
     doc_key: str
     provision_id: str = Field(description="The provision the definition is in (a section or finer).")
     text: str = Field(description="The definition, verbatim: from the quoted term to the end of its meaning.")
-    scope: str = Field("", description="The section id it is limited to ('In this section …'); '' for the document.")
+    scope: str = Field(
+        "",
+        description="Where it applies: '' for the whole document, a section id ('In this section …'), or 'part:' and "
+        "the part path ('In this Part …').",
+    )
 
 
 class Reference(BaseModel):
@@ -138,12 +142,12 @@ class Links(BaseModel):
         section = provision_id.split("(")[0]
         return [r for r in self.references if _within(r.target, provision_id) and not _within(r.source, section)]
 
-    def defined_in(self, text: str, doc_key: str, section_id: str = "") -> list[Definition]:
+    def defined_in(self, text: str, doc_key: str, section_id: str = "", part: str = "") -> list[Definition]:
         """The definitions of ``doc_key`` whose term ``text`` uses (as a whole word), longest term first; those
-        limited to one section count only inside it."""
+        limited to a section or a part count only inside it (``part`` is the section's part path)."""
         found = []
         for definition in self.definitions.get(doc_key, []):
-            if definition.scope and definition.scope != section_id:
+            if not _applies(definition.scope, section_id, part):
                 continue
             # The definition's own words are not a use of its term.
             own = definition.provision_id.split("(")[0] == section_id
@@ -155,6 +159,32 @@ class Links(BaseModel):
 
 def _within(provision_id: str, outer: str) -> bool:
     return provision_id == outer or provision_id.startswith(outer + "(")
+
+
+def _scope(section: Section, before: str) -> str:
+    """Where a definition applies, from the last "In this section / Part / Chapter" before it: the section's id,
+    "part:" and the section's part path down to that Part or Chapter, or "" for the whole document."""
+    said = _IN_THIS.findall(before)
+    if not said:
+        return ""
+    unit = said[-1].lower()
+    if unit == "section":
+        return section.section_id
+    path = [p for p in re.split(r"\s*(?:>|,)\s*", section.part) if p]
+    for depth in range(len(path), 0, -1):
+        if path[depth - 1].lower().startswith(unit):
+            return "part:" + " > ".join(path[:depth])
+    return ""
+
+
+def _applies(scope: str, section_id: str, part: str) -> bool:
+    if not scope:
+        return True
+    if scope.startswith("part:"):
+        path = " > ".join(p for p in re.split(r"\s*(?:>|,)\s*", part) if p)
+        wanted = scope.removeprefix("part:")
+        return path == wanted or path.startswith(wanted + " > ")
+    return scope == section_id
 
 
 def find_definitions(document: Document) -> list[Definition]:
@@ -176,8 +206,7 @@ def find_definitions(document: Document) -> list[Definition]:
             term = " ".join(match.group("term").split()).strip(" ,")
             if not term or len(term.split()) > 8:
                 continue
-            before = text[: match.start()]
-            scope = section.section_id if _IN_THIS_SECTION.search(before[-400:]) else ""
+            scope = _scope(section, text[max(0, match.start() - 400) : match.start()])
             # Lettered markers in an interpretation section belong to the definitions before this one ("(a) a
             # document issued …"), so a definition is placed in its subsection at most.
             provision = re.sub(r"(?:\([a-z]{1,3}\))+$", "", provision_at(starts, match.start(), section.section_id))

@@ -130,7 +130,7 @@ class DocumentReader:
             referred_by=self._links(((r.source, r) for r in links.referred_by(section.section_id)), caller),
             definitions=[
                 DefinitionView(term=d.term, provision_id=d.provision_id, text=d.text)
-                for d in links.defined_in(section.text, doc_key, section.section_id)
+                for d in links.defined_in(section.text, doc_key, section.section_id, section.part)
             ],
         )  # fmt: skip
 
