@@ -1,6 +1,6 @@
 # Two commands for a fresh machine (see README.md):
 #   make demo   install, ingest the bundled sample corpus, serve on http://127.0.0.1:8000
-#   make test   install, then lint, type-check and run the test suite
+#   make test   install, then lint, type-check, build the docs (strict) and run the test suite
 PYTHON ?= python3
 VENV ?= .venv
 DATA_DIR ?= .gweta-data
@@ -10,7 +10,7 @@ PORT ?= 8000
 TORCH_INDEX ?=
 BIN := $(VENV)/bin
 
-.PHONY: install demo serve test lint typecheck lock clean local-llm
+.PHONY: install demo serve test lint typecheck docs audit lock clean local-llm
 
 install:
 	$(PYTHON) scripts/install.py --venv $(VENV) --groups main,ml,dev,ocr $(if $(TORCH_INDEX),--torch-index $(TORCH_INDEX))
@@ -29,7 +29,11 @@ lint:
 typecheck:
 	$(BIN)/mypy
 
-test: install lint typecheck
+# The documentation site (mkdocs.yml): a dead link, a missing page or an undocumented setting fails it.
+docs:
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+test: install lint typecheck docs
 	$(BIN)/pytest
 
 # Optional real-model evaluation (README "Evaluating with a real local model"): build llama-cpp-python portable into
@@ -42,4 +46,4 @@ lock:
 	poetry lock
 
 clean:
-	rm -rf $(VENV) $(DATA_DIR) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(DATA_DIR) site .pytest_cache .mypy_cache .ruff_cache
