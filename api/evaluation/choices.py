@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from api.evaluation import section_unit
+from api.evaluation.core import section_unit
 from api.orchestrators.query.choices import LETTERS, MAX_CHOICES, split_choices
 from api.schemas.events import ErrorEvent, FinalEvent
 from api.schemas.query import QueryRequest
