@@ -10,7 +10,7 @@ PORT ?= 8000
 TORCH_INDEX ?=
 BIN := $(VENV)/bin
 
-.PHONY: install demo serve test lint typecheck docs audit lock clean local-llm
+.PHONY: install demo serve test lint typecheck docs audit studio lock clean local-llm
 
 install:
 	$(PYTHON) scripts/install.py --venv $(VENV) --groups main,ml,dev,ocr $(if $(TORCH_INDEX),--torch-index $(TORCH_INDEX))
@@ -32,6 +32,14 @@ typecheck:
 # The documentation site (mkdocs.yml): a dead link, a missing page or an undocumented setting fails it.
 docs:
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+# Known vulnerabilities in the locked versions (pip-audit; needs https://pypi.org reachable). Exit 2: not checked.
+audit: install
+	$(BIN)/python scripts/audit.py
+
+# LangGraph Studio on the query graph (langgraph.json), over the data dir `make demo` ingested.
+studio: install
+	GWETA_DATA_DIR=$(DATA_DIR) $(BIN)/langgraph dev --host $(HOST) --port 2024 --no-browser --allow-blocking
 
 test: install lint typecheck docs
 	$(BIN)/pytest
