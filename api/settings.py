@@ -15,10 +15,14 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class VectorStoreSettings(BaseModel):
-    backend: Literal["milvus"] = "milvus"
+    backend: Literal["milvus"] = Field(
+        "milvus", description="Vector store: Milvus (Milvus Lite in data_dir when uri is empty)."
+    )
     uri: str = Field("", description="Milvus/Zilliz URI; empty means a Milvus Lite folder inside data_dir.")
-    token: SecretStr = SecretStr("")
-    collection: str = "gweta_chunks"
+    token: SecretStr = Field(SecretStr(""), description="Milvus/Zilliz token (user:password or an API key).")
+    collection: str = Field(
+        "gweta_chunks", description="Collection name for the packaged model; other models get '<name>__<model>_<dims>'."
+    )
     index_type: Literal["AUTOINDEX", "HNSW", "IVF_FLAT", "FLAT"] = Field(
         "AUTOINDEX", description="Vector index of a new collection (a Milvus server; Lite picks its own)."
     )
@@ -39,13 +43,16 @@ class VectorStoreSettings(BaseModel):
 
 
 class ObjectStoreSettings(BaseModel):
-    backend: Literal["local", "s3"] = "local"
-    bucket: str = "gweta"
+    backend: Literal["local", "s3"] = Field(
+        "local",
+        description="Where documents, chunks and indexes are stored: a local folder, or any S3 API (Cloudflare R2).",
+    )
+    bucket: str = Field("gweta", description="S3: the bucket.")
     endpoint_url: str = Field("", description="S3 API endpoint, e.g. https://<account>.r2.cloudflarestorage.com")
-    region: str = "auto"
-    access_key_id: SecretStr = SecretStr("")
-    secret_access_key: SecretStr = SecretStr("")
-    prefix: str = ""
+    region: str = Field("auto", description="S3: the region ('auto' for R2).")
+    access_key_id: SecretStr = Field(SecretStr(""), description="S3: access key id.")
+    secret_access_key: SecretStr = Field(SecretStr(""), description="S3: secret access key.")
+    prefix: str = Field("", description="Key prefix inside the store, so one bucket can hold several deployments.")
     answer_wait_s: float = Field(
         2.0,
         gt=0,
@@ -59,9 +66,12 @@ class ObjectStoreSettings(BaseModel):
 
 
 class BM25Settings(BaseModel):
-    backend: Literal["bm25s", "rank_bm25"] = Field("bm25s", description="bm25s by measurement; see README.")
-    k1: float = 1.5
-    b: float = 0.75
+    backend: Literal["bm25s", "rank_bm25"] = Field(
+        "bm25s",
+        description="bm25s by measurement (benchmarks/results/bm25_backends.md); rank_bm25 reads the same artifact.",
+    )
+    k1: float = Field(1.5, description="BM25 term-frequency saturation (gweta tune may choose another).")
+    b: float = Field(0.75, description="BM25 length normalisation, 0 to 1 (gweta tune may choose another).")
     stem: bool = Field(False, description="Index word families ('resources' = 'resource'), not exact words.")
     bigrams: bool = Field(False, description="Also index each pair of adjacent words, so shared phrases count more.")
     title_weight: int = Field(1, ge=0, le=3, description="How many times a chunk's document title counts (text: once).")
@@ -71,12 +81,15 @@ class BM25Settings(BaseModel):
 
 
 class EmbeddingSettings(BaseModel):
-    backend: Literal["minilm", "openai"] = "minilm"
+    backend: Literal["minilm", "openai"] = Field(
+        "minilm",
+        description="minilm: the packaged all-MiniLM-L6-v2 (or a tuned copy); openai: any OpenAI-compatible API.",
+    )
     model: str = Field("", description="Model name for the openai backend, or a local sentence-transformers folder.")
-    base_url: str = ""
-    api_key: SecretStr = SecretStr("")
-    dimensions: int = 384
-    batch_size: int = 32
+    base_url: str = Field("", description="OpenAI-compatible embeddings endpoint (openai backend).")
+    api_key: SecretStr = Field(SecretStr(""), description="API key for the embeddings endpoint (openai backend).")
+    dimensions: int = Field(384, description="Vector size; must match the model (384 for MiniLM).")
+    batch_size: int = Field(32, description="Texts per embedding call at ingestion.")
     cache_entries: int = Field(
         20_000, ge=0, description="Query path: provision sentences' vectors kept across requests (LRU; 0 keeps none)."
     )
@@ -104,22 +117,30 @@ class EmbeddingSettings(BaseModel):
 
 
 class RerankerSettings(BaseModel):
-    backend: Literal["none", "bge"] = "none"
+    backend: Literal["none", "bge"] = Field(
+        "none", description="Cross-encoder reranking of the fused candidates: none (the stage passes through) or bge."
+    )
     model_path: str = Field("", description="A local folder with the cross-encoder (e.g. bge-reranker-v2-m3).")
     candidates: int = Field(20, ge=1, le=200, description="Fused candidates scored by the cross-encoder.")
-    max_length: int = 512
-    batch_size: int = 16
-    cache_ttl_s: float = 3600.0
+    max_length: int = Field(512, description="Longest question-and-passage pair the cross-encoder reads, in tokens.")
+    batch_size: int = Field(16, description="Pairs scored per cross-encoder call.")
+    cache_ttl_s: float = Field(3600.0, description="How long a pair's score is reused.")
 
 
 class LLMSettings(BaseModel):
-    backend: Literal["none", "openai"] = "none"
-    base_url: str = ""
-    api_key: SecretStr = SecretStr("")
-    model: str = "gpt-4o-mini"
-    temperature: float = 0.0
-    timeout_s: float = 30.0
-    max_tokens: int = 800
+    backend: Literal["none", "openai"] = Field(
+        "none", description="none: extractive answers (verbatim quotes); openai: any OpenAI-compatible chat endpoint."
+    )
+    base_url: str = Field(
+        "", description="OpenAI-compatible chat endpoint, e.g. http://127.0.0.1:8090/v1 (openai backend)."
+    )
+    api_key: SecretStr = Field(SecretStr(""), description="API key for the chat endpoint.")
+    model: str = Field("gpt-4o-mini", description="Chat model name sent to the endpoint.")
+    temperature: float = Field(0.0, description="Sampling temperature for every call.")
+    timeout_s: float = Field(
+        30.0, description="HTTP limit for one model request, and for the gap between streamed chunks."
+    )
+    max_tokens: int = Field(800, description="Longest answer the model may write, in tokens.")
     call_timeout_s: float = Field(4.0, gt=0, description="Limit for one small structured call (guard, plan, grade…).")
     route_timeout_s: float = Field(0.25, gt=0, description="Limit for the router's call when heuristics are unsure.")
     expand_timeout_s: float = Field(0.45, gt=0, description="Limit for multi-query and HyDE; late results are dropped.")
@@ -166,7 +187,9 @@ class FirestoreSettings(BaseModel):
 
 
 class CheckpointerSettings(BaseModel):
-    backend: Literal["sqlite", "firestore"] = "sqlite"
+    backend: Literal["sqlite", "firestore"] = Field(
+        "sqlite", description="Where the graph's per-session state is saved: SQLite in data_dir, or Firestore."
+    )
     durability: Literal["exit", "async", "sync"] = Field(
         "exit",
         description="When a question's graph state is saved: once when it ends ('exit'; what the next turn reads), or "
@@ -180,7 +203,9 @@ class CheckpointerSettings(BaseModel):
 class AuditSettings(BaseModel):
     """The audit record of every question: who asked what, when, what was cited and whether it verified."""
 
-    backend: Literal["sqlite", "firestore", "off"] = "sqlite"
+    backend: Literal["sqlite", "firestore", "off"] = Field(
+        "sqlite", description="Where one record per question is written: SQLite in data_dir, Firestore, or off."
+    )
     store_question: Literal["hash", "text"] = Field(
         "hash", description="Keep the question's text, or only its salted SHA-256 (privacy)."
     )
@@ -190,7 +215,9 @@ class AuditSettings(BaseModel):
 class MemorySettings(BaseModel):
     """Where QA memory (verified answers served again) lives: this process, or Firestore for every replica."""
 
-    backend: Literal["process", "firestore"] = "process"
+    backend: Literal["process", "firestore"] = Field(
+        "process", description="QA memory of verified answers: this process only, or Firestore (shared by replicas)."
+    )
     max_entries: int = Field(1000, ge=1, description="Answers a process keeps (process backend).")
     scan_limit: int = Field(
         500, ge=1, le=10_000, description="Newest answers compared per lookup under one key (firestore backend)."
@@ -198,17 +225,19 @@ class MemorySettings(BaseModel):
 
 
 class TracingSettings(BaseModel):
-    backend: Literal["log", "langsmith"] = "log"
-    endpoint: str = "https://api.smith.langchain.com"
-    api_key: SecretStr = SecretStr("")
-    project: str = "gweta"
+    backend: Literal["log", "langsmith"] = Field(
+        "log", description="log: JSON logs with a request id; langsmith: traces sent to LangSmith too."
+    )
+    endpoint: str = Field("https://api.smith.langchain.com", description="LangSmith API endpoint.")
+    api_key: SecretStr = Field(SecretStr(""), description="LangSmith API key.")
+    project: str = Field("gweta", description="LangSmith project the traces go to.")
 
 
 class AuthSettings(BaseModel):
     enabled: bool = Field(False, description="Require a JWT on every API call (off: local use, caller is admin).")
     jwt_secret: SecretStr = Field(SecretStr(""), description="HS256 shared secret.")
     jwt_public_key: SecretStr = Field(SecretStr(""), description="PEM public key; when set, tokens must be RS256.")
-    audience: str = "gweta"
+    audience: str = Field("gweta", description="Required 'aud' claim of our own JWTs.")
     issuer: str = Field("", description="Required 'iss' claim, if set.")
     leeway_s: float = Field(30.0, ge=0, description="Clock skew allowed on exp/nbf.")
     docs_public: bool = Field(
@@ -294,8 +323,8 @@ class WebSettings(BaseModel):
         "the reader there. Empty: no links.",
     )  # fmt: skip
     firebase_api_key: str = Field("", description="Firebase web API key (public); enables email sign-in.")
-    firebase_auth_domain: str = ""
-    firebase_project_id: str = ""
+    firebase_auth_domain: str = Field("", description="Firebase auth domain (web sign-in).")
+    firebase_project_id: str = Field("", description="Firebase project id (web sign-in).")
     firebase_auth_url: str = Field(
         "https://identitytoolkit.googleapis.com", description="Firebase Auth REST base (accounts:signInWithPassword)."
     )
@@ -313,13 +342,15 @@ class WhatsAppSettings(BaseModel):
     app_secret: SecretStr = Field(SecretStr(""), description="The Meta app secret: signs every webhook POST.")
     access_token: SecretStr = Field(SecretStr(""), description="A system-user token allowed to send messages.")
     phone_number_id: str = Field("", pattern=r"^[0-9]*$", description="The sending number's id (not the number).")
-    graph_url: str = "https://graph.facebook.com"
-    api_version: str = Field("v21.0", pattern=r"^v\d+\.\d+$")
-    timeout_s: float = Field(10.0, gt=0)
+    graph_url: str = Field(
+        "https://graph.facebook.com", description="Meta Graph API base URL (a loopback server in tests)."
+    )
+    api_version: str = Field("v21.0", pattern=r"^v\d+\.\d+$", description="Graph API version in the URL path.")
+    timeout_s: float = Field(10.0, gt=0, description="Limit for one Graph API call.")
     attempts: int = Field(4, ge=1, le=8, description="Tries per Graph API call on 429, 5xx and network errors.")
     backoff_s: float = Field(0.5, ge=0, description="First retry delay; doubles each try (Retry-After wins).")
     rate_limit: int = Field(6, ge=1, description="Questions one sender may ask per rate_window_s.")
-    rate_window_s: float = Field(60.0, gt=0)
+    rate_window_s: float = Field(60.0, gt=0, description="The window rate_limit counts questions in, in seconds.")
     seen_ids: int = Field(10_000, ge=100, description="Message ids remembered to drop webhook retries.")
     concurrency: int = Field(4, ge=1, le=64, description="Messages answered at once.")
 
@@ -376,16 +407,16 @@ class IdentitySettings(BaseModel):
 class RetrievalSettings(BaseModel):
     top_k: int = Field(6, ge=1, le=50, description="Hits handed to synthesis after fusion.")
     candidates: int = Field(30, ge=1, le=500, description="Candidates asked of each backend before fusion.")
-    rrf_k: int = Field(60, ge=1)
-    dense_weight: float = Field(1.0, ge=0)
-    bm25_weight: float = Field(1.0, ge=0)
-    timeout_s: float = Field(5.0, gt=0)
+    rrf_k: int = Field(60, ge=1, description="Reciprocal rank fusion constant: a list's rank r adds weight / (k + r).")
+    dense_weight: float = Field(1.0, ge=0, description="Weight of the dense list in fusion (gweta tune may raise it).")
+    bm25_weight: float = Field(1.0, ge=0, description="Weight of the BM25 list in fusion.")
+    timeout_s: float = Field(5.0, gt=0, description="Limit for embedding the question and for each search backend.")
     context_tokens: int = Field(1500, ge=100, le=100_000, description="Token budget of the context the LLM reads.")
     provision_tokens: int = Field(
         600, ge=50, description="A provision this long or shorter goes into the context whole."
     )
     cache_ttl_s: float = Field(900.0, ge=0, description="How long a query's retrieval result is reused (0: never).")
-    cache_entries: int = Field(2048, ge=1)
+    cache_entries: int = Field(2048, ge=1, description="Retrieval results kept in the semantic result cache (LRU).")
     cache_similarity: float = Field(
         0.95, gt=0, le=1, description="A query this close (cosine) to a cached one reuses its results."
     )
@@ -410,7 +441,7 @@ class IngestionSettings(BaseModel):
     ocr_dpi: int = Field(300, ge=72, le=600, description="Resolution pages are rendered at for tesseract.")
     ocr_language: str = Field("eng", description="Tesseract language(s), e.g. eng or eng+por.")
     pageindex_url: str = Field("https://api.pageindex.ai", description="PageIndex OCR service, for ocr=pageindex.")
-    pageindex_api_key: SecretStr = SecretStr("")
+    pageindex_api_key: SecretStr = Field(SecretStr(""), description="PageIndex API key (ocr=pageindex).")
     pageindex_timeout_s: float = Field(600.0, gt=0, description="Longest wait for PageIndex to finish one file.")
     parse_workers: int = Field(0, ge=0, le=64, description="Processes that parse files; 0 picks one per core.")
     max_chunk_tokens: int = Field(200, ge=16, le=2048, description="Longest chunk, in the embedding model's tokens.")
@@ -429,7 +460,9 @@ class IngestionSettings(BaseModel):
 
 
 class AdmissionSettings(BaseModel):
-    enabled: bool = True
+    enabled: bool = Field(
+        True, description="Admission control: bound the answer streams one instance runs and queues (503 beyond)."
+    )
     max_streams: int = Field(100, ge=1, description="Answer streams one instance runs at once.")
     max_waiting: int = Field(100, ge=0, description="Streams that may wait for a turn; beyond them, 503 at once.")
     max_wait_s: float = Field(10.0, gt=0, description="Longest a stream waits for its turn before a 503.")
@@ -441,7 +474,10 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="GWETA_", env_nested_delimiter="__", extra="ignore")
 
-    data_dir: Path = Path(".gweta-data")
+    data_dir: Path = Field(
+        Path(".gweta-data"),
+        description="Folder for all embedded state: Milvus Lite, objects, checkpoints, audit, tuned models.",
+    )
     model_threads: int = Field(2, ge=1, le=64, description="Size of the one thread pool that runs model inference.")
     sse_ping_s: float = Field(15.0, gt=0, description="Keep-alive comment interval on event streams.")
     corpus_poll_s: float = Field(

@@ -39,7 +39,7 @@ import numpy.typing as npt
 from report import SHARED, publish
 
 from api.composer.answerability import DEFAULT_PATH, FEATURES, evidence_features
-from api.evaluation import section_unit
+from api.evaluation.core import section_unit
 from api.services import open_services
 from api.settings import RetrievalSettings, Settings
 

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.ensemble import HistGradientBoostingClassifier
 
-from api.evaluation import Question, load_questions, unit_of
+from api.evaluation.core import Question, load_questions, unit_of
 from api.schemas.documents import Chunk
 from api.settings import BM25Settings
 from api.tools.bm25 import Bm25sIndex

@@ -1,7 +1,7 @@
 """Plot load.py's figures: latency (first token and final, P50 and P95) and answers/s against streams at once.
 
 Usage:
-    python benchmarks/load_plot.py benchmarks/results/load_sample.json --out docs/load_sample.png [--title T]
+    python benchmarks/load_plot.py benchmarks/results/load_workers.json --out docs/load_workers.png [--title T]
 
 One figure with two panels; one line per variant (before/after) found in the JSON.
 """

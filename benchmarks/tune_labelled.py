@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from api.evaluation import Question, load_questions
+from api.evaluation.core import Question, load_questions
 from api.schemas.documents import Chunk
 from api.settings import BM25Settings
 from api.tools.bm25 import Bm25sIndex, lexical_text, tokenize

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from api.evaluation import Question, load_questions, unit_of
+from api.evaluation.core import Question, load_questions, unit_of
 from api.schemas.documents import Chunk
 from api.tools.embeddings import load_sentence_transformer
 from benchmarks.tune_labelled import log, rankings

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from api.evaluation import section_unit
+from api.evaluation.core import section_unit
 from api.schemas.documents import Chunk
 from api.settings import BM25Settings
 from api.tools.bm25 import Bm25sIndex, lexical_text, tokenize

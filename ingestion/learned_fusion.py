@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.ensemble import HistGradientBoostingClassifier
 
-from api.evaluation import Scores
+from api.evaluation.core import Scores
 from api.tools.fusion import FEATURES, RRF_K, Candidates, LearnedFusion, Tree, TreeFile, Trees
 from api.tools.retrieval import reciprocal_rank_fusion
 from api.tools.vector_store import Hit

@@ -22,7 +22,7 @@ import httpx
 
 from api.composer.skills import Skill, load_skills
 from api.composer.structured import ask_json
-from api.evaluation import Question, unit_of
+from api.evaluation.core import Question, unit_of
 from api.schemas.documents import Chunk
 from api.settings import BM25Settings, Settings
 from api.tools.bm25 import Bm25sIndex

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from api.errors import BadRequestError, NotReadyError
-from api.evaluation import load_questions, unit_of
+from api.evaluation.core import load_questions, unit_of
 from api.schemas.documents import Chunk
 from api.settings import BM25Settings, RetrievalSettings, Settings
 from api.tools.bm25 import Bm25sIndex, lexical_tokens

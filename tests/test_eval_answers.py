@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any, cast
 
-from api.evaluation import Answered, interleave_kinds, shown
+from api.evaluation.core import Answered, interleave_kinds, shown
 from tests.servers import FakeOpenAI, LiveServer, Reply, skill_of
 
 GWETA = [sys.executable, "-m", "api.cli"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from api.evaluation_choices import (
+from api.evaluation.choices import (
     ChoiceOutcome,
     ChoiceQuestion,
     band_of,

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from api.errors import ConfigError
-from api.evaluation import section_unit
+from api.evaluation.core import section_unit
 from api.schemas.documents import Chunk
 from api.services import open_services
 from api.settings import BM25Settings, Settings

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from api.evaluation import load_questions, section_unit
+from api.evaluation.core import load_questions, section_unit
 from api.settings import Settings
 from api.tools.bm25 import BM25_KEY
 from api.tools.corpus import Corpus

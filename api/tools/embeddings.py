@@ -53,7 +53,7 @@ def load_sentence_transformer(model_path: str = "") -> SentenceTransformer:
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as transformers_logging
     except ImportError as exc:
-        raise ConfigError("the local embedding model needs the 'ml' dependency group (see README: Install)") from exc
+        raise ConfigError("the local embedding model needs the 'ml' dependency group (docs/development.md)") from exc
     transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     if model_path:
         return SentenceTransformer(model_path, device="cpu", local_files_only=True)

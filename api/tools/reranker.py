@@ -38,7 +38,7 @@ class BgeReranker:
         try:
             from FlagEmbedding import FlagReranker
         except ImportError as exc:
-            raise ConfigError("the BGE reranker needs the 'ml' dependency group (see README: Install)") from exc
+            raise ConfigError("the BGE reranker needs the 'ml' dependency group (docs/development.md)") from exc
         self.name = f"bge:{path.name}"
         self.cfg = cfg
         self.pool = pool
