@@ -10,7 +10,7 @@ PORT ?= 8000
 TORCH_INDEX ?=
 BIN := $(VENV)/bin
 
-.PHONY: install demo serve test lint typecheck docs audit studio lock clean local-llm
+.PHONY: install demo serve test lint typecheck docs audit studio studio-env lock clean local-llm
 
 install:
 	$(PYTHON) scripts/install.py --venv $(VENV) --groups main,ml,dev,ocr $(if $(TORCH_INDEX),--torch-index $(TORCH_INDEX))
@@ -37,11 +37,16 @@ docs:
 audit: install
 	$(BIN)/python scripts/audit.py
 
-# LangGraph Studio on the query graph (langgraph.json), over the data dir `make demo` ingested.
-studio: install
-	GWETA_DATA_DIR=$(DATA_DIR) $(BIN)/langgraph dev --host $(HOST) --port 2024 --no-browser --allow-blocking
+# langgraph dev in .venv-studio, pinned apart from poetry.lock (langgraph-api needs an older grpcio and protobuf than
+# the service locks); it reaches the project and .venv's packages through a .pth file and never changes .venv.
+studio-env: install
+	$(BIN)/python scripts/studio_env.py --venv $(VENV) --studio .venv-studio
 
-test: install lint typecheck docs
+# LangGraph Studio on the query graph (langgraph.json), over the data dir `make demo` ingested.
+studio: studio-env
+	GWETA_DATA_DIR=$(DATA_DIR) .venv-studio/bin/langgraph dev --host $(HOST) --port 2024 --no-browser --allow-blocking
+
+test: install studio-env lint typecheck docs
 	$(BIN)/pytest
 
 # Optional real-model evaluation (docs/evaluation.md, "Evaluating with a real local model"): build llama-cpp-python portable into
@@ -54,4 +59,4 @@ lock:
 	poetry lock
 
 clean:
-	rm -rf $(VENV) $(DATA_DIR) site .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-studio $(DATA_DIR) site .pytest_cache .mypy_cache .ruff_cache

@@ -6,7 +6,6 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -27,7 +26,9 @@ def test_langgraph_dev_serves_the_query_graph_and_answers_a_question(private_dat
         "LANGSMITH_TRACING": "false",
     }
     log = tmp_path / "langgraph-dev.log"
-    langgraph = Path(sys.executable).parent / "langgraph"
+    # make test builds it (scripts/studio_env.py); langgraph-api cannot share the service's lock.
+    langgraph = ROOT / ".venv-studio" / "bin" / "langgraph"
+    assert langgraph.exists(), "run `python scripts/studio_env.py` (make studio-env) to install langgraph dev"
     with log.open("wb") as out:
         server = subprocess.Popen(
             [str(langgraph), "dev", "--config", str(ROOT / "langgraph.json"), "--host", "127.0.0.1",
