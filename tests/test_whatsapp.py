@@ -17,7 +17,8 @@ import pytest
 from api.main import create_app
 from api.schemas.events import Citation, FinalEvent
 from api.settings import LLMSettings, Settings, WebSettings, WhatsAppSettings
-from api.tools.whatsapp import MAX_TEXT, RateLimiter, SeenIds, format_reply, split_message
+from api.tools.shared_state import MemorySeenIds, MemorySenderLimits
+from api.tools.whatsapp import MAX_TEXT, format_reply, split_message
 from tests.servers import FakeGraphAPI, FakeOpenAI, LiveServer, Reply
 
 APP_SECRET = "meta-app-secret"
@@ -325,13 +326,13 @@ def test_references_name_the_act_its_chapter_and_the_provision() -> None:
     assert "could not be checked" in unverified and "[1] Marriages Act, 2022, s 3(1)" in unverified
 
 
-def test_seen_ids_and_rate_limiter_are_bounded() -> None:
-    seen = SeenIds(100)
-    assert all(seen.first_time(f"m{i}") for i in range(150)) and len(seen) == 100
-    assert not seen.first_time("m149") and seen.first_time("m0")  # the oldest were forgotten
+async def test_seen_ids_and_rate_limiter_are_bounded() -> None:
+    seen = MemorySeenIds(100)
+    assert all([await seen.first_time(f"m{i}") for i in range(150)]) and len(seen) == 100
+    assert not await seen.first_time("m149") and await seen.first_time("m0")  # the oldest were forgotten
     now = [0.0]
-    limiter = RateLimiter(2, 60.0, clock=lambda: now[0])
-    assert [limiter.check("a") for _ in range(4)] == ["ok", "ok", "limited", "quiet"]
-    assert limiter.check("b") == "ok"
+    limiter = MemorySenderLimits(2, 60.0, clock=lambda: now[0])
+    assert [await limiter.check("a") for _ in range(4)] == ["ok", "ok", "limited", "quiet"]
+    assert await limiter.check("b") == "ok"
     now[0] = 61.0
-    assert limiter.check("a") == "ok"
+    assert await limiter.check("a") == "ok"

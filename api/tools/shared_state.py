@@ -241,6 +241,12 @@ class MemoryTokenBuckets:
         self._buckets: OrderedDict[str, _Bucket] = OrderedDict()
 
     async def take(self, key: str) -> float:
+        return self.take_now(key)
+
+    def take_now(self, key: str) -> float:
+        """``take`` without awaiting: the same bucket, for limits checked in synchronous code."""
+        if not self.rate_s:
+            return 0.0
         now = self.clock()
         bucket = self._buckets.pop(key, None) or _Bucket(self.burst, now)
         bucket.tokens = min(self.burst, bucket.tokens + (now - bucket.at) * self.rate_s)
@@ -531,6 +537,8 @@ class RedisTokenBuckets:
         self._take = state.client.register_script(_TAKE)
 
     async def take(self, key: str) -> float:
+        if not self.rate_ms:
+            return 0.0
         args: list[str | int] = [self.burst, repr(self.rate_ms)]
         wait = await self.state.call(
             "take a request token", self._take(keys=[f"{self.state.prefix}rate:{key}"], args=args)
