@@ -216,7 +216,8 @@ class StreamHub:
             raise NotFoundError("there is no answer to resume for that Last-Event-ID (it may have expired)")
         if seq + 1 < info.first:
             raise NotFoundError("the events after that Last-Event-ID are no longer kept; ask again")
-        if info.done is not None and seq >= info.done:
+        ended = info.ended_at
+        if ended is not None and seq >= ended:
             return None
         return self._follow_log(replay, stream_id, seq)
 
@@ -274,7 +275,7 @@ class StreamHub:
                     return
             if got:
                 continue
-            if info is None or (info.done is not None and after >= info.done):
+            if info is None or (info.ended_at is not None and after >= info.ended_at):
                 # Gone (expired, or lost with a Redis restart) or ended without a closing event the log kept.
                 yield self._closing(retry, "interrupted", "This answer was interrupted; please ask again.")
                 return

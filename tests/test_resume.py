@@ -97,12 +97,22 @@ async def test_an_answer_no_one_comes_back_for_stops_after_the_grace_period(priv
         with LiveServer(create_app(settings)) as app:
             async with httpx.AsyncClient(base_url=app.url, timeout=30) as client:
                 async with client.stream("GET", "/api/v1/query/stream", params={"q": QUESTION}) as response:
-                    await read(response, stop_after_tokens=1)
-            for _ in range(50):
-                if upstream.streams_abandoned:
-                    break
-                await asyncio.sleep(0.1)
+                    _, ids = await read(response, stop_after_tokens=1)
+                for _ in range(50):
+                    if upstream.streams_abandoned:
+                        break
+                    await asyncio.sleep(0.1)
+                # Back after the grace period: the answer was stopped, and the stream still ends properly.
+                headers = {"Last-Event-ID": ids[-1]}
+                async with client.stream(
+                    "GET", "/api/v1/query/stream", params={"q": QUESTION}, headers=headers
+                ) as response:
+                    assert response.status_code == 200
+                    rest, _ = await read(response)
     assert upstream.streams_abandoned == 1  # 40 pieces at 0.25 s would take 10 s
+    closing = [e for e in rest if e.event in ("final", "error")]
+    assert len(closing) == 1 and rest[-1] is closing[0]  # exactly one, and last
+    assert closing[0].event == "error" and closing[0].json()["code"] == "answer_abandoned"
 
 
 async def slow_answer(tokens: int, delay_s: float = 0.0) -> AsyncIterator[BaseModel]:
@@ -169,6 +179,34 @@ async def test_finished_answers_leave_in_the_order_they_finished() -> None:
         await hub.resume("caller:a", f"{first.id}.1")
     assert await drain(hub, "caller:a", f"{second.id}.2") == [f"{second.id}.3"]
     await hub.close()
+
+
+async def test_every_stopped_answer_ends_with_one_error_event() -> None:
+    """Abandoned (no reader within the grace period) or stopped at shutdown, an answer still ends with exactly one
+    closing event, so a reader who resumes it is not left with a stream that simply stops."""
+    hub = StreamHub(StreamSettings(resume_grace_s=0.1), streams_per_caller=4)
+    stream = await hub.start("caller:a", slow_answer(200, 0.02))
+    reader = hub.follow(stream)
+    seen = [await anext(reader) for _ in range(3)]
+    await reader.aclose()  # the client left
+    assert stream.task is not None
+    await asyncio.gather(stream.task, return_exceptions=True)
+    events = await hub.resume("caller:a", str(seen[-1].id))
+    assert events is not None
+    rest = [(e.event, e.data) async for e in events]
+    assert [name for name, _ in rest if name in ("final", "error")] == ["error"] and rest[-1][0] == "error"
+    assert '"answer_abandoned"' in rest[-1][1] and len(rest) < 200
+
+    running = await hub.start("caller:a", slow_answer(200, 0.02))
+    finished = await hub.start("caller:a", slow_answer(1))
+    assert finished.task is not None
+    await finished.task
+    await asyncio.sleep(0.05)
+    await hub.close()  # shutdown stops the running one; the finished one keeps its single final
+    names = [name for _, name, _ in running.events]
+    assert names.count("error") == 1 and names[-1] == "error" and "final" not in names
+    assert [name for _, name, _ in finished.events].count("final") == 1
+    assert "error" not in [name for _, name, _ in finished.events]
 
 
 async def test_each_caller_has_a_cap_on_answers_in_progress() -> None:

@@ -58,6 +58,13 @@ class LogInfo:
     """The newest sequence number logged (0: none yet)."""
     done: int | None
     """The answer's last sequence number once it has ended, else None."""
+    last_name: str = ""
+    """The newest event's name (a ``final`` or ``error`` there: the answer has ended, even before ``done``)."""
+
+    @property
+    def ended_at(self) -> int | None:
+        """The answer's last sequence number if it is known to have ended."""
+        return self.last if self.last_name in ("final", "error") else self.done
 
 
 class ReplayLog(Protocol):
@@ -177,7 +184,8 @@ class MemoryReplayLog:
         if entry is None:
             return None
         last = entry.events[-1].seq if entry.events else 0
-        return LogInfo(entry.owner, entry.events[0].seq if entry.events else last + 1, last, entry.done)
+        name = entry.events[-1].name if entry.events else ""
+        return LogInfo(entry.owner, entry.events[0].seq if entry.events else last + 1, last, entry.done, name)
 
     async def read(self, stream_id: str, after: int, wait_s: float) -> list[Logged]:
         entry = self._get(stream_id)
@@ -478,7 +486,7 @@ class RedisReplayLog:
         last = _seq(newest[0][0]) if newest else 0
         first = _seq(oldest[0][0]) if oldest else last + 1
         done = int(fields["done"]) if "done" in fields else None
-        return LogInfo(fields["owner"], first, last, done)
+        return LogInfo(fields["owner"], first, last, done, newest[0][1]["n"] if newest else "")
 
     async def read(self, stream_id: str, after: int, wait_s: float) -> list[Logged]:
         key, _ = self._keys(stream_id)
