@@ -5,7 +5,11 @@ a clear error at boot)."""
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 from pydantic import SecretStr
@@ -187,6 +191,17 @@ async def test_redis_unreachable_at_boot_names_the_setting() -> None:
     with pytest.raises(ConfigError, match="GWETA_STATE__URL") as raised:
         await open_shared_state(cfg, LIMITS)
     assert "127.0.0.1" not in raised.value.message  # the URL may hold a password: the setting is named instead
+
+
+def test_gweta_serve_with_redis_unreachable_says_which_setting(tmp_path: Path) -> None:
+    env = {**os.environ, "GWETA_STATE__BACKEND": "redis", "GWETA_STATE__URL": f"redis://127.0.0.1:{free_port()}/0"}
+    gweta = Path(sys.executable).parent / "gweta"
+    done = subprocess.run(
+        [str(gweta), "serve", "--data-dir", str(tmp_path), "--port", str(free_port())],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "GWETA_STATE__URL cannot be reached" in done.stderr and "Traceback" not in done.stderr + done.stdout
 
 
 async def test_a_redis_failure_is_a_state_unavailable_error(redis: RedisServer) -> None:

@@ -676,6 +676,16 @@ async def open_shared_state(cfg: StateSettings, limits: StateLimits) -> SharedSt
     return state
 
 
+async def check_shared_state(cfg: StateSettings) -> None:
+    """Raise ConfigError naming GWETA_STATE__URL when Redis is configured but cannot be reached."""
+    if cfg.backend == "redis":
+        redis = RedisState(cfg)
+        try:
+            await redis.ping()
+        finally:
+            await redis.close()
+
+
 async def announce_corpus_version(cfg: StateSettings, version: str) -> None:
     """Tell every serving replica that ``version`` is stored (they also find it by polling, should this fail)."""
     if cfg.backend != "redis":
