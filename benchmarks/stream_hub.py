@@ -30,7 +30,7 @@ async def one_event() -> AsyncIterator[FinalEvent]:
 
 
 async def answer(hub: StreamHub, n: int) -> None:
-    stream = hub.start(f"caller:{n % CALLERS}", one_event())
+    stream = await hub.start(f"caller:{n % CALLERS}", one_event())
     assert stream.task is not None
     await stream.task
 
