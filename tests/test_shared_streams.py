@@ -120,3 +120,22 @@ async def test_an_answer_whose_replica_died_ends_with_an_error(replicas: Replica
     rest = await events_of(await replicas.hubs[1].resume("caller:alice", f"{'d' * 32}.1"))
     assert [name for name, _, _ in rest] == ["token", "error"]
     assert '"interrupted"' in rest[-1][2] and rest[-1][1] is None
+
+
+@pytest.mark.parametrize("fail", ["open", "closed"])
+async def test_the_stream_cap_fails_open_or_closed_as_set(redis: RedisServer, fail: str) -> None:
+    cfg = StateSettings(backend="redis", url=SecretStr(redis.url), timeout_s=0.3, limits_fail=fail)  # type: ignore[arg-type]
+    state = await open_shared_state(cfg, LIMITS)
+    hub = StreamHub(StreamSettings(), 1, slots=state.slots, replay=state.replay, state=cfg)
+    try:
+        redis.kill()
+        if fail == "closed":
+            with pytest.raises(StateUnavailableError):
+                await hub.start("caller:a", answer(1, 0))
+        else:
+            stream = await hub.start("caller:a", answer(3, 0))  # uncounted, and answered in full all the same
+            events = [e.event async for e in hub.follow(stream)]
+            assert events[0] == "meta" and events[-1] == "final"
+    finally:
+        await hub.close()
+        await state.close()
