@@ -144,7 +144,8 @@ class _MemoryLog:
 
 
 class MemoryReplayLog:
-    """Logs in this process: for one replica, where every answer is resumed where it is produced."""
+    """Logs in this process: the reference the contract tests hold the Redis log to. One replica needs no copy (the
+    hub resumes each answer from its own buffer), so the app leaves ``SharedState.replay`` empty in memory."""
 
     def __init__(self, max_events: int, clock: Callable[[], float] = time.monotonic) -> None:
         self.max_events, self.clock = max_events, clock
