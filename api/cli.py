@@ -257,6 +257,7 @@ def serve(
     import uvicorn
 
     from api.main import create_app
+    from api.tools.shared_state import check_shared_state
 
     settings = _settings(data_dir)
     configure_logging("INFO")
@@ -267,6 +268,7 @@ def serve(
         err.print(f"[red]Error:[/red] {exc}")
         raise typer.Exit(1) from None
     try:
+        asyncio.run(check_shared_state(settings.state))  # one clear line, not a traceback from the lifespan
         uvicorn.run(create_app(settings), host=host, port=port, log_config=None, loop=loop, http=http)
     except GwetaError as exc:
         err.print(f"[red]Error:[/red] {exc.message}")

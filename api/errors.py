@@ -9,7 +9,8 @@
     ├── PayloadTooLargeError    a request body over limits.max_body_bytes (HTTP 413)
     ├── TooManyRequestsError    over a rate or concurrent-stream limit; says when to retry (HTTP 429)
     ├── NotReadyError           no corpus ingested yet, or a backend still starting (HTTP 503)
-    │   └── OverloadedError     the instance is answering all the streams it can; retry later (HTTP 503)
+    │   ├── OverloadedError     the instance is answering all the streams it can; retry later (HTTP 503)
+    │   └── StateUnavailableError  the shared state (Redis) failed or is too slow; retry later (HTTP 503)
     ├── BackendError            a store or model failed (HTTP 502)
     │   └── UpstreamLLMError    the configured LLM endpoint failed or timed out
     └── IngestionError          one source document could not be ingested; the run goes on
@@ -75,6 +76,10 @@ class NotReadyError(GwetaError):
 
 class OverloadedError(NotReadyError):
     code = "overloaded"
+
+
+class StateUnavailableError(NotReadyError):
+    code = "state_unavailable"
 
 
 class BackendError(GwetaError):

@@ -17,7 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from api.admission import AdmissionControl
 from api.auth import CallerDep
 from api.errors import GwetaError, TooManyRequestsError, UnauthorizedError
-from api.middleware import BodyLimitMiddleware, RateLimiter
+from api.middleware import BodyLimitMiddleware
 from api.observability import install_access_log_redaction
 from api.routers import debug, documents, health, query, web, whatsapp
 from api.schemas.errors import ErrorResponse
@@ -26,6 +26,7 @@ from api.services import open_services
 from api.settings import Settings
 from api.streams import StreamHub
 from api.tools.reader import DocumentReader
+from api.tools.shared_state import StateLimits, build_shared_state
 from api.tools.whatsapp import open_whatsapp
 
 log = logging.getLogger(__name__)
@@ -36,17 +37,22 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with open_services(settings, serving=True) as services:
-            app.state.services = services
-            app.state.reader = DocumentReader(services.corpus)
-            try:
-                async with open_whatsapp(
-                    settings.whatsapp, services.asker, services.corpus, settings.web.public_url
-                ) as bot:
-                    app.state.whatsapp = bot
-                    yield
-            finally:
-                await app.state.streams.close()
+        try:
+            if shared.redis is not None:
+                await shared.redis.ping()  # a clear error at boot, naming GWETA_STATE__URL
+            async with open_services(settings, serving=True) as services:
+                app.state.services = services
+                app.state.reader = DocumentReader(services.corpus)
+                try:
+                    async with open_whatsapp(
+                        settings.whatsapp, services.asker, services.corpus, settings.web.public_url, shared
+                    ) as bot:
+                        app.state.whatsapp = bot
+                        yield
+                finally:
+                    await app.state.streams.close()
+        finally:
+            await shared.close()
 
     docs_need_token = settings.auth.enabled and not settings.auth.docs_public
     app = FastAPI(
@@ -57,8 +63,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None if docs_need_token else "/redoc",
         openapi_url=None if docs_need_token else "/openapi.json",
     )
-    app.state.streams = StreamHub(settings.streams, settings.limits.streams_per_caller)
-    app.state.rate_limiter = RateLimiter(settings.limits)
+    shared = build_shared_state(settings.state, state_limits(settings))
+    app.state.shared = shared
+    app.state.streams = StreamHub(
+        settings.streams, settings.limits.streams_per_caller, slots=shared.slots, replay=shared.replay,
+        state=settings.state,
+    )  # fmt: skip
     _install_error_handlers(app)
     _install_limits(app, settings)
     install_access_log_redaction(settings.privacy)
@@ -73,6 +83,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.mount("/static", web.static_files(), name="static")
     _install_openapi(app, docs_need_token)
     return app
+
+
+def state_limits(settings: Settings) -> StateLimits:
+    """The limits the shared state enforces, from their own settings sections."""
+    return StateLimits(
+        replay_events=settings.streams.replay_events, requests_per_minute=settings.limits.requests_per_minute,
+        burst=settings.limits.burst, tracked_callers=settings.limits.tracked_callers,
+        whatsapp_limit=settings.whatsapp.rate_limit, whatsapp_window_s=settings.whatsapp.rate_window_s,
+        whatsapp_seen_ids=settings.whatsapp.seen_ids,
+    )  # fmt: skip
 
 
 def error_response(code: str, message: str, status: int, **extra: Any) -> JSONResponse:

@@ -1,5 +1,6 @@
 """Limits in front of the routes: the request body's size (pure ASGI, before anything reads it) and each caller's
-request rate (a dependency, since it needs to know who is calling). Both answer in the service's error format."""
+request rate (a dependency, since it needs to know who is calling; counted in the shared state, so every replica
+counts the same). Both answer in the service's error format."""
 
 from __future__ import annotations
 
@@ -7,15 +8,14 @@ import json
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from fastapi import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.auth import CallerDep
-from api.errors import PayloadTooLargeError, TooManyRequestsError
+from api.errors import PayloadTooLargeError, StateUnavailableError, TooManyRequestsError
 from api.settings import LimitsSettings
-from api.tools.cache import TTLCache
+from api.tools.shared_state import MemoryTokenBuckets, SharedState
 
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 DRAIN_BYTES = 1 << 20
@@ -87,37 +87,24 @@ class BodyLimitMiddleware:
         await send({"type": "http.response.body", "body": payload})
 
 
-@dataclass(slots=True)
-class _Bucket:
-    tokens: float
-    at: float
-
-
 class RateLimiter:
-    """Token buckets per caller: ``burst`` requests at once, refilled at ``requests_per_minute``. The buckets are
-    an LRU of ``tracked_callers``; one untouched long enough to refill completely is as good as forgotten."""
+    """Token buckets per caller in this process: ``burst`` requests at once, refilled at ``requests_per_minute``,
+    for ``tracked_callers`` callers (LRU). The service's own per-caller limit goes through the shared state
+    (``rate_limited``); this is for limits that are checked synchronously."""
 
     def __init__(self, cfg: LimitsSettings, clock: Callable[[], float] = time.monotonic) -> None:
-        self.rate_s = cfg.requests_per_minute / 60.0
-        self.burst = float(cfg.burst)
-        self.clock = clock
-        refill_s = self.burst / self.rate_s if self.rate_s else 0.0
-        self._buckets: TTLCache[_Bucket] = TTLCache(refill_s, cfg.tracked_callers, clock=clock)
+        self.buckets = MemoryTokenBuckets(cfg.requests_per_minute, cfg.burst, cfg.tracked_callers, clock=clock)
 
     def check(self, key: str) -> None:
         """Take one request from ``key``'s bucket, or raise TooManyRequestsError saying when one will be there."""
-        if not self.rate_s:
-            return
-        now = self.clock()
-        bucket = self._buckets.get(key) or _Bucket(self.burst, now)
-        bucket.tokens = min(self.burst, bucket.tokens + (now - bucket.at) * self.rate_s)
-        bucket.at = now
-        if bucket.tokens < 1.0:
-            self._buckets.put(key, bucket)
-            wait = math.ceil((1.0 - bucket.tokens) / self.rate_s)
-            raise TooManyRequestsError(f"too many requests; try again in {wait} s", retry_after_s=wait)
-        bucket.tokens -= 1.0
-        self._buckets.put(key, bucket)
+        refuse(self.buckets.take_now(key))
+
+
+def refuse(wait_s: float) -> None:
+    """Raise TooManyRequestsError when a bucket said to wait ``wait_s`` seconds (0: the request may go)."""
+    if wait_s > 0:
+        wait = math.ceil(wait_s)
+        raise TooManyRequestsError(f"too many requests; try again in {wait} s", retry_after_s=wait)
 
 
 def client_key(request: Request, caller_key: str | None) -> str:
@@ -134,7 +121,14 @@ def caller_limit_key(request: Request, caller: CallerDep) -> str:
     return client_key(request, caller.key if authenticated else None)
 
 
-def rate_limited(request: Request, caller: CallerDep) -> None:
-    """Router dependency: count this request against its caller's rate limit."""
-    limiter: RateLimiter = request.app.state.rate_limiter
-    limiter.check(caller_limit_key(request, caller))
+async def rate_limited(request: Request, caller: CallerDep) -> None:
+    """Router dependency: count this request against its caller's rate limit, shared by every replica when the
+    state is. If the shared state fails, the request goes through or is refused with 503 (``state.limits_fail``)."""
+    shared: SharedState = request.app.state.shared
+    try:
+        wait = await shared.rates.take(caller_limit_key(request, caller))
+    except StateUnavailableError:
+        if shared.cfg.limits_fail == "closed":
+            raise
+        return
+    refuse(wait)

@@ -182,7 +182,9 @@ async def open_services(settings: Settings, serving: bool = False) -> AsyncItera
                     # From here the first version is reached through the orchestrator's deps only, so a swap frees it
                     # (held here too, each process kept its first corpus and BM25 index beside the current one).
                     del corpus, lexical, sentences, retriever, bundler, judge, deps
-                    watcher = CorpusWatcher(store, settings.bm25, served, swap, settings.corpus_poll_s)
+                    watcher = CorpusWatcher(
+                        store, settings.bm25, served, swap, settings.corpus_poll_s, settings.state if serving else None
+                    )
                     watcher.start()
                     if serving:
                         settle_heap()

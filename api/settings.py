@@ -308,6 +308,44 @@ class StreamSettings(BaseModel):
     max_streams: int = Field(1000, ge=1, description="Answers kept for replay at once, over all callers.")
 
 
+class StateSettings(BaseModel):
+    """What replicas share between requests: answer replay, per-caller limits, WhatsApp de-duplication, corpus
+    switches. ``memory`` keeps it in this process (one replica); ``redis`` shares it through a Redis server."""
+
+    backend: Literal["memory", "redis"] = Field(
+        "memory", description="memory: this process only (one replica); redis: shared by every replica."
+    )
+    url: SecretStr = Field(
+        SecretStr(""),
+        description="Redis URL for backend=redis, e.g. redis://host:6379/0, rediss://:password@host:6380 or "
+        "unix:///run/redis.sock (Render's Key Value: its connectionString).",
+    )
+    prefix: str = Field("gweta:", description="Prefix of every key and channel, so services can share one Redis.")
+    connect_timeout_s: float = Field(2.0, gt=0, description="Limit for opening a connection to Redis.")
+    timeout_s: float = Field(
+        1.0, gt=0, description="Limit for one Redis call; past it the call counts as failed (see the fail_* settings)."
+    )
+    limits_fail: Literal["open", "closed"] = Field(
+        "open", description="When Redis fails, per-caller rate and stream limits let requests through (open) or "
+        "refuse them with 503 (closed).",
+    )  # fmt: skip
+    whatsapp_seen_fail: Literal["open", "closed"] = Field(
+        "closed", description="When Redis fails, a WhatsApp message whose id cannot be checked is answered (open) or "
+        "left for Meta's retry (closed, so nothing is answered twice).",
+    )  # fmt: skip
+    lease_s: float = Field(
+        30.0, ge=1, description="Redis: an answer in progress holds its caller's slot this long unless its replica "
+        "renews it (every third of it), so a replica that died frees its callers' slots within this time.",
+    )  # fmt: skip
+    stream_idle_s: float = Field(
+        60.0, gt=0, description="Redis: an answer resumed on another replica whose producing replica has written "
+        "nothing for this long ends with an error event (that replica died).",
+    )  # fmt: skip
+    seen_ttl_s: float = Field(
+        7 * 86_400.0, gt=0, description="Redis: how long a WhatsApp message id is remembered (Meta retries for days)."
+    )
+
+
 class PrivacySettings(BaseModel):
     log_questions: Literal["hash", "text", "none"] = Field(
         "hash", description="How questions appear in logs: a short hash (default), the text itself, or not at all."
@@ -515,6 +553,7 @@ class Settings(BaseSettings):
     admission: AdmissionSettings = AdmissionSettings()
     limits: LimitsSettings = LimitsSettings()
     streams: StreamSettings = StreamSettings()
+    state: StateSettings = StateSettings()
     privacy: PrivacySettings = PrivacySettings()
     allow_public_without_auth: bool = Field(
         False, description="Let `gweta serve` bind a public interface (0.0.0.0) with auth off; off: it refuses."
@@ -548,6 +587,8 @@ class Settings(BaseSettings):
             problems.append(
                 "ingestion.ocr=pageindex needs ingestion.pageindex_api_key (GWETA_INGESTION__PAGEINDEX_API_KEY)"
             )
+        if self.state.backend == "redis" and not self.state.url.get_secret_value():
+            problems.append("state.backend=redis needs state.url (GWETA_STATE__URL)")
         missing = self.whatsapp.missing()
         if 0 < len(missing) < 4:
             names = ", ".join(f"GWETA_WHATSAPP__{m.upper()}" for m in missing)

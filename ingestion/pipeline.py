@@ -29,6 +29,7 @@ from api.tools.embeddings import Embedder, build_embedder, model_label
 from api.tools.object_store import ObjectStore, build_object_store, put_json
 from api.tools.onnx_embedder import for_sentences
 from api.tools.sentence_vectors import rebuild_sentence_vectors
+from api.tools.shared_state import announce_corpus_version
 from api.tools.vector_store import VectorStore, build_vector_store
 from api.tuning import apply_tuning
 from ingestion import indexes
@@ -138,6 +139,7 @@ class Ingestor:
         report.stage_seconds = dict(clock.seconds)
         await put_json(store, f"reports/ingest-{datetime.now(UTC):%Y%m%dT%H%M%S%f}.json", asdict(report))
         await indexes.end_run(store)
+        await announce_corpus_version(settings.state, manifest.version)
         return report
 
 

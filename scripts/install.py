@@ -95,6 +95,10 @@ def ensure_chromium() -> None:
     ensure_debian_package("chromium", "chromium", "the web app's browser tests cannot run")
 
 
+def ensure_redis() -> None:
+    ensure_debian_package("redis-server", "redis-server", "the shared-state (Redis) tests cannot run")
+
+
 def ensure_firestore_emulator() -> None:
     """Install the tests' Firestore emulator from its npm lock (skipped when node_modules already matches it)."""
     folder = ROOT / "tools" / "firestore-emulator"
@@ -119,7 +123,7 @@ def main() -> int:
     parser.add_argument("--groups", default="main,ml,dev,ocr")
     parser.add_argument("--torch-index", default="", help="index for the CPU torch build, e.g. the PyTorch CPU index")
     parser.add_argument(
-        "--no-system-packages", action="store_true", help="leave tesseract-ocr and chromium to the caller"
+        "--no-system-packages", action="store_true", help="leave tesseract-ocr, chromium and redis-server to the caller"
     )
     args = parser.parse_args()
 
@@ -128,6 +132,7 @@ def main() -> int:
         ensure_tesseract()
     if "dev" in groups and not args.no_system_packages:
         ensure_chromium()
+        ensure_redis()
     if "dev" in groups:
         ensure_firestore_emulator()
     env_dir = Path(args.venv)

@@ -15,11 +15,21 @@ from api.main import create_app
 from api.settings import Settings
 from ingestion.pipeline import Ingestor, IngestReport, build_ingestion_tools
 from tests.firestore_emulator import firestore_emulator
+from tests.redis_server import RedisServer, redis_server
 from tests.servers import LiveServer
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_CORPUS = ROOT / "sample_corpus"
 SHARED_DATA = Path(os.environ.get("GWETA_SHARED_DATA", ROOT.parent / "shared" / "data"))
+
+
+@pytest.fixture
+def redis(tmp_path: Path) -> Iterator[RedisServer]:
+    """A fresh redis-server on 127.0.0.1 (a free port) for one test; stopped after it."""
+    folder = tmp_path / "redis"
+    folder.mkdir()
+    with redis_server(folder) as server:
+        yield server
 
 
 @pytest.fixture(scope="session")

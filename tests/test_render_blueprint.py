@@ -19,12 +19,17 @@ SECRETS = {
     "GWETA_AUTH__JWT_SECRET": "a-dashboard-secret-of-at-least-32-bytes",
     "GWETA_AUTH__JWT_PUBLIC_KEY": "",  # Firebase's published keys verify sign-in; no key of our own
     "GWETA_WEB__PUBLIC_URL": "https://gweta.example.org",
+    "GWETA_STATE__URL": "redis://red-0123:6379",  # from the Key Value service's connectionString
 }
 
 
 def test_the_blueprint_selects_firestore_firebase_r2_and_a_milvus_server(monkeypatch: pytest.MonkeyPatch) -> None:
     blueprint = yaml.safe_load((ROOT / "render.yaml").read_text())
-    (service,) = blueprint["services"]
+    (service,) = [s for s in blueprint["services"] if s["type"] == "web"]
+    (keyvalue,) = [s for s in blueprint["services"] if s["type"] == "keyvalue"]
+    (state_url,) = [v for v in service["envVars"] if v["key"] == "GWETA_STATE__URL"]
+    assert state_url["fromService"] == {"type": "keyvalue", "name": keyvalue["name"], "property": "connectionString"}
+    assert keyvalue["ipAllowList"] == []  # reachable on the private network only
     for var in service["envVars"]:
         value = var.get("value", SECRETS.get(var["key"], "set-in-the-dashboard"))
         monkeypatch.setenv(var["key"], str(value))
@@ -37,3 +42,4 @@ def test_the_blueprint_selects_firestore_firebase_r2_and_a_milvus_server(monkeyp
     assert settings.auth.enabled and settings.identity.provider == "firebase"
     assert settings.identity.expected_issuer == "https://securetoken.google.com/gweta-prod"
     assert settings.audit.store_question == "hash"
+    assert settings.state.backend == "redis" and settings.state.url.get_secret_value() == SECRETS["GWETA_STATE__URL"]

@@ -43,7 +43,9 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def serve(data_dir: Path, s3: ObjectStoreSettings, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+def serve(
+    data_dir: Path, s3: ObjectStoreSettings, log: Path, extra_env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     env = {
         **os.environ, "GWETA_OBJECT_STORE__BACKEND": "s3", "GWETA_OBJECT_STORE__BUCKET": s3.bucket,
@@ -52,7 +54,7 @@ def serve(data_dir: Path, s3: ObjectStoreSettings, log: Path) -> tuple[subproces
         "GWETA_CORPUS_POLL_S": "0.5", "GWETA_MODEL_THREADS": "1",
         # The asker below calls every 50 ms for as long as the switch takes: on a slow machine that outlasts the
         # per-caller burst, and a 429 is not what this test is about.
-        "GWETA_LIMITS__REQUESTS_PER_MINUTE": "0",
+        "GWETA_LIMITS__REQUESTS_PER_MINUTE": "0", **(extra_env or {}),
     }  # fmt: skip
     gweta = Path(sys.executable).parent / "gweta"
     with log.open("wb") as out:

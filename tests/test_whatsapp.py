@@ -13,11 +13,14 @@ from typing import Any
 
 import httpx
 import pytest
+from pydantic import SecretStr
 
 from api.main import create_app
 from api.schemas.events import Citation, FinalEvent
-from api.settings import LLMSettings, Settings, WebSettings, WhatsAppSettings
-from api.tools.whatsapp import MAX_TEXT, RateLimiter, SeenIds, format_reply, split_message
+from api.settings import LLMSettings, Settings, StateSettings, WebSettings, WhatsAppSettings
+from api.tools.shared_state import MemorySeenIds, MemorySenderLimits
+from api.tools.whatsapp import MAX_TEXT, format_reply, split_message
+from tests.redis_server import RedisServer
 from tests.servers import FakeGraphAPI, FakeOpenAI, LiveServer, Reply
 
 APP_SECRET = "meta-app-secret"
@@ -325,13 +328,41 @@ def test_references_name_the_act_its_chapter_and_the_provision() -> None:
     assert "could not be checked" in unverified and "[1] Marriages Act, 2022, s 3(1)" in unverified
 
 
-def test_seen_ids_and_rate_limiter_are_bounded() -> None:
-    seen = SeenIds(100)
-    assert all(seen.first_time(f"m{i}") for i in range(150)) and len(seen) == 100
-    assert not seen.first_time("m149") and seen.first_time("m0")  # the oldest were forgotten
+async def test_seen_ids_and_rate_limiter_are_bounded() -> None:
+    seen = MemorySeenIds(100)
+    assert all([await seen.first_time(f"m{i}") for i in range(150)]) and len(seen) == 100
+    assert not await seen.first_time("m149") and await seen.first_time("m0")  # the oldest were forgotten
     now = [0.0]
-    limiter = RateLimiter(2, 60.0, clock=lambda: now[0])
-    assert [limiter.check("a") for _ in range(4)] == ["ok", "ok", "limited", "quiet"]
-    assert limiter.check("b") == "ok"
+    limiter = MemorySenderLimits(2, 60.0, clock=lambda: now[0])
+    assert [await limiter.check("a") for _ in range(4)] == ["ok", "ok", "limited", "quiet"]
+    assert await limiter.check("b") == "ok"
     now[0] = 61.0
-    assert limiter.check("a") == "ok"
+    assert await limiter.check("a") == "ok"
+
+
+async def test_with_redis_down_a_message_is_left_for_metas_retry_and_answered_once_after(
+    private_data_dir: Path, graph: tuple[FakeGraphAPI, str], redis: RedisServer
+) -> None:
+    """The duplicate filter fails closed by default: while Redis is down the webhook answers 503 (Meta retries
+    later) rather than risk answering twice; once Redis is back the retry is answered, and a second retry is not."""
+    fake, url = graph
+    state = StateSettings(backend="redis", url=SecretStr(redis.url), timeout_s=0.5)
+    settings = Settings(data_dir=private_data_dir, whatsapp=whatsapp_settings(url), state=state)
+    message = notification(text_message("How long is maternity leave?"))
+    with running(settings) as app:
+        async with httpx.AsyncClient(base_url=app.url, timeout=30) as client:
+            redis.kill()
+            refused = await post(client, message)
+            assert refused.status_code == 503 and refused.json()["error"]["code"] == "state_unavailable"
+            redis.start()  # the app is not restarted
+            for _ in range(50):
+                retried = await post(client, message)
+                if retried.status_code == 200:
+                    break
+                await asyncio.sleep(0.1)
+            assert retried.json() == {"status": "accepted", "scheduled": 1}
+            again = await post(client, message)
+            assert again.json() == {"status": "accepted", "scheduled": 0}
+            await wait_for(lambda: bool(fake.texts()))
+            await asyncio.sleep(0.5)
+    assert len(fake.reads()) == 1 and len(fake.texts(SENDER)) == 1

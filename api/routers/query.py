@@ -57,7 +57,7 @@ STREAM_RESPONSES: dict[int | str, dict[str, Any]] = {
         "content": {"text/event-stream": {"schema": STREAM_EVENT_SCHEMA}},
     },
     204: {"description": "Resumed after the answer's last event: nothing more to send (EventSource stops)."},
-    **error_responses(400, 401, 404, 413, 422, 429),
+    **error_responses(400, 401, 404, 413, 422, 429, 503),
 }
 LastEventId = Annotated[
     str | None,
@@ -65,20 +65,20 @@ LastEventId = Annotated[
 ]
 
 
-def _respond(
+async def _respond(
     request: Request, orchestrator: Orchestrator, settings: SettingsDep, caller: CallerDep, query: QueryRequest,
     last_event_id: str | None,
 ) -> Response:  # fmt: skip
     hub: StreamHub = request.app.state.streams
     owner = caller_limit_key(request, caller)
     if last_event_id:
-        stream, after = hub.resume(owner, last_event_id)
-        if hub.finished_for(stream, after):
+        events = await hub.resume(owner, last_event_id)
+        if events is None:
             return Response(status_code=204)
     else:
         log.info("question %s session=%s", describe_question(query.q, settings.privacy), query.session_id)
-        stream, after = hub.start(owner, orchestrator.stream(query, caller)), 0
-    return EventSourceResponse(hub.follow(stream, after), ping=settings.sse_ping_s)
+        events = hub.follow(await hub.start(owner, orchestrator.stream(query, caller)))
+    return EventSourceResponse(events, ping=settings.sse_ping_s)
 
 
 @router.get("/stream", response_class=EventSourceResponse, responses=STREAM_RESPONSES)
@@ -90,7 +90,7 @@ async def stream_get(
     query: Annotated[QueryRequest, Query()],
     last_event_id: LastEventId = None,
 ) -> Response:
-    return _respond(request, orchestrator, settings, caller, query, last_event_id)
+    return await _respond(request, orchestrator, settings, caller, query, last_event_id)
 
 
 @router.post("/stream", response_class=EventSourceResponse, responses=STREAM_RESPONSES)
@@ -102,4 +102,4 @@ async def stream_post(
     body: QueryRequest,
     last_event_id: LastEventId = None,
 ) -> Response:
-    return _respond(request, orchestrator, settings, caller, body, last_event_id)
+    return await _respond(request, orchestrator, settings, caller, body, last_event_id)

@@ -65,5 +65,5 @@ async def notify(request: Request, bot: Bot, settings: SettingsDep) -> dict[str,
         raise BadRequestError("the notification is not a WhatsApp webhook payload") from None
     if notification.object != "whatsapp_business_account":
         return {"status": "ignored", "scheduled": 0}
-    scheduled = bot.accept(notification.messages(settings.whatsapp.phone_number_id))
+    scheduled = await bot.accept(notification.messages(settings.whatsapp.phone_number_id))
     return {"status": "accepted", "scheduled": scheduled}

@@ -37,5 +37,5 @@ DESCRIPTIONS = {
     422: "The question or a filter is not valid.",
     429: "Over the rate limit or the concurrent-answer limit; see Retry-After.",
     502: "A store or model failed.",
-    503: "No corpus ingested yet, or a backend still starting.",
+    503: "No corpus ingested yet, a backend still starting, or the shared state (Redis) unavailable.",
 }

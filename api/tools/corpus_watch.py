@@ -8,6 +8,10 @@ by the corpus version (the retrieval result cache, QA memory, parent documents) 
 The ingestion writes the BM25 artifact and the manifest as two objects, so a replica may read one before the other;
 a loaded lexical index that does not cover exactly the loaded corpus's chunks is served (it is no older than the
 last one) but not taken as current, and the next poll loads both again.
+
+With shared state in Redis the watcher also listens for the version an ingestion announces (``gweta ingest``
+publishes it when it ends) and checks at once, so replicas switch within a second; polling stays as the fallback
+for a missed announcement or a Redis outage.
 """
 
 from __future__ import annotations
@@ -16,10 +20,11 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
-from api.settings import BM25Settings
+from api.settings import BM25Settings, StateSettings
 from api.tools.bm25 import LexicalIndex, load_lexical_index
 from api.tools.corpus import Corpus, Manifest
 from api.tools.object_store import ObjectStore
+from api.tools.shared_state import RedisState, RedisVersionChannel
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +34,10 @@ Swap = Callable[[Corpus, LexicalIndex], Awaitable[None]]
 class CorpusWatcher:
     """Polls the manifest and swaps in a new corpus and lexical index when another process has ingested."""
 
-    def __init__(self, store: ObjectStore, bm25: BM25Settings, served: str, swap: Swap, poll_s: float) -> None:
+    def __init__(
+        self, store: ObjectStore, bm25: BM25Settings, served: str, swap: Swap, poll_s: float,
+        state: StateSettings | None = None,
+    ) -> None:  # fmt: skip
         self.store = store
         self.bm25 = bm25
         self.served = served
@@ -37,10 +45,17 @@ class CorpusWatcher:
         self.swap = swap
         self.poll_s = poll_s
         self.reloads = 0
+        self.state = state if state is not None and state.backend == "redis" else None
         self._task: asyncio.Task[None] | None = None
+        self._listener: asyncio.Task[None] | None = None
+        self._checking = asyncio.Lock()
 
     async def check(self) -> bool:
         """Load and swap in the stored corpus if its version is not the one served; True when it swapped."""
+        async with self._checking:  # a poll and an announcement may come together: load once
+            return await self._check()
+
+    async def _check(self) -> bool:
         manifest = await Manifest.load(self.store)
         if manifest.version == self.served:
             return False
@@ -65,15 +80,33 @@ class CorpusWatcher:
             except Exception:  # a store outage must not end the watch: the replica keeps serving what it has
                 log.exception("could not check the object store for a new corpus version")
 
+    async def _listen(self, state: StateSettings) -> None:
+        """Check whenever an ingestion announces a version; after a Redis failure, subscribe again."""
+        redis = RedisState(state)
+        try:
+            while True:
+                try:
+                    async for version in RedisVersionChannel(redis).listen():
+                        if version != self.served:
+                            await self.check()
+                except Exception:  # Redis down, or the store failing this once: polling covers it meanwhile
+                    log.warning("corpus announcements: listening again in 1 s", exc_info=True)
+                    await asyncio.sleep(1.0)
+        finally:
+            await redis.close()
+
     def start(self) -> None:
         if self.poll_s > 0 and self._task is None:
             self._task = asyncio.create_task(self._run(), name="corpus-watch")
+        if self.state is not None and self._listener is None:
+            self._listener = asyncio.create_task(self._listen(self.state), name="corpus-announcements")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
-            self._task = None
+        for task in (self._task, self._listener):
+            if task is not None:
+                task.cancel()
+                try:
+                    await task
+                except asyncio.CancelledError:
+                    pass
+        self._task = self._listener = None

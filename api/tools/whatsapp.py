@@ -3,6 +3,7 @@
 The webhook router verifies and acknowledges; everything slow happens here, in background tasks the bot owns:
 
     webhook POST ──► WhatsAppBot.accept()  (dedupe the message id, rate-limit the sender, schedule; returns at once)
+                         (ids seen and sender limits live in the shared state, so every replica agrees)
                          └─► task: mark read + typing ──► QueryOrchestrator.stream() ──► format ──► split ──► send
 
 Answers come from the same orchestrator and graph as ``/api/v1/query/stream``; a sender is a caller of its own
@@ -16,8 +17,6 @@ import hashlib
 import hmac
 import logging
 import re
-import time
-from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Protocol
@@ -27,13 +26,14 @@ import httpx
 from pydantic import ValidationError
 
 from api.auth import Caller
-from api.errors import BackendError, ForbiddenError, UnauthorizedError
+from api.errors import BackendError, ForbiddenError, StateUnavailableError, UnauthorizedError
 from api.orchestrators.query import Asker
 from api.schemas.events import Citation, ErrorEvent, FinalEvent, WarningEvent
 from api.schemas.query import MAX_QUESTION_CHARS, QueryRequest
 from api.schemas.whatsapp import InboundMessage
-from api.settings import WhatsAppSettings
+from api.settings import StateSettings, WhatsAppSettings
 from api.tools.corpus import Corpus
+from api.tools.shared_state import MemorySeenIds, MemorySenderLimits, SeenIds, SenderLimits, SharedState, Verdict
 
 log = logging.getLogger(__name__)
 
@@ -63,53 +63,6 @@ def verify_signature(body: bytes, header: str | None, app_secret: str) -> None:
 def mask(wa_id: str) -> str:
     """A sender's number as logs show it."""
     return f"…{wa_id[-4:]}"
-
-
-class SeenIds:
-    """Message ids already accepted, the most recent ``bound`` of them (webhooks are retried, sometimes for days)."""
-
-    def __init__(self, bound: int) -> None:
-        self.bound = bound
-        self._ids: OrderedDict[str, None] = OrderedDict()
-
-    def first_time(self, message_id: str) -> bool:
-        if message_id in self._ids:
-            self._ids.move_to_end(message_id)
-            return False
-        self._ids[message_id] = None
-        if len(self._ids) > self.bound:
-            self._ids.popitem(last=False)
-        return True
-
-    def __len__(self) -> int:
-        return len(self._ids)
-
-
-class RateLimiter:
-    """At most ``limit`` questions per sender in any ``window_s``; the first refusal in a window is told so."""
-
-    def __init__(self, limit: int, window_s: float, clock: Any = time.monotonic) -> None:
-        self.limit, self.window_s, self.clock = limit, window_s, clock
-        self._times: dict[str, deque[float]] = {}
-        self._told: dict[str, float] = {}
-
-    def check(self, sender: str) -> str:
-        """'ok', 'limited' (reply politely) or 'quiet' (already told in this window: say nothing)."""
-        now = self.clock()
-        times = self._times.setdefault(sender, deque())
-        while times and now - times[0] >= self.window_s:
-            times.popleft()
-        if len(self._times) > 10_000:  # forget senders that have gone quiet
-            for key in [k for k, v in self._times.items() if not v and k != sender]:
-                del self._times[key]
-                self._told.pop(key, None)
-        if len(times) < self.limit:
-            times.append(now)
-            return "ok"
-        if now - self._told.get(sender, -self.window_s) >= self.window_s:
-            self._told[sender] = now
-            return "limited"
-        return "quiet"
 
 
 _YEAR_SUFFIX = re.compile(r",?\s*\d{4}$")
@@ -242,26 +195,32 @@ class WhatsAppBot:
         orchestrator: Asker,
         corpus: Corpus,
         public_url: str = "",
+        shared: SharedState | None = None,
     ) -> None:
         self.cfg, self.sender, self.orchestrator, self.corpus = cfg, sender, orchestrator, corpus
         self.public_url = public_url
-        self.seen = SeenIds(cfg.seen_ids)
-        self.limiter = RateLimiter(cfg.rate_limit, cfg.rate_window_s)
+        self.seen: SeenIds = shared.seen if shared is not None else MemorySeenIds(cfg.seen_ids)
+        self.limiter: SenderLimits = (
+            shared.senders if shared is not None else MemorySenderLimits(cfg.rate_limit, cfg.rate_window_s)
+        )
+        self.state = shared.cfg if shared is not None else StateSettings()
         self._slots = asyncio.Semaphore(cfg.concurrency)
         self._tasks: set[asyncio.Task[None]] = set()
 
-    def accept(self, messages: list[InboundMessage]) -> int:
-        """Schedule an answer for each message not seen before; returns how many were scheduled. Never waits."""
+    async def accept(self, messages: list[InboundMessage]) -> int:
+        """Schedule an answer for each message not seen before; returns how many were scheduled. Waits only for the
+        shared state; if it fails, StateUnavailableError (a 503, so Meta retries the webhook later) unless the
+        settings say to go on (``state.whatsapp_seen_fail`` / ``state.limits_fail`` = open)."""
         scheduled = 0
         for message in messages:
-            if not self.seen.first_time(message.id):
+            if not await self._first_time(message.id):
                 log.info("whatsapp: message %s from %s seen before; not answered again", message.id,
                          mask(message.sender))  # fmt: skip
                 continue
             if message.type in SILENT_TYPES:
                 continue
             if message.type == "text":
-                verdict = self.limiter.check(message.sender)
+                verdict = await self._check_sender(message.sender)
                 if verdict == "quiet":
                     log.info("whatsapp: %s is over the rate limit; message dropped", mask(message.sender))
                     continue
@@ -273,6 +232,23 @@ class WhatsAppBot:
             task.add_done_callback(self._tasks.discard)
             scheduled += 1
         return scheduled
+
+    async def _first_time(self, message_id: str) -> bool:
+        try:
+            return await self.seen.first_time(message_id)
+        except StateUnavailableError:
+            if self.state.whatsapp_seen_fail == "closed":
+                raise
+            log.warning("whatsapp: message ids unavailable; %s answered unchecked (fail open)", message_id)
+            return True
+
+    async def _check_sender(self, sender: str) -> Verdict:
+        try:
+            return await self.limiter.check(sender)
+        except StateUnavailableError:
+            if self.state.limits_fail == "closed":
+                raise
+            return "ok"
 
     async def _handle(self, message: InboundMessage, canned: str | None) -> None:
         async with self._slots:
@@ -332,14 +308,14 @@ class WhatsAppBot:
 
 @asynccontextmanager
 async def open_whatsapp(
-    cfg: WhatsAppSettings, orchestrator: Asker, corpus: Corpus, public_url: str = ""
+    cfg: WhatsAppSettings, orchestrator: Asker, corpus: Corpus, public_url: str = "", shared: SharedState | None = None
 ) -> AsyncIterator[WhatsAppBot | None]:
     """The bot for the app's lifespan, or None while the number is not configured."""
     if not cfg.configured:
         yield None
         return
     async with httpx.AsyncClient(timeout=httpx.Timeout(cfg.timeout_s, connect=5.0)) as http:
-        bot = WhatsAppBot(cfg, GraphApiSender(cfg, http), orchestrator, corpus, public_url)
+        bot = WhatsAppBot(cfg, GraphApiSender(cfg, http), orchestrator, corpus, public_url, shared)
         try:
             yield bot
         finally:
