@@ -459,6 +459,13 @@ class RetrievalSettings(BaseModel):
         0.95, gt=0, le=1, description="A query this close (cosine) to a cached one reuses its results."
     )
     mask_cache_entries: int = Field(256, ge=1, description="Filter sets whose BM25 candidate mask is kept (LRU).")
+    follow_references: int = Field(
+        3,
+        ge=0,
+        le=20,
+        description="Provisions the evidence depends on ('subject to section 9', 'referred to in "
+        "subsection (3)') fetched into it after each planned step, without a search; 0 turns following off.",
+    )
     lay_terms: bool = Field(True, description="Add the lay-term thesaurus's legal terms to both search sides.")
     lay_terms_path: Path | None = Field(None, description="Thesaurus TOML; unset means api/data/lay_terms.toml.")
     answerability: bool = Field(True, description="Abstain before synthesis when the fitted evidence judge says so.")

@@ -6,6 +6,9 @@ import httpx
 
 from api.main import create_app
 from api.schemas.documents import Document, Section
+from api.schemas.events import FinalEvent
+from api.schemas.query import QueryRequest
+from api.services import open_services
 from api.settings import Settings
 from api.tools.links import Links, find_definitions, find_links
 from tests.conftest import ingest_into
@@ -163,3 +166,47 @@ async def test_the_reader_shows_definitions_references_and_what_refers_to_a_sect
     for view in views:
         for d in view["definitions"]:
             assert d["text"].split("”")[0].strip('“"') in d["text"]
+
+
+DETENTION = """<!-- id: test/act/1979/18; jurisdiction: TEST -->
+# Border Control Act
+[Chapter 4:02]
+
+1. Short title
+This Act may be cited as the Border Control Act.
+
+4. Arrest of persons entering unlawfully
+(1) Subject to section 9, a border officer may arrest any person who enters the country unlawfully and
+may detain that person while inquiries are made.
+(2) A person arrested under subsection (1) shall be told why.
+
+9. Conditions of custody
+(1) A person so held shall be kept in a police cell or other convenient place for not more than
+fourteen days.
+(2) The Minister may release such a person on a bond.
+"""
+
+
+async def test_research_fetches_the_provision_the_evidence_is_subject_to(tmp_path: Path) -> None:
+    source = tmp_path / "laws"
+    source.mkdir()
+    (source / "border.md").write_text(DETENTION)
+    question = QueryRequest(q="Can a border officer arrest and detain someone who entered unlawfully?", session_id="a")
+    for follow, session in ((3, "followed"), (0, "not-followed")):
+        # One hit a search, so section 9 is not found by the search itself.
+        retrieval = {"follow_references": follow, "top_k": 1}
+        settings = Settings(data_dir=tmp_path / f"data-{session}", retrieval=retrieval)
+        await ingest_into(settings, source)
+        async with open_services(settings) as services:
+            events = [
+                e async for e in services.orchestrator.stream(question.model_copy(update={"session_id": session}))
+            ]
+        final = events[-1]
+        assert isinstance(final, FinalEvent)
+        followed = [step for step in final.research if step.kind == "reference"]
+        if follow:
+            # Section 4 is found by the search; what it is subject to comes in without one.
+            assert [step.query for step in followed] == ["section 9"]
+            assert followed[0].added == ["test/act/1979/18#s9/c0"]
+        else:
+            assert followed == []

@@ -87,8 +87,10 @@ class ResearchStep(BaseModel):
     sufficient: bool = Field(description="Whether the grade judged the evidence enough to answer.")
     expansions: int = Field(0, description="Alternative queries and hypothetical passages searched too.")
     rewrites: int = 0
-    kind: Literal["research", "corrective", "refinement"] = Field(
-        "research", description="A planned step, the search after a failed verification, or re-evaluation's refinement."
+    kind: Literal["research", "corrective", "refinement", "reference"] = Field(
+        "research",
+        description="A planned step, the search after a failed verification, re-evaluation's refinement, or "
+        "'reference': the provisions the evidence depends on ('subject to section 9'), fetched without a search.",
     )
 
 

@@ -20,7 +20,7 @@ from api.composer.structured import LLMCall
 from api.schemas.events import Route, WarningCode
 
 Complexity = Literal["simple", "multi_hop"]
-StepKind = Literal["research", "corrective", "refinement"]
+StepKind = Literal["research", "corrective", "refinement", "reference"]
 Composer = Literal["", "model", "extractive"]
 Cut = Literal["", "stalled", "deadline"]
 SentWarning = tuple[WarningCode, str]
@@ -69,7 +69,8 @@ class Step(TypedDict):
     rewrites: int
     """How often the grade sent this step back with a rewritten query before it was done."""
     kind: StepKind
-    """A planned step, the corrective search after a failed verification, or re-evaluation's refinement."""
+    """A planned step, the corrective search after a failed verification, re-evaluation's refinement, or the
+    provisions the evidence depends on, followed without a search (``query`` then names the references)."""
 
 
 @dataclass(kw_only=True)

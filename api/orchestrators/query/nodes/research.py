@@ -19,6 +19,7 @@ from api.tools.retrieval import Expansions, RetrievalResult, Retrieved, normaliz
 
 from ..deps import QueryDeps
 from ..evidence import settled
+from ..following import dependencies
 from ..routing import research_calls
 from ..screening import MULTI_HOP, split_question
 from ..state import Complexity, HitRef, QueryState, QueryUpdate, Step
@@ -152,7 +153,18 @@ async def research(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdat
         return update
     step = Step(query=query, added=[h["chunk_id"] for h in added], sufficient=sufficient,
                 expansions=found.expansions, rewrites=state.rewrites, kind=state.step_kind)  # fmt: skip
-    update |= QueryUpdate(steps=[step], pending=state.pending[1:], rewrites=0, retry=False)
+    steps = [step]
+    if planned:
+        depended = dependencies(deps.corpus, [h.chunk for h in kept_hits], state.tenant,
+                                cfg.retrieval.follow_references, seen | {h["chunk_id"] for h in kept})  # fmt: skip
+        if depended:
+            # After the step's own hits, so what the search ranked first still leads the evidence.
+            floor = min((h["score"] for h in kept), default=0.0)
+            update["hits"] = [*added, *(HitRef(chunk_id=c.chunk_id, score=floor, ranks={}) for _, c in depended)]
+            steps.append(Step(query="; ".join(dict.fromkeys(r.words for r, _ in depended)),
+                              added=[c.chunk_id for _, c in depended], sufficient=sufficient, expansions=0,
+                              rewrites=0, kind="reference"))  # fmt: skip
+    update |= QueryUpdate(steps=steps, pending=state.pending[1:], rewrites=0, retry=False)
     return update
 
 
