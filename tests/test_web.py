@@ -477,3 +477,25 @@ async def test_no_string_on_the_page_says_null_undefined_or_a_field_name(
     seen = await visible_strings(page)  # the restored conversation under the reader, and the reader
     assert "Refused" in seen and "Not found in the sources" in seen and "section 1" in seen
     assert not RAW.search(seen), RAW.search(seen)
+
+
+@pytest.mark.parametrize(("path", "operation"), [("/docs", ".opblock"), ("/redoc", "[data-section-id*='operation/']")])
+async def test_the_api_docs_render_with_every_other_host_blocked(
+    site: LiveServer, context: BrowserContext, path: str, operation: str
+) -> None:
+    page = await context.new_page()
+    elsewhere: list[str] = []
+
+    async def only_this_server(route: Route) -> None:
+        if route.request.url.startswith(f"{site.url}/"):
+            await route.continue_()
+        else:
+            elsewhere.append(route.request.url)
+            await route.abort()
+
+    await page.route("**/*", only_this_server)
+    await page.goto(f"{site.url}{path}")
+    await expect(page.locator(operation).first).to_be_visible()
+    assert await page.locator(operation).count() >= 5  # the API's operations, read from /openapi.json
+    await expect(page.get_by_text("/api/v1/query/stream").first).to_be_attached()
+    assert elsewhere == []
