@@ -3,6 +3,12 @@
 # Run:   docker run -p 8000:8000 -e GWETA_AUTH__ENABLED=true -e GWETA_AUTH__JWT_SECRET=<32+ bytes> gweta
 # The image serves on 0.0.0.0, so with auth off `gweta serve` refuses to start (the API and its debug endpoint would
 # be open to anyone who can reach it); a public demo without auth must say so: -e GWETA_ALLOW_PUBLIC_WITHOUT_AUTH=true
+# Swagger UI and ReDoc for /docs and /redoc, from their npm lock: the docs need no CDN.
+FROM node:20-slim AS api-docs
+WORKDIR /api-docs
+COPY tools/api-docs/package.json tools/api-docs/package-lock.json tools/api-docs/.npmrc ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+
 FROM python:3.11-slim AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
 WORKDIR /app
@@ -29,6 +35,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends tesseract-ocr &
 WORKDIR /app
 COPY --from=build /opt/venv /opt/venv
 COPY --chown=gweta:gweta . /app
+COPY --from=api-docs --chown=gweta:gweta /api-docs/node_modules /app/tools/api-docs/node_modules
 USER gweta
 # The demo corpus is ingested at build time, so the container serves answers as soon as it starts.
 RUN gweta ingest sample_corpus

@@ -49,6 +49,21 @@ def _settings(data_dir: Path | None) -> Settings:
         raise typer.Exit(2) from None
 
 
+def _refuse_held_data_dir(settings: Settings) -> None:
+    """One clear line at once when another process holds the embedded vector store, rather than a wait for the
+    engine's start-up timeout and its traceback."""
+    from api.tools.lite_lock import refuse_held_lite_store
+
+    _quiet_vector_store_logs()  # after configure_logging, which sets pymilvus's level
+    if settings.vector_store.uri:
+        return
+    try:
+        refuse_held_lite_store(settings.milvus_uri)
+    except GwetaError as exc:
+        err.print(f"[red]Error:[/red] {exc.message}")
+        raise typer.Exit(1) from None
+
+
 def _run(coro: Any) -> Any:
     try:
         return asyncio.run(coro)
@@ -267,6 +282,7 @@ def serve(
     except ValueError as exc:
         err.print(f"[red]Error:[/red] {exc}")
         raise typer.Exit(1) from None
+    _refuse_held_data_dir(settings)
     try:
         asyncio.run(check_shared_state(settings.state))  # one clear line, not a traceback from the lifespan
         uvicorn.run(create_app(settings), host=host, port=port, log_config=None, loop=loop, http=http)
@@ -421,8 +437,6 @@ def ask(
     as_json: Annotated[bool, typer.Option("--json", help="Print only the final event (answer + citations).")] = False,
 ) -> None:
     """Ask a question against the local corpus and stream the cited answer."""
-    from api.services import open_services
-
     settings = _settings(data_dir)
     configure_logging("WARNING", json_logs=False)
     try:
@@ -430,6 +444,8 @@ def ask(
     except ValidationError as exc:
         err.print(f"[red]Invalid question:[/red] {exc.errors()[0]['msg']}")
         raise typer.Exit(2) from None
+    _refuse_held_data_dir(settings)  # before the services' imports, which take seconds
+    from api.services import open_services
 
     async def run() -> int:
         async with open_services(settings) as services:
@@ -487,6 +503,7 @@ def eval_retrieval(
     key = hashlib.sha256(str(corpus.resolve()).encode()).hexdigest()[:12]
     settings = base.model_copy(update={"data_dir": data_dir or base.data_dir / "eval" / f"{corpus.stem}-{key}"})
     configure_logging("WARNING", json_logs=False)
+    _refuse_held_data_dir(settings)
     try:
         qs, without_gold = load_questions(questions)
     except (ValueError, KeyError) as exc:
@@ -578,6 +595,7 @@ def eval_answers(
         raise typer.Exit(2)
     settings = _settings(data_dir)
     configure_logging("ERROR", json_logs=False)
+    _refuse_held_data_dir(settings)
     records = load_records(questions)
     records = interleave_kinds(records) if interleave else records
     records = records[:limit] if limit else records
@@ -649,6 +667,7 @@ def eval_choices(
         raise typer.Exit(2) from None
     settings = _settings(data_dir)
     configure_logging("ERROR", json_logs=False)
+    _refuse_held_data_dir(settings)
 
     async def run() -> str:
         async with open_services(settings) as services:

@@ -20,6 +20,7 @@ from api.errors import GwetaError, TooManyRequestsError, UnauthorizedError
 from api.middleware import BodyLimitMiddleware
 from api.observability import install_access_log_redaction
 from api.routers import debug, documents, health, query, web, whatsapp
+from api.routers.api_docs import install_api_docs
 from api.schemas.errors import ErrorResponse
 from api.schemas.events import StreamEvent
 from api.services import open_services
@@ -59,8 +60,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         title="Gweta",
         version="0.1.0",
         lifespan=lifespan,
-        docs_url=None if docs_need_token else "/docs",
-        redoc_url=None if docs_need_token else "/redoc",
+        docs_url=None,  # served from the package by api_docs, not from a CDN
+        redoc_url=None,
         openapi_url=None if docs_need_token else "/openapi.json",
     )
     shared = build_shared_state(settings.state, state_limits(settings))
@@ -82,6 +83,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     if settings.web.enabled:
         app.mount("/static", web.static_files(), name="static")
     _install_openapi(app, docs_need_token)
+    if not docs_need_token:
+        install_api_docs(app, "/openapi.json")
     return app
 
 

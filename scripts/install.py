@@ -10,8 +10,9 @@ group is picked and tesseract is missing, the script installs Debian's ``tessera
 through sudo) and otherwise says what to install. The ``dev`` group's browser tests drive Debian's ``chromium``
 through Playwright (no browser is downloaded by Playwright), which is installed the same way.
 
-The ``dev`` group's integration tests also run a Firestore emulator (the npm ``@firestore-emulator/server``, locked in
-``tools/firestore-emulator/package-lock.json``): the script runs ``npm ci`` there when npm is present.
+Two folders of npm packages are installed from their locks with ``npm ci`` when npm is present: the API docs' Swagger
+UI and ReDoc (``tools/api-docs``, which the service serves at ``/docs`` and ``/redoc`` without a CDN), and, for the
+``dev`` group's integration tests, a Firestore emulator (``tools/firestore-emulator``).
 
 Usage: python scripts/install.py [--venv .venv] [--groups main,ml,dev,ocr] [--torch-index URL] [--no-system-packages]
 """
@@ -99,15 +100,15 @@ def ensure_redis() -> None:
     ensure_debian_package("redis-server", "redis-server", "the shared-state (Redis) tests cannot run")
 
 
-def ensure_firestore_emulator() -> None:
-    """Install the tests' Firestore emulator from its npm lock (skipped when node_modules already matches it)."""
-    folder = ROOT / "tools" / "firestore-emulator"
+def ensure_npm_folder(name: str, without: str) -> None:
+    """Install ``tools/<name>`` from its npm lock (skipped when node_modules already matches the lock)."""
+    folder = ROOT / "tools" / name
     lock = folder / "package-lock.json"
     npm = shutil.which("npm")
     if not lock.exists():
         return
     if not npm:
-        print("warning: npm is not installed, so the Firestore emulator the tests use is missing; install Node.js 20+")
+        print(f"warning: npm is not installed, so {without}; install Node.js 20+")
         return
     stamp = folder / "node_modules" / ".gweta-lock-sha256"
     digest = hashlib.sha256(lock.read_bytes()).hexdigest()
@@ -133,8 +134,10 @@ def main() -> int:
     if "dev" in groups and not args.no_system_packages:
         ensure_chromium()
         ensure_redis()
+    if "main" in groups:
+        ensure_npm_folder("api-docs", "/docs and /redoc have no Swagger UI or ReDoc to serve")
     if "dev" in groups:
-        ensure_firestore_emulator()
+        ensure_npm_folder("firestore-emulator", "the Firestore emulator the tests use is missing")
     env_dir = Path(args.venv)
     py = env_dir / "bin" / "python"
     reqs, torch_version = locked_requirements(groups)

@@ -7,13 +7,17 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from api.cli import _progress_bars
+from api.main import create_app
+from api.settings import Settings
 from api.tools.vector_store import MilvusVectorStore
 from tests.conftest import SAMPLE_CORPUS
+from tests.servers import LiveServer
 
 GWETA = [sys.executable, "-m", "api.cli"]
 
@@ -69,6 +73,20 @@ def test_a_busy_data_dir_is_one_clear_line_not_tracebacks(tmp_path: Path) -> Non
         f"Error: cannot open the vector store at {tmp_path / 'milvus.db'}: another gweta process (a running "
         "'gweta serve'?) is using this data directory; stop it or use another --data-dir"
     ]
+
+
+def test_ask_on_a_data_dir_a_server_holds_fails_at_once_in_one_line(private_data_dir: Path) -> None:
+    with LiveServer(create_app(Settings(data_dir=private_data_dir))):  # a running 'gweta serve' on this data dir
+        started = time.monotonic()
+        busy = gweta("ask", "How much deposit can a landlord ask for?", data_dir=private_data_dir)
+        elapsed = time.monotonic() - started
+    assert busy.returncode == 1 and busy.stdout == ""
+    assert busy.stderr.strip().splitlines() == [
+        f"Error: cannot open the vector store at {private_data_dir / 'milvus.db'}: another gweta process (a running "
+        "'gweta serve'?) is using this data directory; stop it or use another --data-dir"
+    ]
+    # Before the services load, not after the embedded engine's start-up timeout (19 s on an idle machine).
+    assert elapsed < 19, elapsed
 
 
 def test_eval_commands_report_retrieval_and_answer_figures(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ import asyncio
 import hashlib
 import hmac
 import json
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -321,11 +322,54 @@ def test_references_name_the_act_its_chapter_and_the_provision() -> None:
     reply = format_reply(final, {"zw/act/2022/1": "5:15"}, "https://gweta.example.org/")
     assert reply.startswith("*Eighteen.* No person")
     assert (
-        "[1] Marriages Act [Chapter 5:15], s 3(1)\nhttps://gweta.example.org/?doc=zw/act/2022/1&provision=s3(1)"
-        in reply
+        "[1] Marriages Act [Chapter 5:15], s 3\nhttps://gweta.example.org/?doc=zw/act/2022/1&provision=s3(1)" in reply
     )
     unverified = format_reply(final.model_copy(update={"verified": False}), {}, "")
-    assert "could not be checked" in unverified and "[1] Marriages Act, 2022, s 3(1)" in unverified
+    assert "could not be checked" in unverified and unverified.endswith("[1] Marriages Act, 2022, s 3")
+
+
+def test_a_reply_lists_at_most_three_sources_one_per_section_and_renumbers_the_markers() -> None:
+    def cited(index: int, section: str, part: str = "") -> Citation:
+        return Citation(
+            index=index, doc_key="zw/act/2022/1", title="Marriages Act, 2022", section_id=f"zw/act/2022/1#s{section}",
+            provision_id=f"zw/act/2022/1#s{section}{part}", section=f"section {section}", chunk_id="c", quote="q",
+        )  # fmt: skip
+
+    citations = [cited(1, "3", "(1)"), cited(2, "3", "(3)"), cited(3, "8"), cited(4, "9", "(2)"), cited(5, "10")]
+    final = FinalEvent(answer="One [1]. Two [2].\n\nThree [3]. Four [4] and five [5].", citations=citations)
+    reply = format_reply(final, {}, "https://gweta.example.org")
+    assert reply.split("\n\n*Sources*\n") == [
+        "One [1]. Two [1].\n\nThree [2]. Four [3] and five.",  # the answer first, its markers those listed below
+        "[1] Marriages Act, 2022, s 3\nhttps://gweta.example.org/?doc=zw/act/2022/1&provision=s3(1)\n"
+        "[2] Marriages Act, 2022, s 8\nhttps://gweta.example.org/?doc=zw/act/2022/1&provision=s8\n"
+        "[3] Marriages Act, 2022, s 9\nhttps://gweta.example.org/?doc=zw/act/2022/1&provision=s9(2)\n"
+        "_and 1 more provision_",
+    ]
+    same = FinalEvent(answer="It says so [1][2].", citations=citations[:2])
+    assert format_reply(same, {}, "").startswith("It says so [1].\n\n*Sources*\n[1] Marriages Act, 2022, s 3")
+
+
+async def test_a_reply_through_the_webhook_fits_a_phone(
+    private_data_dir: Path, graph: tuple[FakeGraphAPI, str]
+) -> None:
+    fake, url = graph
+    web = WebSettings(public_url="https://gweta.example.org")
+    settings = Settings(data_dir=private_data_dir, whatsapp=whatsapp_settings(url), web=web)
+    with running(settings) as app:
+        async with httpx.AsyncClient(base_url=app.url, timeout=30) as client:
+            await post(client, notification(text_message("What is the minimum age of marriage?")))
+            await wait_for(lambda: bool(fake.texts()))
+    [reply] = fake.texts(SENDER)
+    answer, sources = reply.split("\n\n*Sources*\n")
+    assert answer.startswith("Section 3 of the Marriage Act") and "eighteen" in answer
+    # Two quotes of section 3 and one of section 8: two sources, and the answer's markers name them.
+    assert re.findall(r"\[(\d)\]", answer) == ["1", "1", "2"]
+    lines = sources.splitlines()
+    assert lines == [
+        "[1] Marriage Act [Chapter 5:17], s 3", "https://gweta.example.org/?doc=sample/act/2022/9&provision=s3(1)",
+        "[2] Marriage Act [Chapter 5:17], s 8", "https://gweta.example.org/?doc=sample/act/2022/9&provision=s8(1)",
+    ]  # fmt: skip
+    assert len(reply) < 1000
 
 
 async def test_seen_ids_and_rate_limiter_are_bounded() -> None:

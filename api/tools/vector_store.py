@@ -19,6 +19,7 @@ from api.errors import BackendError, BadRequestError, ConfigError, NotReadyError
 from api.schemas.documents import Chunk
 from api.settings import Settings
 from api.tools.embeddings import Vectors
+from api.tools.lite_lock import held_lite_store_message
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -251,10 +252,7 @@ class MilvusVectorStore:
             self.client = MilvusClient(uri, token=token) if token else MilvusClient(uri)
         except MilvusException as exc:
             if self.is_lite:
-                raise NotReadyError(
-                    f"cannot open the vector store at {uri}: another gweta process (a running 'gweta serve'?) "
-                    "is using this data directory; stop it or use another --data-dir"
-                ) from exc
+                raise NotReadyError(held_lite_store_message(uri)) from exc
             raise BackendError(f"cannot reach Milvus at {uri}: {exc.message}") from exc
         self._ensure_collection()
 

@@ -38,6 +38,7 @@ from api.tools.shared_state import MemorySeenIds, MemorySenderLimits, SeenIds, S
 log = logging.getLogger(__name__)
 
 MAX_TEXT = 4096  # WhatsApp's limit for one text message body
+MAX_SOURCES = 3  # sources listed under a reply: a phone screen's worth
 SESSION_ID = "whatsapp"
 # Notifications that are not a message to answer: an emoji reaction to our reply, a system note, a deleted message.
 SILENT_TYPES = frozenset({"reaction", "system", "ephemeral", "request_welcome"})
@@ -107,26 +108,59 @@ def whatsapp_markup(answer: str) -> str:
     return re.sub(r"(?m)^#{1,6}\s*(.+?)\s*$", r"*\1*", answer)
 
 
+def sources_of(citations: Sequence[Citation]) -> list[list[Citation]]:
+    """The cited sections in the order the answer first cites them, each with every citation of it."""
+    sections: dict[str, list[Citation]] = {}
+    for citation in sorted(citations, key=lambda c: c.index):
+        sections.setdefault(citation.section_id or citation.provision_id, []).append(citation)
+    return list(sections.values())
+
+
+def source_line(citations: Sequence[Citation], chapter: str) -> str:
+    """``Act [Chapter], s N``: the Act's short title with its chapter where it has one, else its full title."""
+    first = citations[0]
+    title = first.title
+    if chapter:
+        chapter = chapter if chapter.lower().startswith("chapter") else f"Chapter {chapter}"
+        title = f"{_YEAR_SUFFIX.sub('', title)} [{chapter}]"
+    section = first.model_copy(update={"provision_id": ""})  # the section: one line however many parts are cited
+    return f"{title}, {provision_label(section)}"
+
+
+def renumbered(answer: str, numbers: dict[int, int]) -> str:
+    """The answer's [n] markers as the numbers of the sources listed; a marker of a source left out is dropped."""
+
+    def marker(match: re.Match[str]) -> str:
+        number = numbers.get(int(match.group(2)))
+        return f"{match.group(1)}[{number}]" if number else ""
+
+    answer = re.sub(r"(\s?)\[(\d+)\]", marker, answer)
+    return re.sub(r"(\[\d+\])(?:\1)+", r"\1", answer)  # "[1][1]" once two quotes of one section became one source
+
+
 def format_reply(
     final: FinalEvent, chapters: dict[str, str], public_url: str = "", repealed: Sequence[str] = ()
 ) -> str:
-    """The answer as WhatsApp text, then a note for each cited law that another law repeals (``repealed``: the
-    warnings' messages), then one short numbered reference per citation (with a reader link if set)."""
-    parts = [whatsapp_markup(final.answer.strip())]
+    """A reply that fits a phone: the answer first, then a note for each cited law that another law repeals
+    (``repealed``: the warnings' messages), then at most ``MAX_SOURCES`` sources, one per cited section, as
+    ``[k] Act [Chapter], s N`` with a reader link (when the site's address is set). The answer's markers are
+    renumbered to match; a source past the limit is counted, not listed."""
+    sources = sources_of(final.citations)
+    numbers = {c.index: k for k, group in enumerate(sources[:MAX_SOURCES], 1) for c in group}
+    parts = [whatsapp_markup(renumbered(final.answer.strip(), numbers))]
     if not final.verified:
         parts.append("_Part of this answer could not be checked against its sources; please read them._")
     parts += [f"_Note: {message[:1].upper()}{message[1:]}._" for message in repealed]
-    if final.citations:
+    if sources:
         lines = ["*Sources*"]
-        for citation in sorted(final.citations, key=lambda c: c.index):
-            title, chapter = citation.title, chapters.get(citation.doc_key, "")
-            if chapter:
-                chapter = chapter if chapter.lower().startswith("chapter") else f"Chapter {chapter}"
-                title = f"{_YEAR_SUFFIX.sub('', title)} [{chapter}]"
-            line = f"[{citation.index}] {title}, {provision_label(citation)}"
+        for k, group in enumerate(sources[:MAX_SOURCES], 1):
+            line = f"[{k}] {source_line(group, chapters.get(group[0].doc_key, ''))}"
             if public_url:
-                line += f"\n{reader_link(public_url, citation)}"
+                line += f"\n{reader_link(public_url, group[0])}"
             lines.append(line)
+        if len(sources) > MAX_SOURCES:
+            more = len(sources) - MAX_SOURCES
+            lines.append(f"_and {more} more {'provision' if more == 1 else 'provisions'}_")
         parts.append("\n".join(lines))
     return "\n\n".join(p for p in parts if p)
 

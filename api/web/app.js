@@ -26,6 +26,9 @@ const state = {
   provisions: new Map(),
   reader: null,
 };
+const QUESTION_LIMIT = 2000; // the API's limit on a question's length (api/schemas/query.py)
+const COUNTER_FROM = 1800; // the counter appears this close to the limit
+const FIELD_NAMES = { q: "Your question", doc_type: "The document type", date_from: "The start date", date_to: "The end date", session_id: "The conversation" };
 
 // ---------- small helpers ----------
 
@@ -212,7 +215,7 @@ function filters() {
 function addTurn(question) {
   $("#empty").hidden = true;
   const node = $("#turn-template").content.firstElementChild.cloneNode(true);
-  const turn = { question, text: "", citations: [], warnings: [], final: null, error: null, node };
+  const turn = { question, route: "", text: "", citations: [], cards: new Map(), warnings: [], final: null, error: null, node };
   $(".question", node).textContent = question;
   $(".copy", node).addEventListener("click", () => copyTurn(turn));
   $("#thread").append(node);
@@ -252,20 +255,42 @@ function addWarning(turn, code, message) {
   $(".warnings", turn.node).append(el("li", { class: `warning warning-${code}`, role: "note" }, el("strong", {}, `${label}: `), message));
 }
 
-function highlighted(text, quote, around = Infinity) {
-  // The provision's text with the quoted words in a <mark>; a long provision is cut to the words around the quote.
-  const at = quote ? text.indexOf(quote) : -1;
+function highlighted(text, quotes, around = Infinity) {
+  // The provision's text with each quoted passage in a <mark>; a long provision is cut to the words around the quotes.
+  const spans = [];
+  for (const quote of [].concat(quotes || [])) {
+    const at = quote ? text.indexOf(quote) : -1;
+    if (at >= 0) spans.push([at, at + quote.length]);
+  }
+  const marks = mergedSpans(spans);
   const frag = document.createDocumentFragment();
-  if (at < 0) {
+  if (!marks.length) {
     frag.append(text.length > around ? text.slice(0, around * 2) + "…" : text);
     return { frag, found: false };
   }
-  const start = Math.max(0, at - around);
-  const end = Math.min(text.length, at + quote.length + around);
-  frag.append((start > 0 ? "…" : "") + text.slice(start, at));
-  frag.append(el("mark", {}, quote));
-  frag.append(text.slice(at + quote.length, end) + (end < text.length ? "…" : ""));
-  return { frag, found: true };
+  const windows = mergedSpans(marks.map(([s, e]) => [Math.max(0, s - around), Math.min(text.length, e + around)]));
+  for (const [from, to] of windows) {
+    if (from > 0) frag.append("…");
+    let at = from;
+    for (const [s, e] of marks) {
+      if (s < from || e > to) continue;
+      frag.append(text.slice(at, s), el("mark", {}, text.slice(s, e)));
+      at = e;
+    }
+    frag.append(text.slice(at, to));
+  }
+  if (windows[windows.length - 1][1] < text.length) frag.append("…");
+  return { frag, found: spans.length === [].concat(quotes || []).filter(Boolean).length };
+}
+
+function mergedSpans(spans) {
+  const merged = [];
+  for (const [s, e] of [...spans].sort((a, b) => a[0] - b[0])) {
+    const last = merged[merged.length - 1];
+    if (last && s <= last[1]) last[1] = Math.max(last[1], e);
+    else merged.push([s, e]);
+  }
+  return merged;
 }
 
 async function fetchProvision(docKey, fragment) {
@@ -283,29 +308,46 @@ async function fetchProvision(docKey, fragment) {
 }
 
 function addSource(turn, citation) {
-  const sources = $(".sources", turn.node);
-  sources.hidden = false;
-  const open = el("button", { type: "button", class: "ghost open-reader", onclick: () => openReader(citation) }, "Open in reader");
-  const text = el("blockquote", { class: "provision-text" }, el("span", { class: "muted" }, "Loading the provision…"));
-  const item = el("li", { class: "source", id: `source-${state.turns.indexOf(turn)}-${citation.index}`, dataset: { index: String(citation.index) } },
-    el("p", { class: "source-title" }, el("span", { class: "source-index" }, `[${citation.index}]`), ` ${citation.title}`),
-    el("p", { class: "source-section muted" }, [citation.section, citation.heading].filter(Boolean).join(" — ")),
-    text, open);
-  $(".source-list", sources).append(item);
-  fetchProvision(citation.doc_key, fragmentOf(citation.provision_id || citation.section_id))
+  // One card per cited section: it lists every [n] marker that cites it and highlights each quoted passage, so two
+  // quotes from one section never repeat its text.
+  $(".sources", turn.node).hidden = false;
+  const key = citation.section_id || citation.provision_id;
+  let card = turn.cards.get(key);
+  if (!card) {
+    const item = el("li", { class: "source", id: `source-${state.turns.indexOf(turn)}-${citation.index}` },
+      el("p", { class: "source-title" }, el("span", { class: "source-index" }), ` ${citation.title}`),
+      el("p", { class: "source-section muted" }, [citation.section, citation.heading].filter(Boolean).join(" — ")),
+      el("blockquote", { class: "provision-text" }, el("span", { class: "muted" }, "Loading the provision…")),
+      el("button", { type: "button", class: "ghost open-reader", onclick: () => openReader(citation) }, "Open in reader"));
+    card = { node: item, citations: [] };
+    turn.cards.set(key, card);
+    $(".source-list", turn.node).append(item);
+  }
+  card.citations.push(citation);
+  card.node.dataset.index = card.citations.map((c) => c.index).join(" ");
+  $(".source-index", card.node).textContent = card.citations.map((c) => `[${c.index}]`).join(" ");
+  renderSourceText(card);
+}
+
+function renderSourceText(card) {
+  const first = card.citations[0];
+  const quotes = card.citations.map((c) => c.quote);
+  const text = $("blockquote", card.node);
+  fetchProvision(first.doc_key, fragmentOf(first.provision_id || first.section_id))
     .then((view) => {
-      const { frag, found } = highlighted(view.section.text, citation.quote, 280);
+      const { frag, found } = highlighted(view.section.text, quotes, 280);
       text.replaceChildren(frag);
       text.dataset.quoteFound = String(found);
     })
     .catch((error) => {
-      text.replaceChildren(el("mark", {}, citation.quote), el("span", { class: "muted" }, ` (${error.message})`));
+      text.replaceChildren(...quotes.map((quote) => el("mark", {}, quote)), el("span", { class: "muted" }, ` (${error.message})`));
     });
 }
 
 function resetAnswer(turn) {
   turn.text = "";
   turn.citations = [];
+  turn.cards.clear();
   $(".source-list", turn.node).replaceChildren();
   $(".sources", turn.node).hidden = true;
 }
@@ -320,18 +362,49 @@ function finish(turn, final) {
   $(".answer", turn.node).dataset.state = "done";
   if (final.cached && !turn.warnings.some((w) => w.code === "cached_answer")) addWarning(turn, "cached_answer", "this question was answered and verified before; the same answer is shown.");
   if (!final.verified && !turn.warnings.length) addWarning(turn, "unverified_quote", "part of this answer could not be checked against its sources.");
-  if (final.abstained) {
-    turn.node.classList.add("abstained");
-    const searched = $(".searched", turn.node);
-    const queries = (final.research || []).map((step) => step.query).filter(Boolean);
-    searched.replaceChildren(
-      el("p", {}, el("strong", {}, "Not found in the sources. "), "Nothing in the documents I can search answers this, so I have not guessed."),
-      queries.length ? el("p", { class: "muted" }, `What I searched for: ${queries.map((q) => `“${q}”`).join(", ")}.`) : null,
-      el("p", { class: "muted" }, "Try other words, name the Act if you know it, or clear the filters."),
-    );
-    searched.hidden = false;
-  }
+  renderOutcome(turn);
   $(".turn-actions", turn.node).hidden = !turn.text;
+}
+
+// ---------- what kind of reply a turn is ----------
+
+const OUTCOME_LABELS = {
+  not_found: "Not found in the sources",
+  refused: "Refused: not a legal question",
+};
+
+function outcomeOf(turn) {
+  // A greeting or a request for more detail is a plain reply; otherwise the server's own word when it sends one,
+  // else read from the route and the final event.
+  if (turn.route === "conversational" || turn.route === "clarify") return "reply";
+  if (turn.final.outcome) return turn.final.outcome;
+  if (turn.route === "blocked") return "refused";
+  return turn.final.abstained ? "not_found" : "answered";
+}
+
+function renderOutcome(turn) {
+  // A label for a reply that is not an answer, said once: the answer's own words explain it, so the box adds only
+  // what they leave out (the searches, when the answer does not list them; the filters, when some are set).
+  const outcome = outcomeOf(turn);
+  turn.node.dataset.outcome = outcome;
+  turn.node.classList.toggle("abstained", outcome === "not_found");
+  turn.node.classList.toggle("refused", outcome === "refused");
+  const box = $(".searched", turn.node);
+  const label = OUTCOME_LABELS[outcome];
+  if (!label) {
+    box.replaceChildren();
+    box.hidden = true;
+    return;
+  }
+  const parts = [el("p", { class: "outcome-label" }, el("strong", {}, label))];
+  if (outcome === "not_found") {
+    const queries = (turn.final.research || []).map((step) => step.query).filter(Boolean);
+    const unsaid = queries.filter((q) => !turn.text.includes(q));
+    if (unsaid.length) parts.push(el("p", { class: "muted" }, `What I searched for: ${unsaid.map((q) => `“${q}”`).join(", ")}.`));
+    if (Object.keys(turn.filters || {}).length) parts.push(el("p", { class: "muted" }, "The filters you set narrowed the search; clearing them may find more."));
+  }
+  box.replaceChildren(...parts);
+  box.hidden = false;
 }
 
 function fail(turn, message, retry = true) {
@@ -352,7 +425,10 @@ async function ask(question) {
   }
   state.busy = true;
   $("#send").disabled = true;
+  const following = isFollowing();
   const turn = addTurn(question.trim());
+  turn.filters = filters();
+  if (following) revealTurn(turn);
   setStatus(turn, "Searching the law…", true);
   const answer = $(".answer", turn.node);
   let ended = false;
@@ -363,7 +439,7 @@ async function ask(question) {
       method: "POST",
       signal: controller.signal,
       headers: { "content-type": "application/json", accept: "text/event-stream", ...(await authHeaders()) },
-      body: JSON.stringify({ q: turn.question, session_id: state.sessionId, ...filters() }),
+      body: JSON.stringify({ q: turn.question, session_id: state.sessionId, ...turn.filters }),
     });
     if (response.status === 401) {
       saveToken(null);
@@ -373,13 +449,13 @@ async function ask(question) {
     }
     if (!response.ok) {
       const body = await response.json().catch(() => ({}));
-      const message = (body.error && body.error.message) || `The service answered HTTP ${response.status}.`;
-      fail(turn, `I could not ask that: ${message}`, response.status >= 500);
+      fail(turn, `I could not ask that: ${plainRequestError(body, response.status)}`, response.status >= 500);
       return;
     }
     const feed = sseParser((name, data) => {
       const event = JSON.parse(data);
       if (name === "meta") {
+        turn.route = event.route;
         setStatus(turn, "Writing the answer…", true);
       } else if (name === "token") {
         turn.text += event.text;
@@ -443,6 +519,64 @@ async function copyTurn(turn) {
   setTimeout(() => { done.textContent = ""; }, 2500);
 }
 
+// ---------- keeping up with the conversation ----------
+
+function isFollowing() {
+  // The reader follows the conversation unless they scrolled up far enough that the latest turn is out of sight
+  // below the window: then they are reading an earlier turn, and a new one must not pull the page away.
+  const last = state.turns[state.turns.length - 1];
+  return !last || last.node.getBoundingClientRect().top < window.innerHeight;
+}
+
+function revealTurn(turn) {
+  const calm = window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+  turn.node.scrollIntoView({ block: "start", behavior: calm ? "auto" : "smooth" });
+}
+
+// ---------- the question box: its length, and refusals in plain words ----------
+
+function characters(text) {
+  return [...text].length; // code points, as the API counts them
+}
+
+function questionProblem(text) {
+  const length = characters(text);
+  if (length <= QUESTION_LIMIT) return "";
+  return `Your question is ${length.toLocaleString("en")} characters long; the limit is ${QUESTION_LIMIT.toLocaleString("en")}. Please shorten it by ${(length - QUESTION_LIMIT).toLocaleString("en")}.`;
+}
+
+function updateCounter() {
+  const text = $("#question").value;
+  const length = characters(text);
+  const counter = $("#counter");
+  counter.hidden = length < COUNTER_FROM;
+  counter.textContent = counter.hidden ? "" : `${length.toLocaleString("en")} / ${QUESTION_LIMIT.toLocaleString("en")}`;
+  counter.classList.toggle("over", length > QUESTION_LIMIT);
+  const note = $("#question-note");
+  if (note.textContent && !questionProblem(text)) note.textContent = "";
+}
+
+function plainRequestError(body, status) {
+  // What the API refused, in words a person reads: fields by their plain names, never the wire names.
+  const error = (body && body.error) || {};
+  const details = Array.isArray(error.details) ? error.details : [];
+  const said = details.map((detail) => plainProblem(detail.field, detail.problem));
+  if (said.length) return said.join(" ");
+  if (status === 413) return "the question is too large to send.";
+  if (status === 422 || status === 400) return "the service could not read the question.";
+  return error.message || `the service answered HTTP ${status}.`;
+}
+
+function plainProblem(field, problem) {
+  const name = FIELD_NAMES[String(field || "").split(".")[0]] || "Part of the question";
+  const words = String(problem || "");
+  const most = /at most (\d+) character/.exec(words);
+  if (most) return `${name} is too long: the limit is ${Number(most[1]).toLocaleString("en")} characters.`;
+  if (/at least 1 character|required|missing/i.test(words)) return `${name} is empty.`;
+  if (/pattern|format|date/i.test(words)) return `${name} is not in the expected form.`;
+  return `${name} was not accepted.`;
+}
+
 // ---------- the reader ----------
 
 function sectionBlock(section, role, quote) {
@@ -473,11 +607,11 @@ async function showProvision(docKey, fragment, quote) {
       repealed ? `Repealed by ${repealed.by_section} of the ${repealed.by_title}: what it says may no longer be the law.` : "",
       view.section.part || "",
     ].filter(Boolean).join(" · ");
-    body.replaceChildren(
+    body.replaceChildren(...[
       view.previous ? sectionBlock(view.previous, "previous") : null,
       sectionBlock(view.section, "current", quote),
       view.next ? sectionBlock(view.next, "next") : null,
-    );
+    ].filter(Boolean));
     $("#reader-prev").disabled = !view.previous;
     $("#reader-next").disabled = !view.next;
     const mark = $(".current mark", body) || $(".current", body);
@@ -507,7 +641,7 @@ function openDeepLink() {
 // ---------- conversations kept in this browser ----------
 
 function saveConversation() {
-  const turns = state.turns.filter((t) => t.final).map((t) => ({ question: t.question, final: t.final }));
+  const turns = state.turns.filter((t) => t.final).map((t) => ({ question: t.question, route: t.route, final: t.final }));
   if (!turns.length) return;
   sessionStorage.setItem(STORE.session, JSON.stringify({ id: state.sessionId, turns }));
   const history = loadHistory().filter((h) => h.id !== state.sessionId);
@@ -535,6 +669,7 @@ function restore(conversation) {
   startConversation(conversation.id);
   for (const saved of conversation.turns) {
     const turn = addTurn(saved.question);
+    turn.route = saved.route || "";
     setStatus(turn, "", false);
     turn.node.setAttribute("aria-busy", "false");
     finish(turn, saved.final);
@@ -583,12 +718,17 @@ async function start() {
   const question = $("#question");
   $("#ask").addEventListener("submit", (event) => {
     event.preventDefault();
+    const problem = questionProblem(question.value);
+    $("#question-note").textContent = problem;
+    if (problem) return; // the question stays in the box, whole, for the reader to shorten
     if (!$("#ask").reportValidity()) return;
     const q = question.value;
     if (!q.trim() || state.busy) return;
     question.value = "";
+    updateCounter();
     ask(q);
   });
+  question.addEventListener("input", updateCounter);
   question.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
