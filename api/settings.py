@@ -304,6 +304,14 @@ class WebSettings(BaseModel):
         SecretStr(""), description="A passphrase that lets the page mint a short-lived HS256 token (development only)."
     )
     dev_token_ttl_s: int = Field(900, ge=60, le=86_400, description="Lifetime of a dev sign-in token.")
+    dev_signin_failures: int = Field(
+        5, ge=1, le=1000,
+        description="Wrong dev sign-in passphrases one client (address) may send within dev_signin_window_s; then "
+        "every attempt from it is refused with 429 and Retry-After until its oldest failure is that old.",
+    )  # fmt: skip
+    dev_signin_window_s: int = Field(
+        300, ge=1, le=86_400, description="The window, in seconds, over which dev_signin_failures are counted."
+    )
 
 
 class WhatsAppSettings(BaseModel):
@@ -516,9 +524,15 @@ class Settings(BaseSettings):
         if 0 < len(missing) < 4:
             names = ", ".join(f"GWETA_WHATSAPP__{m.upper()}" for m in missing)
             problems.append(f"whatsapp is half configured: set {names} too (or none of the four)")
-        if self.web.dev_signin_secret.get_secret_value() and not self.auth.jwt_secret.get_secret_value():
+        dev_secret = self.web.dev_signin_secret.get_secret_value()
+        if dev_secret and not self.auth.jwt_secret.get_secret_value():
             problems.append(
                 "web.dev_signin_secret mints HS256 tokens, so it needs auth.jwt_secret (GWETA_AUTH__JWT_SECRET)"
+            )
+        if dev_secret and len(dev_secret.encode()) < MIN_HS256_SECRET_BYTES:
+            problems.append(
+                f"web.dev_signin_secret (GWETA_WEB__DEV_SIGNIN_SECRET) must be at least {MIN_HS256_SECRET_BYTES} "
+                f"bytes, as auth.jwt_secret must: it is {len(dev_secret.encode())} (a short passphrase can be guessed)"
             )
         uses_firestore = [
             name

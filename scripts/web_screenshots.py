@@ -66,7 +66,7 @@ async def main(data_dir: Path) -> int:
             await shoot(browser, app.url, "phone-dark", 390, 844, dark=True)
         secret = "screenshot-secret-long-enough-for-hs256"
         locked = Settings(data_dir=data_dir, auth=AuthSettings(enabled=True, jwt_secret=secret),
-                          web=WebSettings(dev_signin_secret="dev", firebase_api_key="demo-key"))  # fmt: skip
+                          web=WebSettings(dev_signin_secret="d" * 32, firebase_api_key="demo-key"))  # fmt: skip
         with LiveServer(create_app(locked)) as app:
             context = await browser.new_context(viewport={"width": 1280, "height": 900})
             page = await context.new_page()

@@ -30,6 +30,6 @@ def test_no_input_makes_the_api_fail_or_break_its_schema(fuzzed_app: LiveServer)
     assert not report.failures, "\n\n".join(report.failures[:5])
     assert report.server_errors == 0
     assert report.internal_errors == 0 and report.endings["unfinished"] == 0, report.endings
-    assert report.streams >= 40 and report.endings["final"] >= 40  # the streams were read, not just their status
+    assert report.streams >= 20 and report.endings["final"] >= 20  # the streams were read, not just their status
     assert report.total >= 200 and len(report.cases) >= 5  # healthz and readyz take no input: one case each
     assert {"GET /api/v1/query/stream", "POST /api/v1/query/stream", "GET /api/v1/debug/retrieval"} <= set(report.cases)
