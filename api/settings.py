@@ -425,6 +425,21 @@ class IngestionSettings(BaseModel):
     max_file_mb: int = Field(
         128, ge=1, le=4096, description="Largest source file read, in MiB; a larger one is reported and left out."
     )
+    max_unpacked_mb: int = Field(
+        64, ge=1, le=4096,
+        description="Largest total uncompressed size, in MiB, of an archive-based file (DOCX, or any zip): one over "
+        "it is reported as failed and left out, before anything is unpacked.",
+    )  # fmt: skip
+    max_compression_ratio: int = Field(
+        100, ge=2, le=100_000,
+        description="Largest ratio of uncompressed to compressed size of an archive-based file, or of any member "
+        "over 1 MiB (a Word document's XML packs about 10 to 1; a zip bomb, hundreds to 1 or more).",
+    )  # fmt: skip
+    max_chunks_per_document: int = Field(
+        20_000, ge=1, le=10_000_000,
+        description="Most chunks one document may become (at most 2,400 characters each); a document over it is "
+        "reported as failed and nothing of it is stored or embedded.",
+    )  # fmt: skip
     tenant: str = Field(
         "", max_length=128, pattern=r"^[A-Za-z0-9._-]*$",
         description="Owner of what is ingested: only callers of this tenant see it. '' is the public corpus.",
