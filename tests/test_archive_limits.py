@@ -56,7 +56,7 @@ def test_a_zip_bomb_docx_is_refused_before_it_is_unpacked(tmp_path: Path) -> Non
     path = tmp_path / "bomb.docx"
     with pytest.raises(IngestionError, match=r"compressed [0-9,]+ to 1 .*ingestion.max_compression_ratio"):
         parse(path, bomb, ParseOptions())
-    with pytest.raises(IngestionError, match=r"unpacks to 2[01] MiB, over the 8 MiB limit \(ingestion.max_unpacked_mb\)"):
+    with pytest.raises(IngestionError, match=r"unpacks to 2[01] MiB, over the 8 MiB limit \(ingestion.max_unpacked_mb"):
         parse(path, bomb, ParseOptions(max_unpacked_bytes=8 * 2**20, max_compression_ratio=10**6))
     with pytest.raises(IngestionError, match="not a readable archive"):
         parse(path, b"PK\x03\x04" + b"\x00" * 100, ParseOptions())

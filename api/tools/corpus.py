@@ -120,14 +120,6 @@ class Corpus:
         """The manifest's version, hashed once: a corpus version is never changed, a new one is loaded."""
         return self.manifest.version
 
-    @functools.cached_property
-    def jurisdictions(self) -> set[str]:
-        return {c.jurisdiction for c in self.chunks.values() if c.jurisdiction}
-
-    @functools.cached_property
-    def titles(self) -> list[str]:
-        return sorted({entry.title for entry in self.manifest.documents.values()})
-
     def titles_for(self, tenant: str) -> list[str]:
         """Titles of the documents a caller of ``tenant`` may read: its own and the public corpus's."""
         return self.view_for(tenant).titles
