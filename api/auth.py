@@ -14,8 +14,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
 from urllib.parse import quote
@@ -24,8 +26,9 @@ import httpx
 import jwt
 from fastapi import Depends, Request
 
-from api.errors import BackendError, ForbiddenError, UnauthorizedError
+from api.errors import BackendError, ForbiddenError, TooManyRequestsError, UnauthorizedError
 from api.settings import AuthSettings, IdentitySettings
+from api.tools.cache import TTLCache
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +36,10 @@ log = logging.getLogger(__name__)
 TENANT_PATTERN = re.compile(r"^[A-Za-z0-9._-]{0,128}$")
 ROLE_PATTERN = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 MAX_ROLES = 32
+MAX_TOKEN_CHARS = 8192
+"""A token longer than this is refused unread: real tokens are well under 2 KB, and a huge one costs a signature
+check and a claims parse on every request it is sent with."""
+TIME_CLAIMS = ("exp", "nbf", "iat", "auth_time")
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +80,10 @@ def _is_text(value: str) -> bool:
 def _claims_caller(claims: dict[str, Any]) -> Caller:
     """A Caller from verified claims, refusing claims of the wrong shape rather than guessing what they mean."""
     subject, tenant, roles = claims.get("sub"), claims.get("tenant") or "", claims.get("roles", [])
+    for claim in TIME_CLAIMS:  # the JWT library reads "2000000000" as a number; a token of ours never says so
+        value = claims.get(claim)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise UnauthorizedError(f"the access token's {claim} claim must be a number (seconds since 1970)")
     if not isinstance(subject, str) or not subject or not _is_text(subject):
         raise UnauthorizedError("the access token's sub claim must be a non-empty string of text")
     if not isinstance(tenant, str) or not TENANT_PATTERN.match(tenant):
@@ -127,6 +138,8 @@ async def current_caller(request: Request) -> Caller:
         token = request.query_params.get("access_token", "")
     if not token:
         raise UnauthorizedError("this endpoint needs an access token (Authorization: Bearer <JWT>)")
+    if len(token) > MAX_TOKEN_CHARS:
+        raise UnauthorizedError(f"the access token is longer than {MAX_TOKEN_CHARS:,} characters")
     published: IdTokenVerifier | None = getattr(request.app.state.services, "id_tokens", None)
     if published is not None:  # identity.provider: keys published by Firebase or an OIDC provider
         return await published.verify(token.strip())
@@ -267,3 +280,29 @@ def admin_caller(caller: Annotated[Caller, Depends(current_caller)]) -> Caller:
 
 CallerDep = Annotated[Caller, Depends(current_caller)]
 AdminDep = Annotated[Caller, Depends(admin_caller)]
+
+
+class FailedAttempts:
+    """Failed guesses of a secret per client, in a sliding window: after ``limit`` failures within ``window_s`` a
+    client is refused, right or wrong, until its oldest failure ages out, so a passphrase cannot be guessed at
+    request speed. Clients are an LRU of ``tracked`` entries (each a few timestamps)."""
+
+    def __init__(
+        self, limit: int, window_s: float, tracked: int = 10_000, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.limit, self.window_s, self.clock = limit, window_s, clock
+        self._failures: TTLCache[list[float]] = TTLCache(window_s, tracked, clock=clock)
+
+    def _recent(self, client: str) -> list[float]:
+        since = self.clock() - self.window_s
+        return [t for t in self._failures.get(client) or [] if t > since]
+
+    def check(self, client: str) -> None:
+        """Raise TooManyRequestsError (with when to try again) if ``client`` has used up its failures."""
+        recent = self._recent(client)
+        if len(recent) >= self.limit:
+            wait = max(1, math.ceil(recent[0] + self.window_s - self.clock()))
+            raise TooManyRequestsError(f"too many wrong attempts; try again in {wait} s", retry_after_s=wait)
+
+    def failed(self, client: str) -> None:
+        self._failures.put(client, [*self._recent(client), self.clock()][-self.limit :])

@@ -13,9 +13,10 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 from pydantic import TypeAdapter
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match, Route
 
 from api.admission import AdmissionControl
-from api.auth import CallerDep
+from api.auth import CallerDep, FailedAttempts
 from api.errors import GwetaError, TooManyRequestsError, UnauthorizedError
 from api.middleware import BodyLimitMiddleware
 from api.observability import install_access_log_redaction
@@ -70,6 +71,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         settings.streams, settings.limits.streams_per_caller, slots=shared.slots, replay=shared.replay,
         state=settings.state,
     )  # fmt: skip
+    app.state.dev_signin_failures = FailedAttempts(settings.web.dev_signin_failures, settings.web.dev_signin_window_s)
     _install_error_handlers(app)
     _install_limits(app, settings)
     install_access_log_redaction(settings.privacy)
@@ -122,17 +124,30 @@ def _install_error_handlers(app: FastAPI) -> None:
         return error_response("bad_request", message, 422, details=problems)
 
     @app.exception_handler(StarletteHTTPException)
-    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         codes = {400: "bad_request", 404: "not_found", 405: "method_not_allowed"}
         message = exc.detail if isinstance(exc.detail, str) else "the request cannot be served"
+        headers = exc.headers
         if exc.status_code == 400:
             message = "the request body is not valid JSON"  # FastAPI's words name its parser
-        return error_response(codes.get(exc.status_code, "http_error"), message, exc.status_code, headers=exc.headers)
+        elif exc.status_code == 405:
+            headers = {**(exc.headers or {}), "Allow": ", ".join(allowed_methods(request))}
+        return error_response(codes.get(exc.status_code, "http_error"), message, exc.status_code, headers=headers)
 
     @app.exception_handler(Exception)
     async def unexpected(_: Request, exc: Exception) -> JSONResponse:
         log.error("unhandled %s", type(exc).__name__)  # uvicorn logs the traceback; the client never sees it
         return error_response("internal_error", "Something went wrong on our side.", 500)
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route of the app serves at the request's path: Starlette's 405 names only the first route
+    that matched the path, and a path served by one route per method (GET and POST) lists only one of them."""
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        if isinstance(route, Route) and route.methods and route.matches(request.scope)[0] is not Match.NONE:
+            methods |= route.methods
+    return sorted(methods)
 
 
 def _install_limits(app: FastAPI, settings: Settings) -> None:

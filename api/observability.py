@@ -9,7 +9,7 @@ import re
 import uuid
 from contextvars import ContextVar
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import quote, unquote_plus
 
 from langchain_core.callbacks import BaseCallbackHandler
 
@@ -67,19 +67,52 @@ def redact(text: str) -> str:
     return text
 
 
+_NAMED_CREDENTIAL = re.compile(
+    r"(?i)(?:^|[^a-z0-9_])(?:" + "|".join(sorted(CREDENTIAL_PARAMS)) + r")\s*[=:]"
+)  # a credential's name and its value's start, wherever a decoded target holds one
+_SAFE = "/[]:@!$'()*+,=~"  # written as they are; anything else (line breaks, quotes, spaces) percent-encoded
+
+
+def _decoded(text: str) -> str:
+    """``text`` percent-decoded until it no longer changes: a twice-encoded credential is still one."""
+    for _ in range(5):
+        plain = unquote_plus(text)
+        if plain == text:
+            break
+        text = plain
+    return text
+
+
+def _holds_credential(text: str) -> bool:
+    plain = _decoded(text)
+    return bool(_NAMED_CREDENTIAL.search(plain)) or redact(plain) != plain
+
+
+def _parameter(piece: str, privacy: PrivacySettings, question: bool) -> str:
+    """One ``name=value`` of a query string or of a path's matrix parameters, fit for a log."""
+    name, equals, value = piece.partition("=")
+    key = _decoded(name).strip().lower()
+    if key in CREDENTIAL_PARAMS or _holds_credential(name):
+        return f"{quote(_decoded(name), safe='')[:40]}={REDACTED}"
+    if question and key == "q":
+        return f"q={quote(describe_question(_decoded(value), privacy), safe=_SAFE)}"
+    if _holds_credential(value):
+        return f"{quote(_decoded(name), safe='')}={REDACTED}"
+    return quote(_decoded(name), safe="") + equals + quote(_decoded(value), safe=_SAFE)
+
+
 def redact_target(target: str, privacy: PrivacySettings) -> str:
-    """A request target (path and query string) fit for a log: credentials redacted, the question per privacy."""
+    """A request target (path and query string) fit for a log: credentials redacted in every form a URL can carry
+    them (query parameters split by ``&`` or ``;``, matrix parameters in the path, percent-encoded once or more,
+    or nested in another parameter's value), the question per privacy, and nothing that could forge a log line."""
     path, _, query = target.partition("?")
-    if not query:
-        return redact(path)
-    pairs = []
-    for name, value in parse_qsl(query, keep_blank_values=True):
-        if name.lower() in CREDENTIAL_PARAMS:
-            value = REDACTED
-        elif name == "q":
-            value = describe_question(value, privacy)
-        pairs.append((name, value))
-    return redact(f"{path}?{urlencode(pairs, safe='[]:')}")
+    segments = _decoded(path).split(";")  # matrix parameters: /documents;access_token=...
+    shown = quote(segments[0], safe=_SAFE) if not _holds_credential(segments[0]) else REDACTED
+    shown += "".join(";" + _parameter(p, privacy, question=False) for p in segments[1:])
+    if query:
+        pieces = [p for p in re.split(r"[&;]", query) if p]
+        shown += "?" + "&".join(_parameter(p, privacy, question=True) for p in pieces)
+    return redact(shown)
 
 
 class RedactingFilter(logging.Filter):

@@ -371,6 +371,14 @@ class WebSettings(BaseModel):
         SecretStr(""), description="A passphrase that lets the page mint a short-lived HS256 token (development only)."
     )
     dev_token_ttl_s: int = Field(900, ge=60, le=86_400, description="Lifetime of a dev sign-in token.")
+    dev_signin_failures: int = Field(
+        5, ge=1, le=1000,
+        description="Wrong dev sign-in passphrases one client (address) may send within dev_signin_window_s; then "
+        "every attempt from it is refused with 429 and Retry-After until its oldest failure is that old.",
+    )  # fmt: skip
+    dev_signin_window_s: int = Field(
+        300, ge=1, le=86_400, description="The window, in seconds, over which dev_signin_failures are counted."
+    )
 
 
 class WhatsAppSettings(BaseModel):
@@ -493,6 +501,21 @@ class IngestionSettings(BaseModel):
     max_file_mb: int = Field(
         128, ge=1, le=4096, description="Largest source file read, in MiB; a larger one is reported and left out."
     )
+    max_unpacked_mb: int = Field(
+        64, ge=1, le=4096,
+        description="Largest total uncompressed size, in MiB, of an archive-based file (DOCX, or any zip): one over "
+        "it is reported as failed and left out, before anything is unpacked.",
+    )  # fmt: skip
+    max_compression_ratio: int = Field(
+        100, ge=2, le=100_000,
+        description="Largest ratio of uncompressed to compressed size of an archive-based file, or of any member "
+        "over 1 MiB (a Word document's XML packs about 10 to 1; a zip bomb, hundreds to 1 or more).",
+    )  # fmt: skip
+    max_chunks_per_document: int = Field(
+        20_000, ge=1, le=10_000_000,
+        description="Most chunks one document may become (at most 2,400 characters each); a document over it is "
+        "reported as failed and nothing of it is stored or embedded.",
+    )  # fmt: skip
     tenant: str = Field(
         "", max_length=128, pattern=r"^[A-Za-z0-9._-]*$",
         description="Owner of what is ingested: only callers of this tenant see it. '' is the public corpus.",
@@ -600,9 +623,15 @@ class Settings(BaseSettings):
         if 0 < len(missing) < 4:
             names = ", ".join(f"GWETA_WHATSAPP__{m.upper()}" for m in missing)
             problems.append(f"whatsapp is half configured: set {names} too (or none of the four)")
-        if self.web.dev_signin_secret.get_secret_value() and not self.auth.jwt_secret.get_secret_value():
+        dev_secret = self.web.dev_signin_secret.get_secret_value()
+        if dev_secret and not self.auth.jwt_secret.get_secret_value():
             problems.append(
                 "web.dev_signin_secret mints HS256 tokens, so it needs auth.jwt_secret (GWETA_AUTH__JWT_SECRET)"
+            )
+        if dev_secret and len(dev_secret.encode()) < MIN_HS256_SECRET_BYTES:
+            problems.append(
+                f"web.dev_signin_secret (GWETA_WEB__DEV_SIGNIN_SECRET) must be at least {MIN_HS256_SECRET_BYTES} "
+                f"bytes, as auth.jwt_secret must: it is {len(dev_secret.encode())} (a short passphrase can be guessed)"
             )
         uses_firestore = [
             name

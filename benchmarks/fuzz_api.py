@@ -1,5 +1,6 @@
 """A longer schemathesis run over the API than CI's: valid and invalid inputs for every operation, each response
-checked for 5xx and against the schema (statuses, content types, headers, bodies, every SSE event).
+checked for 5xx and against the schema (statuses, content types, headers, bodies, every SSE event), and every event
+stream read to its end: one that ends in an ``internal_error`` event, or with no ``final`` or ``error``, fails.
 
 Usage:
     python benchmarks/fuzz_api.py [--examples 150] [--seed 0] [--out benchmarks/results/fuzz_api.md]
@@ -59,13 +60,21 @@ def main() -> None:
         f"`python benchmarks/fuzz_api.py --examples {args.examples} --seed {args.seed}`: schemathesis "
         f"{__import__('schemathesis').__version__}, positive and negative cases per operation, checks "
         "not_a_server_error, status_code_conformance, content_type_conformance, response_headers_conformance, "
-        "response_schema_conformance (SSE events included). App on the sample corpus under uvicorn, rate limit off.",
+        "response_schema_conformance (SSE events included); every 200 event stream read to its end, and one that "
+        "ends in an `internal_error` event or with no `final`/`error` event counted as a failure. App on the sample "
+        "corpus under uvicorn, rate limit off.",
         "",
-        "| run | requests | 5xx | failed checks | seconds |",
-        "| --- | --- | --- | --- | --- |",
+        "| run | requests | 5xx | streams read | ended `final` | ended `error` (other) | `internal_error` | unfinished "
+        "| failed checks | seconds |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for name, (report, seconds) in results.items():
-        lines.append(f"| {name} | {report.total} | {report.server_errors} | {len(report.failures)} | {seconds:.0f} |")
+        other = sum(n for ending, n in report.endings.items() if ending.startswith("error:")) - report.internal_errors
+        lines.append(
+            f"| {name} | {report.total} | {report.server_errors} | {report.streams} | {report.endings['final']} "
+            f"| {other} | {report.internal_errors} | {report.endings['unfinished']} | {len(report.failures)} "
+            f"| {seconds:.0f} |"
+        )
     for name, (report, _) in results.items():
         lines += ["", f"## {name}: responses by operation and status", "", "| operation | status | count |",
                   "| --- | --- | --- |"]  # fmt: skip
@@ -74,7 +83,7 @@ def main() -> None:
         if report.failures:
             lines += ["", "Failures:", "", *(f"- {f}" for f in report.failures[:20])]
     publish(lines, args.out)
-    if any(r.failures or r.server_errors for r, _ in results.values()):
+    if any(r.failures or r.server_errors or r.internal_errors for r, _ in results.values()):
         raise SystemExit(1)
 
 

@@ -65,12 +65,16 @@ class Ingestor:
     def __init__(self, tools: IngestionTools) -> None:
         self.tools = tools
         config = tools.settings.ingestion
-        self.options = ParseOptions(ocr=build_ocr(config), max_file_bytes=config.max_file_mb * 2**20)
+        self.options = ParseOptions(
+            ocr=build_ocr(config), max_file_bytes=config.max_file_mb * 2**20,
+            max_unpacked_bytes=config.max_unpacked_mb * 2**20, max_compression_ratio=config.max_compression_ratio,
+        )  # fmt: skip
         self.parse_workers = config.parse_workers or max(1, os.cpu_count() or 1)
         self.clock = StageClock()
         self.writer = DocumentWriter(
-            tools.store, tools.embedder, tools.vectors, self.clock, config.max_chunk_tokens, config.tenant
-        )
+            tools.store, tools.embedder, tools.vectors, self.clock, config.max_chunk_tokens, config.tenant,
+            config.max_chunks_per_document,
+        )  # fmt: skip
 
     def _check_embedder(self, manifest: Manifest) -> None:
         """Record the embedder; a different one than the manifest's means every document is embedded again."""

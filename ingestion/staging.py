@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from api.errors import GwetaError
+from api.errors import GwetaError, IngestionError
 from api.schemas.documents import Chunk, Document
 from api.tools.corpus import MANIFEST_KEY, Manifest, ManifestEntry, chunks_object_key, doc_object_key
 from api.tools.embeddings import Embedder
@@ -89,9 +89,11 @@ class DocumentWriter:
         clock: StageClock,
         max_chunk_tokens: int = 200,
         tenant: str = "",
+        max_chunks: int = 20_000,
     ) -> None:
         self.store, self.embedder, self.vectors, self.clock = store, embedder, vectors, clock
         self.max_chunk_tokens = max_chunk_tokens
+        self.max_chunks = max_chunks
         self.tenant = tenant
         self._manifest_saved = 0.0
 
@@ -110,6 +112,11 @@ class DocumentWriter:
         with self.clock.timed("chunk"):
             chunks = await asyncio.to_thread(
                 chunk_document, document, self.embedder.count_tokens, self.max_chunk_tokens
+            )
+        if len(chunks) > self.max_chunks:  # refused before anything of it is stored or embedded
+            raise IngestionError(
+                f"{document.title or document.doc_key} makes {len(chunks):,} chunks, over the {self.max_chunks:,} "
+                "one document may (ingestion.max_chunks_per_document)"
             )
         progress("chunks", 0, len(chunks))
         with self.clock.timed("store_objects"):

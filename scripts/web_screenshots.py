@@ -104,7 +104,7 @@ async def main(data_dir: Path) -> int:
                     await shoot(browser, app.url, f"{device}-dark" if dark else device, width, height, dark)
         secret = "screenshot-secret-long-enough-for-hs256"
         locked = Settings(data_dir=data_dir, auth=AuthSettings(enabled=True, jwt_secret=secret),
-                          web=WebSettings(dev_signin_secret="dev", firebase_api_key="demo-key"))  # fmt: skip
+                          web=WebSettings(dev_signin_secret="d" * 32, firebase_api_key="demo-key"))  # fmt: skip
         with LiveServer(create_app(locked)) as app:
             context = await browser.new_context(viewport={"width": 1280, "height": 800})
             page = await context.new_page()

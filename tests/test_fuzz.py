@@ -1,5 +1,6 @@
 """Schemathesis over our own OpenAPI schema, against the app under a real uvicorn: valid and invalid inputs for every
-operation; no answer may be a 5xx or stray from what the schema promises. ``benchmarks/fuzz_api.py`` runs longer."""
+operation; no answer may be a 5xx or stray from what the schema promises, and every event stream, read to its end,
+must end in a ``final`` or an ``error`` other than ``internal_error``. ``benchmarks/fuzz_api.py`` runs longer."""
 
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,5 +29,7 @@ def test_no_input_makes_the_api_fail_or_break_its_schema(fuzzed_app: LiveServer)
     report = run_fuzz(fuzzed_app.url, EXAMPLES)
     assert not report.failures, "\n\n".join(report.failures[:5])
     assert report.server_errors == 0
+    assert report.internal_errors == 0 and report.endings["unfinished"] == 0, report.endings
+    assert report.streams >= 20 and report.endings["final"] >= 20  # the streams were read, not just their status
     assert report.total >= 200 and len(report.cases) >= 5  # healthz and readyz take no input: one case each
     assert {"GET /api/v1/query/stream", "POST /api/v1/query/stream", "GET /api/v1/debug/retrieval"} <= set(report.cases)

@@ -23,6 +23,7 @@ CHROMIUM_ARGS = [
     "--disable-sync", "--no-first-run",
 ]  # fmt: skip
 SECRET = "test-secret-that-is-long-enough-for-hs256"
+DEV_PASS = "a dev passphrase as long as a secret must be"  # 32 bytes at least, as the JWT secret
 TIMEOUT_MS = 30_000
 expect.set_options(timeout=TIMEOUT_MS)  # the machine under test may be slow; waiting is not what is tested
 
@@ -272,7 +273,7 @@ async def test_sign_in_is_required_and_the_token_never_enters_a_url(
     with LiveServer(firebase.app) as auth_server:
         web = WebSettings(firebase_api_key="web-api-key", firebase_project_id="gweta-test",
                           firebase_auth_url=auth_server.url, firebase_token_url=auth_server.url,
-                          dev_signin_secret="dev-pass")  # fmt: skip
+                          dev_signin_secret=DEV_PASS)  # fmt: skip
         auth = AuthSettings(enabled=True, jwt_secret=SECRET)
         with LiveServer(create_app(Settings(data_dir=private_data_dir, auth=auth, web=web))) as app:
             page = await context.new_page()
@@ -304,7 +305,7 @@ async def test_sign_in_is_required_and_the_token_never_enters_a_url(
             # Signing out and in with the dev sign-in works too.
             await page.locator("#sign-out").click()
             await page.locator("#dev-name").fill("tester")
-            await page.locator("#dev-passphrase").fill("dev-pass")
+            await page.locator("#dev-passphrase").fill(DEV_PASS)
             await page.get_by_role("button", name="Sign in (development)").click()
             await expect(page.locator("#who")).to_have_text("Signed in as tester")
             await ask(page, "How much deposit can a landlord ask for?")
@@ -319,7 +320,7 @@ async def test_sign_in_is_required_and_the_token_never_enters_a_url(
 async def test_an_expired_token_leads_back_to_sign_in_without_a_spinner(
     private_data_dir: Path, context: BrowserContext
 ) -> None:
-    web = WebSettings(dev_signin_secret="dev-pass", dev_token_ttl_s=60)
+    web = WebSettings(dev_signin_secret=DEV_PASS, dev_token_ttl_s=60)
     auth = AuthSettings(enabled=True, jwt_secret=SECRET, leeway_s=0)
     with LiveServer(create_app(Settings(data_dir=private_data_dir, auth=auth, web=web))) as app:
         page = await context.new_page()

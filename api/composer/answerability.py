@@ -264,8 +264,9 @@ def evidence_features(
         stems = [stem(t) for t in tokenize(f"{chunk.title} {chunk.section_heading} {chunk.text}")]
         have = set(stems)
         covered = {w for w in words if families[w] & have}
-        coverage = max(coverage, len(covered) / len(words))
-        coverage_idf = max(coverage_idf, sum(weight[w] for w in covered) / sum(weight.values()))
+        if words:  # a question of only short, numeric or question words ("x", "123") covers nothing
+            coverage = max(coverage, len(covered) / len(words))
+            coverage_idf = max(coverage_idf, sum(weight[w] for w in covered) / sum(weight.values()))
         key_covered = max(key_covered, float(rarest in covered))
         pairs = max(pairs, pairs_near(words, families, stems))
         if quantity == 0.0:

@@ -8,12 +8,13 @@ import time
 from pathlib import Path
 
 import jwt
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.types import ASGIApp
 
+from api.auth import FailedAttempts
 from api.deps import SettingsDep
 from api.errors import ForbiddenError, NotFoundError
 from api.schemas.errors import error_responses
@@ -69,13 +70,18 @@ async def web_config(settings: SettingsDep) -> WebConfig:
     )  # fmt: skip
 
 
-@router.post("/api/v1/web/dev-token", responses=error_responses(400, 403, 404, 413, 422))
-async def dev_token(settings: SettingsDep, body: DevSignIn) -> TokenGrant:
-    """A short-lived HS256 token for development sign-in; exists only while a dev secret is configured."""
+@router.post("/api/v1/web/dev-token", responses=error_responses(400, 403, 404, 413, 422, 429))
+async def dev_token(request: Request, settings: SettingsDep, body: DevSignIn) -> TokenGrant:
+    """A short-lived HS256 token for development sign-in; exists only while a dev secret is configured. A client
+    that sent ``web.dev_signin_failures`` wrong passphrases lately is refused (429), right or wrong, for a while."""
     secret = settings.web.dev_signin_secret.get_secret_value()
     if not secret:
         raise NotFoundError("Not Found")
+    failures: FailedAttempts = request.app.state.dev_signin_failures
+    client = request.client.host if request.client else "unknown"
+    failures.check(client)
     if not hmac.compare_digest(body.passphrase.encode(), secret.encode()):
+        failures.failed(client)
         log.warning("dev sign-in refused for %r", body.name)
         raise ForbiddenError("that passphrase is not right")
     now = int(time.time())

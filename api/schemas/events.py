@@ -57,7 +57,9 @@ class MetaEvent(BaseModel):
     trace_id: str
     session_id: str
     route: Route | Literal["unknown"] = Field(description="'unknown' when the question failed before it was routed.")
-    corpus_version: str
+    corpus_version: str = Field(
+        description="The version of the documents the caller may read (theirs and the public corpus's)."
+    )
     budgets: dict[str, float | int]
 
 

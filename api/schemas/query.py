@@ -18,7 +18,8 @@ from pydantic import AfterValidator, BaseModel, Field, ValidationInfo, field_val
 
 MAX_QUESTION_CHARS = 2000
 # ASCII digits only: a regex's \d also matches full-width and other scripts' digits.
-DATE_PATTERN = r"^[0-9]{4}(-[0-9]{2}(-[0-9]{2})?)?$"
+# Years 0001-9999, months 01-12, days 01-31: what the schema can say; the validator also refuses days a month lacks.
+DATE_PATTERN = r"^([1-9][0-9]{3}|0[1-9][0-9]{2}|00[1-9][0-9]|000[1-9])(-(0[1-9]|1[0-2])(-(0[1-9]|[12][0-9]|3[01]))?)?$"
 SESSION_ID_PATTERN = r"^[A-Za-z0-9._:-]+$"
 FILTER_NAMES = ("jurisdiction", "doc_type", "law_id", "date_from", "date_to")
 PRINTABLE = r"^[^\x00-\x1f\x7f]*$"

@@ -16,6 +16,7 @@ import hashlib
 import logging
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from pydantic import BaseModel, Field
@@ -83,6 +84,22 @@ class Manifest(BaseModel):
         return cls() if raw is None else cls.model_validate(raw)
 
 
+TENANT_VIEWS = 1024
+"""Tenants whose view of the corpus is kept (each is a few counts and its titles); the oldest goes first."""
+
+
+@dataclass(frozen=True, slots=True)
+class TenantView:
+    """The corpus as a caller of one tenant may know it: its own documents and the public corpus's."""
+
+    version: str
+    """The version of what the caller may read: another tenant's ingest does not change it."""
+    documents: int
+    chunks: int
+    titles: list[str]
+    jurisdictions: frozenset[str]
+
+
 class Corpus:
     """Read-only view of one corpus version, loaded once at start-up."""
 
@@ -104,31 +121,43 @@ class Corpus:
         # Parent documents fetched for small-to-big expansion: kept an hour, the most recently used few hundred.
         self._docs: TTLCache[Document] = TTLCache(DOCUMENT_CACHE_S, DOCUMENT_CACHE_ENTRIES)
         self.fetches = 0
-        self._titles_for: dict[str, list[str]] = {}
+        self._views: dict[str, TenantView] = {}
 
     @functools.cached_property
     def version(self) -> str:
         """The manifest's version, hashed once: a corpus version is never changed, a new one is loaded."""
         return self.manifest.version
 
-    @functools.cached_property
-    def jurisdictions(self) -> set[str]:
-        return {c.jurisdiction for c in self.chunks.values() if c.jurisdiction}
-
-    @functools.cached_property
-    def titles(self) -> list[str]:
-        return sorted({entry.title for entry in self.manifest.documents.values()})
-
     def titles_for(self, tenant: str) -> list[str]:
         """Titles of the documents a caller of ``tenant`` may read: its own and the public corpus's."""
-        if (titles := self._titles_for.get(tenant)) is None:
+        return self.view_for(tenant).titles
+
+    def jurisdictions_for(self, tenant: str) -> set[str]:
+        """Jurisdictions of the documents a caller of ``tenant`` may read."""
+        return set(self.view_for(tenant).jurisdictions)
+
+    def view_for(self, tenant: str) -> TenantView:
+        """What a caller of ``tenant`` may know of the corpus (its own documents and the public corpus's): worked
+        out once per tenant and corpus version. Replies that describe the corpus read this, never the whole
+        corpus, so nothing a caller sees depends on another tenant's documents."""
+        if (view := self._views.get(tenant)) is None:
             readable = {"", tenant}
-            titles = sorted({
-                entry.title for entry in self.manifest.documents.values()
+            keys = [
+                key for key, entry in self.manifest.documents.items()
                 if entry.chunk_ids and (c := self.chunks.get(entry.chunk_ids[0])) is not None and c.tenant in readable
-            })  # fmt: skip
-            self._titles_for[tenant] = titles
-        return titles
+            ]  # fmt: skip
+            chunks = [c for c in self.chunks.values() if c.tenant in readable]
+            shown = Manifest(embedder=self.manifest.embedder, dimensions=self.manifest.dimensions,
+                             documents={k: self.manifest.documents[k] for k in keys})  # fmt: skip
+            view = TenantView(
+                version=shown.version, documents=len(keys), chunks=len(chunks),
+                titles=sorted({self.manifest.documents[k].title for k in keys}),
+                jurisdictions=frozenset(c.jurisdiction for c in chunks if c.jurisdiction),
+            )  # fmt: skip
+            if len(self._views) >= TENANT_VIEWS:
+                self._views.pop(next(iter(self._views)))
+            self._views[tenant] = view
+        return view
 
     def __len__(self) -> int:
         return len(self.chunks)

@@ -8,6 +8,8 @@ before are read again.
 from __future__ import annotations
 
 import hashlib
+import io
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +25,8 @@ class ParseOptions:
 
     ocr: OcrEngine | None = None
     max_file_bytes: int = 128 * 2**20  # a larger file is refused before it is read
+    max_unpacked_bytes: int = 64 * 2**20  # an archive (DOCX) unpacking to more is refused before it is unpacked
+    max_compression_ratio: float = 100.0  # …and one packed tighter than this, as a whole or in a large member
 
 
 Parser = Callable[[Path, bytes, ParseOptions], list[Document]]
@@ -40,8 +44,49 @@ def register(*suffixes: str, version: str) -> Callable[[Parser], Parser]:
     return add
 
 
+ARCHIVE_SUFFIXES = frozenset({".docx", ".docm", ".dotx", ".xlsx", ".pptx", ".odt", ".ods", ".epub", ".zip"})
+"""Zip-based formats: each is checked against the archive limits before its parser unpacks it."""
+
+
 def parse(path: Path, data: bytes, options: ParseOptions | None = None) -> list[Document]:
-    return parser_for(path)(path, data, options or ParseOptions())
+    options = options or ParseOptions()
+    parser = parser_for(path)
+    if path.suffix.lower() in ARCHIVE_SUFFIXES or data[:4] == b"PK\x03\x04":
+        check_archive(path, data, options)
+    return parser(path, data, options)
+
+
+LARGE_MEMBER = 2**20
+"""Members smaller than this are not held to the compression ratio (a small, repetitive XML part packs tightly)."""
+MAX_MEMBERS = 10_000
+
+
+def check_archive(path: Path, data: bytes, options: ParseOptions) -> None:
+    """Refuse a zip whose members, as its directory declares them, unpack to more than ``max_unpacked_bytes`` or at
+    a ratio over ``max_compression_ratio``: read from the directory alone, before anything is unpacked. Python's
+    zipfile stops a member at its declared size (and fails its CRC check), so a member that lies unpacks no more."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, ValueError, OSError):
+        raise IngestionError(f"{path.name} is not a readable archive (its zip directory is damaged)") from None
+    if len(members) > MAX_MEMBERS:
+        raise IngestionError(f"{path.name} holds {len(members):,} files, over the {MAX_MEMBERS:,} an archive may")
+    unpacked = sum(m.file_size for m in members)
+    if unpacked > options.max_unpacked_bytes:
+        raise IngestionError(
+            f"{path.name} unpacks to {unpacked / 2**20:,.0f} MiB, over the {options.max_unpacked_bytes / 2**20:,.0f} "
+            "MiB limit (ingestion.max_unpacked_mb)"
+        )
+    ratios = [(unpacked / max(1, len(data)), "as a whole")] + [
+        (m.file_size / max(1, m.compress_size), m.filename[:80]) for m in members if m.file_size >= LARGE_MEMBER
+    ]
+    ratio, where = max(ratios)
+    if ratio > options.max_compression_ratio:
+        raise IngestionError(
+            f"{path.name} is compressed {ratio:,.0f} to 1 ({where}), over the {options.max_compression_ratio:,.0f} "
+            "to 1 limit (ingestion.max_compression_ratio): a zip bomb, or an archive made to look small"
+        )
 
 
 def source_fingerprint(path: Path, data_digest: str, options: ParseOptions) -> str:

@@ -142,7 +142,7 @@ class QueryOrchestrator:
             meta_sent = True
             meta = MetaEvent(
                 trace_id=trace_id, session_id=request.session_id, route=route or "unknown",
-                corpus_version=self.deps.corpus.version, budgets=self.budgets(),
+                corpus_version=self.deps.corpus.view_for(caller.tenant).version, budgets=self.budgets(),
             )  # fmt: skip
             return [meta, *early]
 

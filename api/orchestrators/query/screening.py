@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from api.composer.answerability import meaning_words
 from api.schemas.events import Route
 from api.tools.bm25 import tokenize
 
@@ -150,6 +151,8 @@ def classify_intent(question: str, covered: set[str]) -> tuple[Intent, str]:
         return "out_of_scope", f"asks about {code} law"
     if set(tokenize(question)) <= VAGUE_WORDS:
         return "clarify", "nothing specific to search for"
+    if not meaning_words(question):  # only short words, numbers or question words ("x", "123", "why?")
+        return "clarify", "no word to search for"
     return "rag_qa", "legal question"
 
 

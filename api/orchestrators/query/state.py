@@ -91,7 +91,7 @@ class QueryState:
     hits: Annotated[list[HitRef], operator.add] = field(default_factory=list)
     """Fused retrieval results, best first; each research step adds the ones earlier steps did not have."""
     searched: int = 0
-    """How many passages the corpus held when it was searched (said in abstentions)."""
+    """How many passages the caller could read when the corpus was searched (said in abstentions)."""
     answer: str = ""
     """The final answer text, with [n] citation markers."""
     citations: list[dict[str, Any]] = field(default_factory=list)

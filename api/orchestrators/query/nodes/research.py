@@ -135,7 +135,7 @@ async def research(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdat
     timings = {f"research_{len(state.steps) + 1}": ms(start)}
     timings.update({k: v for k, v in found.timings.items() if k.startswith(("retrieve_", "fuse", "rerank", "cache"))})
     update = QueryUpdate(
-        hits=added, searched=len(deps.corpus), warnings=warnings, llm=made, timings=timings,
+        hits=added, searched=deps.corpus.view_for(state.tenant).chunks, warnings=warnings, llm=made, timings=timings,
         relevant_sections=[graded_own[i].chunk.section_id for i in relevant] if graded else [],
     )  # fmt: skip
     if planned:

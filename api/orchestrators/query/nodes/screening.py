@@ -91,7 +91,7 @@ async def classify_intent(state: QueryState, runtime: Runtime[QueryDeps]) -> Que
     evidence is strong, else a quick model call may decide."""
     start = time.perf_counter()
     deps = runtime.context
-    covered = deps.corpus.jurisdictions
+    covered = deps.corpus.jurisdictions_for(state.tenant)
     route: Route
     route, reason = classify_intent_of(state.query, covered)
     update = QueryUpdate()
@@ -127,7 +127,7 @@ async def classify_intent(state: QueryState, runtime: Runtime[QueryDeps]) -> Que
 
 async def respond(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
     """Answer without retrieval: a blocked message, a greeting, a request to clarify, or out of scope."""
-    corpus = runtime.context.corpus
+    view = runtime.context.corpus.view_for(state.tenant)  # never another tenant's titles or jurisdictions
     tracker = CitationTracker([], runtime.stream_writer)
-    stream_words(reply(state.route, state.route_reason, corpus.titles, corpus.jurisdictions), tracker)
+    stream_words(reply(state.route, state.route_reason, view.titles, set(view.jurisdictions)), tracker)
     return finish(state, tracker, abstained=True)
