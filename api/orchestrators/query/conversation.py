@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from api.composer.support import content_terms, same_family
+from api.composer.support import content_terms, same_family, topic_terms
 
 FOLLOW_UP_START = re.compile(
     r"^\s*(and|but|also|so|or|then|what if|what about|how about|and if|in that case|if so|same for)\b", re.I
@@ -37,11 +37,6 @@ NAMED_LAW = re.compile(
     r"\b[A-Z][\w'’-]*(?:\s+(?:[A-Z(][\w'’()-]*|of|and|for|on|in|the|&))*\s+(?:Act|Code|Ordinance|Regulations)\b"
 )
 DEFINITION = re.compile(r"[\"“]\s*([^\"”]{2,60}?)\s*[\"”]\s+(?:means|includes|has the meaning)\b")
-QUESTION_FILLER = frozenset(
-    "about much many need needed needs allowed happen happens happened get gets got still just really want wants "
-    "know tell possible legal lawful okay ok right way ways thing things".split()
-)
-"""Words of how a question is asked rather than what it is about: never a subject, never a topic to suggest."""
 _LEADING = re.compile(r"^\s*(and|but|also|so|then)\b[\s,]*", re.I)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 
@@ -82,11 +77,6 @@ def defined_terms(texts: Iterable[str]) -> frozenset[str]:
         for match in DEFINITION.finditer(text):
             found |= content_terms(match.group(1))
     return frozenset(found)
-
-
-def topic_terms(text: str) -> set[str]:
-    """The content stems of ``text`` less the words of how a question is asked (``QUESTION_FILLER``)."""
-    return content_terms(text) - {stem for word in QUESTION_FILLER for stem in content_terms(word)}
 
 
 def _in(stem: str, stems: Iterable[str]) -> bool:
