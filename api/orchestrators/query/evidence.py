@@ -129,18 +129,17 @@ def suggestions(asked: str, found: Sequence[Chunk]) -> str:
     near: dict[str, Chunk] = {}
     held: dict[str, set[str]] = {}
     for chunk in found:
-        words = {
-            t for t in topic if any(same_family(t, w) for w in content_terms(f"{chunk.section_heading} {chunk.text}"))
-        }
-        if words and chunk.section_heading:
+        terms = content_terms(f"{chunk.section_heading} {chunk.text}")
+        holds = {t for t in topic if any(same_family(t, w) for w in terms)}
+        if holds and chunk.section_heading:
             near.setdefault(chunk.section_id, chunk)
-            held[chunk.section_id] = held.get(chunk.section_id, set()) | words
+            held[chunk.section_id] = held.get(chunk.section_id, set()) | holds
     if not near:
         return ""
     shown = list(near.values())[:NEARBY]
     listing = "; ".join(f"section {c.section_number} of the {c.title} ({c.section_heading})" for c in shown)
     act = Counter(c.title for c in near.values()).most_common(1)[0][0]
-    said = set().union(*(held[c.section_id] for c in near.values() if c.title == act))
+    said: set[str] = set().union(*(held[c.section_id] for c in near.values() if c.title == act))
     words = list(dict.fromkeys(w.lower() for w in _WORD.findall(asked) if topic_terms(w) & said))[:3]
     ask = f" You could ask, for example, “What does the {act} say about {' '.join(words)}?”" if words else ""
     return f"The nearest provisions I found are {listing}.{ask}"
