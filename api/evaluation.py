@@ -16,6 +16,7 @@ import asyncio
 import dataclasses
 import json
 import math
+import re
 import statistics
 import time
 import uuid
@@ -348,7 +349,7 @@ async def evaluate_answers(
             # A session of its own per run: the data dir's checkpoints keep sessions, and a re-run that asked in the
             # same one would answer a follow-up (a real model repeated the earlier run's abstention from history).
             # A conversation's turns share their conversation's.
-            session = f"eval-{run.run_id}-{label}-{record.get('session', qid)}"
+            session = re.sub(r"[^A-Za-z0-9._:-]", ".", f"eval-{run.run_id}-{label}-{record.get('session', qid)}")
             line["answers"][label] = await answer_one(orchestrator, record, session)
         run.lines.append(line)
         if trace is not None:

@@ -18,8 +18,10 @@ from api.orchestrators.query.conversation import (
     subject_terms,
 )
 from api.settings import Settings
-from tests.servers import LiveServer
+from tests.servers import FakeOpenAI, LiveServer, Reply, answer_json
 from tests.sse import collect
+from tests.test_agent import DEPOSIT as DEPOSIT_QUESTION
+from tests.test_agent import VERBATIM, ask
 from tests.test_stream import assert_contract
 
 DEPOSIT = Previous(
@@ -41,6 +43,7 @@ DISMISSAL = Previous(
     [
         ("And can the landlord keep it when I leave?", DEPOSIT, "Can the landlord keep the deposit when I leave?"),
         ("How much notice is needed?", DISMISSAL, "How much notice is needed (employer, dismiss)?"),
+        ("Is it the same for her?", DISMISSAL, "Is the employer the same for her (dismiss)?"),
         ("What about a deposit for a room?", DEPOSIT, "What about a deposit for a room (landlord)?"),
         ("And when must she be paid?", DISMISSAL, "When must she be paid (employer, dismiss)?"),
         # The subject is said already: nothing to add.
@@ -111,3 +114,21 @@ async def test_follow_ups_are_answered_from_the_conversation_without_a_model(pri
     quotes = [c["quote"] for c in refund["citations"]]  # type: ignore[attr-defined]
     assert not deposit["abstained"] and any(q.startswith("Within fourteen days after the lease ends") for q in quotes)
     assert all(c["doc_key"] == "sample/act/2024/3" for c in refund["citations"])  # type: ignore[attr-defined]
+
+
+async def test_with_a_model_its_rewrite_is_taken_only_when_it_keeps_what_the_follow_up_asks(
+    private_data_dir: Path,
+) -> None:
+    refund = "“Within fourteen days after the lease ends, the landlord shall refund the deposit.” [1]"
+    upstream = FakeOpenAI([Reply([VERBATIM]), Reply([refund]), Reply([refund])], {"rewrite": [
+        answer_json({"question": "How much deposit can a landlord require?"}),  # asks the first question again
+        answer_json({"question": "When must a landlord refund the deposit after the lease ends?"}),
+    ]})  # fmt: skip
+    _, dropped, kept = await ask(
+        upstream, private_data_dir, DEPOSIT_QUESTION, "And can the landlord keep it when I leave?",
+        "And when must he give it back after the lease ends?",
+    )  # fmt: skip
+    assert upstream.skills_called.count("rewrite") == 2
+    searched = [assert_contract(events)["research"][0]["query"] for events in (dropped, kept)]  # type: ignore[index]
+    assert searched == ["Can the landlord keep the deposit when I leave?",
+                        "When must a landlord refund the deposit after the lease ends?"]  # fmt: skip
