@@ -99,12 +99,12 @@ def subject_terms(previous: Previous) -> list[str]:
     return []
 
 
-def resolve(question: str, previous: Previous) -> str:
+def resolve(question: str, previous: Previous, carry: bool = True) -> str:
     """``question`` made self-contained from ``previous``: a leading joining word dropped, a pronoun for a thing
-    replaced by the subject, and the subject's words it still lacks added in brackets."""
+    replaced by the subject, and (``carry``) the subject's words it still lacks added in brackets."""
     subject = subject_terms(previous)
     if not subject:
-        return question
+        return question if carry else _LEADING.sub("", question.strip())
     own = content_terms(question)
     missing = [w for w in subject if not any(_in(s, own) for s in content_terms(w))]
     text = _LEADING.sub("", question.strip())
@@ -112,7 +112,7 @@ def resolve(question: str, previous: Previous) -> str:
     if missing and THING_PRONOUN.search(text):
         text = THING_PRONOUN.sub(f"the {missing[0]}", text, count=1)
         missing = missing[1:]
-    if missing:
+    if missing and carry:
         end = len(text.rstrip("?.! "))
         text = f"{text[:end]} ({', '.join(missing)}){text[end:]}"
     return text

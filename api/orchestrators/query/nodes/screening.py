@@ -13,6 +13,7 @@ from langgraph.runtime import Runtime
 
 from api.composer.citations import CitationTracker, stream_words
 from api.schemas.events import Route
+from api.tools.vector_store import SearchFilters
 
 from ..choices import split_choices
 from ..conversation import (
@@ -25,7 +26,7 @@ from ..conversation import (
     resolve,
 )
 from ..deps import QueryDeps
-from ..evidence import strong_evidence
+from ..evidence import strong_by_scores, strong_evidence
 from ..routing import route_call
 from ..screening import SUSPICIOUS, Intent, guard_action, is_unsure, reply, screen
 from ..screening import classify_intent as classify_intent_of
@@ -84,8 +85,9 @@ async def guard(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
 async def contextualize(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
     """Make a follow-up question self-contained from the session's previous turn (``conversation``): by rule, or by
     the model's rewrite when one is configured and the wording refers back (a rewrite that drops what the follow-up
-    itself asks is not taken). The follow-up is then answered within the Act(s) the previous answer cited when their
-    provisions answer it; a short question they do not answer, and that does not refer back, is asked on its own."""
+    itself asks is not taken). Where, by the evidence judge on one search each: within the Act(s) the previous answer
+    cited when their provisions answer it (in its own words, else with the subject carried); else across the corpus
+    as asked when that answers it (a new subject); else, when it refers back, with the subject carried."""
     question = state.asked
     if not state.turns or not may_follow_up(question):
         return {}
@@ -110,16 +112,30 @@ async def contextualize(state: QueryState, runtime: Runtime[QueryDeps]) -> Query
         text = " ".join(str((reply or {}).get("question") or "").split())
         if 3 <= len(text) <= 2 * (len(question) + len(previous.query)) and keeps_question(text, question):
             query, rewritten = text, text != question
-    prefer: list[str] = []
-    if acts and not names_a_law(query) and "law_id" not in state.filters:
-        within = dataclasses.replace(scope(state, deps), doc_keys=tuple(acts))
-        found = await deps.retriever.retrieve_many(query, filters=within)
-        if strong_evidence(found, deps.judge, query, state.tenant).answerable:
-            prefer = acts
+    light = resolve(question, previous, carry=False)
+    within = dataclasses.replace(scope(state, deps), doc_keys=tuple(acts))
     update["timings"] = {"contextualize": ms(start)}
-    if signalled or rewritten or prefer:
-        update |= QueryUpdate(query=query, prefer=prefer)
+    if acts and not names_a_law(query) and "law_id" not in state.filters:
+        # The Act(s) just discussed first: the question in its own words, then with the subject carried.
+        for wording in dict.fromkeys([light, query] if not rewritten else [query]):
+            if await _answers(deps, state, wording, within):
+                update |= QueryUpdate(query=wording, prefer=acts, timings={"contextualize": ms(start)})
+                return update
+    # Elsewhere: as asked, when that alone finds an answer (a new subject); else with the subject carried.
+    if not rewritten and await _answers(deps, state, light, scope(state, deps)):
+        update |= QueryUpdate(query=light, timings={"contextualize": ms(start)})
+    elif signalled or rewritten:
+        update |= QueryUpdate(query=query, timings={"contextualize": ms(start)})
     return update
+
+
+async def _answers(deps: QueryDeps, state: QueryState, query: str, filters: SearchFilters) -> bool:
+    """Whether one search for ``query`` within ``filters`` finds evidence that answers it, as the research step will
+    judge that search (the evidence judge; without one, the best hit's scores)."""
+    found = await deps.retriever.retrieve_many(query, filters=filters)
+    if deps.judge is None:
+        return strong_by_scores(found).answerable
+    return deps.judge(query, found.own or found, None, state.tenant).answerable
 
 
 async def classify_intent(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
