@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any, cast
 
-from api.evaluation.core import Answered, interleave_kinds, shown
+from api.evaluation.core import Answered, conversation, interleave_kinds, shown
 from tests.servers import FakeOpenAI, LiveServer, Reply, skill_of
 
 GWETA = [sys.executable, "-m", "api.cli"]
@@ -118,3 +118,43 @@ def test_a_fallback_that_abstains_is_reported_as_an_abstention() -> None:
     fell_short = cast(Answered, {**base, "abstained": True, "warnings": ["model_answer_unverified", "answer_revised"]})
     quoted = cast(Answered, {**base, "abstained": False, "warnings": ["model_answer_unverified", "answer_revised"]})
     assert (shown(fell_short), shown(quoted)) == ("abstention", "extractive (model unverified)")
+
+
+def test_a_conversation_is_asked_turn_by_turn_with_each_follow_up_also_asked_alone() -> None:
+    record = {"id": "c1", "kind": "conversation", "turns": [
+        {"question": "How much deposit can a landlord require?", "gold": DEPOSIT["gold"]},
+        {"question": "And can he keep it?", "self_contained": "Can a landlord keep the deposit?", "gold": []},
+    ]}  # fmt: skip
+    rows = conversation(record)
+    assert [(r["id"], r["kind"], r.get("session")) for r in rows] == [
+        ("c1/1", "opening", "c1"), ("c1/2", "follow-up", "c1"), ("c1/2s", "self-contained", None)
+    ]  # fmt: skip
+    assert conversation(DEPOSIT) == [DEPOSIT]
+    # Interleaving by kind never reorders a conversation's turns.
+    assert [r["id"] for r in interleave_kinds([*rows, LEAVE])] == ["c1/2s", "q3", "c1/1", "c1/2"]
+
+
+async def test_eval_answers_asks_a_conversations_follow_up_in_its_session(
+    private_data_dir: Path, tmp_path: Path
+) -> None:
+    record = {"id": "c1", "kind": "conversation", "turns": [
+        {"question": "Can my employer dismiss me without a reason?",
+         "gold": [{"law_id": "sample/act/2023/7", "section": "s7"}]},
+        {"question": "How much notice is needed?", "self_contained": "How much notice must an employer give?",
+         "gold": [{"law_id": "sample/act/2023/7", "section": "s6"}]},
+    ]}  # fmt: skip
+    questions = write_questions(tmp_path / "c.jsonl", record)
+    trace = tmp_path / "trace.jsonl"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GWETA_LLM")} | {
+        "GWETA_DATA_DIR": str(private_data_dir)
+    }
+    done = await asyncio.to_thread(
+        subprocess.run, [*GWETA, "eval", "answers", "--questions", str(questions), "--trace", str(trace)],
+        capture_output=True, text=True, env=env, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = {json.loads(line)["id"]: json.loads(line) for line in trace.read_text().splitlines()}
+    assert list(lines) == ["c1/1", "c1/2", "c1/2s"]
+    follow_up = lines["c1/2"]["answers"]["extractive"]
+    assert not follow_up["abstained"] and "sample/act/2023/7#s6" in follow_up["cited"]  # asked after turn 1
+    assert "| follow-up | 1 | 1.00 (1/1)" in done.stdout and "| self-contained | 1 |" in done.stdout

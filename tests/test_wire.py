@@ -170,9 +170,12 @@ async def test_each_part_of_a_two_part_question_is_quoted_from_its_own_search(pr
     assert final["verified"] and not final["abstained"]
 
 
-async def test_an_abstention_says_what_was_searched_and_suggests_a_narrower_question(private_data_dir: Path) -> None:
+async def test_an_abstention_says_what_was_searched_and_suggests_nothing_the_documents_lack(
+    private_data_dir: Path,
+) -> None:
     ((events, _),) = await ask(None, private_data_dir, "What is the speed limit for lorries on highways?")
     final = assert_contract(events)
     assert final["abstained"] and not final["citations"]
     assert "Searches run: “What is the speed limit for lorries on highways?”" in final["answer"]
-    assert "Try a narrower question" in final["answer"]
+    # No provision found holds "speed", "limit", "lorries" or "highways": no Act is suggested for them.
+    assert "say about" not in final["answer"] and final["answer"].count("I could not find") == 1

@@ -2,7 +2,8 @@
 question's parts, unfinished sentences, and the evidence-strength fallback."""
 
 from api.orchestrators.query.choices import by_evidence, choice_text, from_model, split_choices
-from api.orchestrators.query.evidence import complete_sentences, narrower_question, searched_note, uncovered_parts
+from api.orchestrators.query.evidence import complete_sentences, searched_note, suggestions, uncovered_parts
+from api.schemas.documents import Chunk
 
 DEPOSITS = (
     "(1) A landlord shall not require a deposit that exceeds the rent payable for two months.\n"
@@ -54,5 +55,19 @@ def test_an_unfinished_sentence_is_dropped() -> None:
 def test_an_abstention_names_its_searches_and_a_narrower_question() -> None:
     assert searched_note(["speed limit", "speed limit", " lorries "]) == "Searches run: “speed limit”; “lorries”."
     assert searched_note([]) == ""
-    suggestion = narrower_question("What is the speed limit for lorries?", ["Road Traffic Act"])
-    assert "Road Traffic Act" in suggestion and "speed" in suggestion
+
+
+def chunk(title: str, number: str, heading: str, text: str) -> Chunk:
+    return Chunk(chunk_id=f"{title}{number}", doc_key=title, section_id=f"{title}#s{number}", section_number=number,
+                 section_heading=heading, title=title, text=text, ordinal=0)  # fmt: skip
+
+
+def test_an_abstention_suggests_only_what_the_search_found_in_the_questions_own_words() -> None:
+    notice = chunk("Employment Act", "6", "Notice of termination", "A contract may be terminated on giving notice.")
+    data = chunk("Data Protection Act", "2", "Interpretation", "“data subject” means a person.")
+    suggestion = suggestions("How much notice is needed?", [data, notice])
+    assert suggestion == (
+        "The nearest provisions I found are section 6 of the Employment Act (Notice of termination). You could ask, "
+        "for example, “What does the Employment Act say about notice?”"
+    )  # not "say about much", and not the Data Protection Act, which holds none of the question's words
+    assert suggestions("What is the speed limit for lorries?", [data, notice]) == ""

@@ -24,6 +24,7 @@ from api.tools.thesaurus import with_legal_terms
 
 from .citations import CitationTracker, make_citation, provision_label, stream_words
 from .provisions import provision_at, provision_starts
+from .support import QUESTION_FILLER
 
 log = logging.getLogger(__name__)
 MAX_QUOTES = 3
@@ -227,7 +228,8 @@ def _written(quotes: Sequence[Quote], start: int) -> tuple[str, list[Citation]]:
 
 
 def abstention(question: str, searched: int) -> str:
-    looked_for = ", ".join(sorted(tokenize(question))[:8]) or "your question"
+    filler = {w for word in QUESTION_FILLER for w in tokenize(word)}
+    looked_for = ", ".join(sorted(set(tokenize(question)) - filler)[:8]) or "your question"
     return (
         "I could not find an answer to this in the documents I have, so I will not guess. "
         f"I searched {searched} passages for: {looked_for}."

@@ -131,6 +131,18 @@ def content_terms(text: str) -> set[str]:
     return {_stem(w) for w in words if w not in _STOP and w not in _META and not w[0].isdigit()}
 
 
+QUESTION_FILLER = frozenset(
+    "about much many need needed needs allowed happen happens happened get gets got still just really want wants "
+    "know tell possible legal lawful okay ok right way ways thing things".split()
+)
+"""Words of how a question is asked rather than what it is about: never a subject, never a topic to suggest."""
+
+
+def topic_terms(text: str) -> set[str]:
+    """The content stems of ``text`` less the words of how a question is asked (``QUESTION_FILLER``)."""
+    return content_terms(text) - {stem for word in QUESTION_FILLER for stem in content_terms(word)}
+
+
 Topic = Mapping[str, frozenset[str]]
 """The question's rare words, each with the legal terms the lay-term thesaurus gives for it, any of which shows it in
 a provision as well as it does itself ("boss": "employer"; "lawyer": "legal practitioner", both words)."""

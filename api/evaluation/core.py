@@ -16,6 +16,7 @@ import asyncio
 import dataclasses
 import json
 import math
+import re
 import statistics
 import time
 import uuid
@@ -197,16 +198,41 @@ class Answered(TypedDict):
 
 
 def load_records(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    """The question records of a JSONL file; a conversation's record becomes one record per turn (``conversation``)."""
+    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [turn for record in records for turn in conversation(record)]
+
+
+def conversation(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """A conversation (a record with ``turns``: each a ``question`` and its ``gold``, a follow-up also its
+    ``self_contained`` wording) as question records asked in order in one session (``session``): the first turn of
+    kind ``opening``, the others ``follow-up``, each follow-up followed by its self-contained wording asked in a
+    session of its own (kind ``self-contained``), the baseline a follow-up is measured against. Any other record is
+    returned as it is."""
+    if "turns" not in record:
+        return [record]
+    cid = str(record["id"])
+    rows: list[dict[str, Any]] = []
+    for n, turn in enumerate(record["turns"], start=1):
+        gold = turn.get("gold", [])
+        kind = "opening" if n == 1 else "follow-up"
+        rows.append({"id": f"{cid}/{n}", "question": turn["question"], "gold": gold, "kind": kind, "session": cid})
+        if n > 1:
+            alone = {"id": f"{cid}/{n}s", "question": turn["self_contained"], "gold": gold, "kind": "self-contained"}
+            rows.append(alone)
+    return rows
 
 
 def interleave_kinds(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The records round-robin by kind (each kind in file order), so a run cut short still covers every kind."""
+    """The records round-robin by kind (each kind in file order), so a run cut short still covers every kind; a
+    conversation's turns (records with a ``session``) keep their order, after the others."""
     by_kind: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for record in records:
-        by_kind[record.get("kind", "all")].append(record)
+        if "session" not in record:
+            by_kind[record.get("kind", "all")].append(record)
     queues = list(by_kind.values())
-    return [q[i] for i in range(max((len(q) for q in queues), default=0)) for q in queues if i < len(q)]
+    mixed = [q[i] for i in range(max((len(q) for q in queues), default=0)) for q in queues if i < len(q)]
+    return mixed + [r for r in records if "session" in r]
 
 
 def gold_of(record: dict[str, Any]) -> set[str]:
@@ -322,7 +348,8 @@ async def evaluate_answers(
         for label, orchestrator in pipelines.items():
             # A session of its own per run: the data dir's checkpoints keep sessions, and a re-run that asked in the
             # same one would answer a follow-up (a real model repeated the earlier run's abstention from history).
-            session = f"eval-{run.run_id}-{label}-{qid}"
+            # A conversation's turns share their conversation's.
+            session = re.sub(r"[^A-Za-z0-9._:-]", ".", f"eval-{run.run_id}-{label}-{record.get('session', qid)}")
             line["answers"][label] = await answer_one(orchestrator, record, session)
         run.lines.append(line)
         if trace is not None:

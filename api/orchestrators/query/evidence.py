@@ -4,13 +4,15 @@ every part of the question, and what an abstention tells the reader. Pure functi
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from api.composer.answerability import AnswerabilityModel, evidence_features
-from api.composer.support import content_terms
+from api.composer.support import content_terms, same_family, topic_terms
 from api.composer.verification import split_sentences
+from api.schemas.documents import Chunk
 from api.tools.bm25 import LexicalIndex
 from api.tools.retrieval import RetrievalResult
 from api.tools.thesaurus import Thesaurus
@@ -115,14 +117,32 @@ def uncovered_parts(parts: Sequence[str], answer: str, quotes: Iterable[str]) ->
     return missing
 
 
-def narrower_question(asked: str, titles: Sequence[str]) -> str:
-    """A suggestion for a question the corpus is likelier to answer: name the Act, and one situation."""
-    words = [w for w in _WORD.findall(asked) if w.lower() in content_terms(w)][:4]
-    topic = " ".join(words).lower() or "your situation"
-    if titles:
-        return f"Try a narrower question that names the law and one situation, e.g. “What does the {titles[0]} " \
-               f"say about {topic}?”"  # fmt: skip
-    return f"Try a narrower question that names the law and one situation, e.g. “What does the law say about {topic}?”"
+NEARBY = 3
+"""An abstention names at most this many nearby provisions."""
+
+
+def suggestions(asked: str, found: Sequence[Chunk]) -> str:
+    """What to ask instead, drawn only from what the search found: the nearest provisions (by heading) that hold
+    at least one of the question's own topic words, and a narrower question in those words within the Act that holds
+    most of them. Nothing when no provision found holds any of its words (no Act picked at random, no filler word)."""
+    topic = topic_terms(asked)
+    near: dict[str, Chunk] = {}
+    held: dict[str, set[str]] = {}
+    for chunk in found:
+        terms = content_terms(f"{chunk.section_heading} {chunk.text}")
+        holds = {t for t in topic if any(same_family(t, w) for w in terms)}
+        if holds and chunk.section_heading:
+            near.setdefault(chunk.section_id, chunk)
+            held[chunk.section_id] = held.get(chunk.section_id, set()) | holds
+    if not near:
+        return ""
+    shown = list(near.values())[:NEARBY]
+    listing = "; ".join(f"section {c.section_number} of the {c.title} ({c.section_heading})" for c in shown)
+    act = Counter(c.title for c in near.values()).most_common(1)[0][0]
+    said: set[str] = set().union(*(held[c.section_id] for c in near.values() if c.title == act))
+    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(asked) if topic_terms(w) & said))[:3]
+    ask = f" You could ask, for example, “What does the {act} say about {' '.join(words)}?”" if words else ""
+    return f"The nearest provisions I found are {listing}.{ask}"
 
 
 def searched_note(queries: Sequence[str]) -> str:

@@ -156,24 +156,6 @@ def classify_intent(question: str, covered: set[str]) -> tuple[Intent, str]:
     return "rag_qa", "legal question"
 
 
-_FOLLOW_UP_START = re.compile(r"^\s*(and|but|also|so|what if|what about|how about|then|in that case)\b", re.I)
-_PRONOUN = re.compile(r"\b(she|he|they|it|that|this|those|these|her|him|them|his|their)\b", re.I)
-
-
-def follow_up_query(question: str, previous: str) -> str | None:
-    """The question made self-contained with the previous question, when it reads as a follow-up; else None.
-
-    Without an LLM the rewrite is additive: the earlier question's words plus the new ones, which is what both
-    searches need ("and what if she is 17?" after a question on the minimum age of marriage).
-    """
-    if not previous:
-        return None
-    words = question.split()
-    if _FOLLOW_UP_START.match(question) or (len(words) <= 8 and _PRONOUN.search(question)):
-        return f"{previous} {question}"
-    return None
-
-
 def split_question(question: str) -> list[str]:
     """Deterministic plan for a question with several parts: one step per part joined by 'and what/how/…'."""
     parts = re.split(r"\s*(?:,\s*)?\b(?:and|or)\s+(?=(?:what|how|when|whether|who|which)\b)", question, flags=re.I)

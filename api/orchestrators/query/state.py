@@ -33,9 +33,16 @@ def merge_timings(left: dict[str, float], right: dict[str, float]) -> dict[str, 
 
 
 class Turn(TypedDict, total=False):
+    """One closed turn of a session, as a follow-up inherits it (older checkpoints hold the first three only)."""
+
     question: str
     query: str
+    """The self-contained question that was researched."""
     answer: str
+    acts: list[str]
+    """The documents the answer cited (doc keys, in order of first citation): where a follow-up looks first."""
+    headings: list[str]
+    """The headings of the provisions the answer cited: what the turn was about."""
 
 
 class HitRef(TypedDict):
@@ -160,6 +167,9 @@ class QueryState:
     """The model's first, verified-as-trimmed answer while the corrective step runs (see ``HeldAnswer``)."""
     llm: Annotated[list[LLMCall], operator.add] = field(default_factory=list)
     """One record per LLM call: skill, ms, tokens, attempts, outcome."""
+    prefer: list[str] = field(default_factory=list)
+    """A follow-up answered within the Act(s) the previous answer cited: their doc keys, which every search of the
+    turn is kept to (empty: the whole corpus the caller may read)."""
     turns: Annotated[list[Turn], operator.add] = field(default_factory=list)
     """Earlier questions and answers of this session; grows by one per turn."""
 
@@ -214,6 +224,7 @@ class QueryUpdate(TypedDict, total=False):
     uncovered: list[str]
     held: HeldAnswer | None
     llm: list[LLMCall]
+    prefer: list[str]
     turns: list[Turn]
 
 

@@ -21,7 +21,7 @@ from api.schemas.events import Citation, WarningCode
 from api.tools.retrieval import Retrieved
 
 from ..deps import QueryDeps
-from ..evidence import narrower_question, searched_note
+from ..evidence import searched_note, suggestions
 from ..state import Cut, QueryState, QueryUpdate
 from .common import depends_on_session, finish, history, memory_key, ms, scope, warn
 
@@ -187,12 +187,12 @@ async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpd
 
 
 def abstention_text(state: QueryState, deps: QueryDeps) -> str:
-    """Say that nothing found answers the question, what was searched, and a narrower question to try."""
-    titles = list(dict.fromkeys(deps.corpus.chunks[h["chunk_id"]].title for h in state.hits))
+    """Say that nothing found answers the question, what was searched, and what to ask instead (``suggestions``)."""
+    found = [deps.corpus.chunks[h["chunk_id"]] for h in state.hits if h["chunk_id"] in deps.corpus.chunks]
     absent = missing_laws(state.asked, deps.corpus.titles_for(state.tenant))
     parts = [abstention(state.asked, state.searched),
              f"The documents I hold include no law named {', '.join(f'“{n}”' for n in absent)}." if absent else "",
-             searched_note([s["query"] for s in state.steps]), narrower_question(state.asked, titles)]  # fmt: skip
+             searched_note([s["query"] for s in state.steps]), suggestions(state.asked, found)]  # fmt: skip
     return " ".join(p for p in parts if p)
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
+from typing import Any
 
 from langgraph.runtime import Runtime
 
@@ -41,8 +43,12 @@ def warn(runtime: Runtime[QueryDeps], code: WarningCode, message: str) -> SentWa
 
 
 def scope(state: QueryState, deps: QueryDeps) -> SearchFilters:
-    """The request's filters within what the caller's tenant may see."""
-    return SearchFilters.from_request(state.filters, deps.corpus.tenant_scope(state.tenant))
+    """The request's filters within what the caller's tenant may see; a follow-up answered within the Act(s) just
+    discussed (``prefer``) searches only those, unless the request names a law itself."""
+    filters = SearchFilters.from_request(state.filters, deps.corpus.tenant_scope(state.tenant))
+    if state.prefer and filters.doc_keys is None:
+        filters = dataclasses.replace(filters, doc_keys=tuple(state.prefer))
+    return filters
 
 
 def history(state: QueryState) -> str:
@@ -54,8 +60,13 @@ def depends_on_session(state: QueryState) -> bool:
     return bool(state.turns) and state.asked != split_choices(state.question)[0]
 
 
-def turn(state: QueryState, answer: str) -> Turn:
-    return Turn(question=state.question, query=state.asked, answer=answer)
+def turn(state: QueryState, answer: str, citations: list[dict[str, Any]] | None = None) -> Turn:
+    """The closed turn: what was asked and answered, and the Acts and headings its citations (by default the
+    state's) point to."""
+    cited = state.citations if citations is None else citations
+    acts = list(dict.fromkeys(str(c["doc_key"]) for c in cited))
+    headings = [h for h in dict.fromkeys(str(c.get("heading") or "") for c in cited) if h]
+    return Turn(question=state.question, query=state.asked, answer=answer, acts=acts, headings=headings)
 
 
 def finish(
@@ -74,5 +85,5 @@ def finish(
         timings={"synthesize": elapsed},
     )
     if record_turn:
-        update["turns"] = [turn(state, tracker.text)]
+        update["turns"] = [turn(state, tracker.text, update["citations"])]
     return update

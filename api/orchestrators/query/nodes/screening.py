@@ -3,6 +3,8 @@ messages that need no retrieval."""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import logging
 import time
 from typing import get_args
@@ -11,15 +13,28 @@ from langgraph.runtime import Runtime
 
 from api.composer.citations import CitationTracker, stream_words
 from api.schemas.events import Route
+from api.tools.vector_store import SearchFilters
 
 from ..choices import split_choices
+from ..conversation import (
+    Previous,
+    defined_terms,
+    keeps_question,
+    may_follow_up,
+    names_a_law,
+    reads_as_follow_up,
+    resolve,
+)
 from ..deps import QueryDeps
-from ..evidence import strong_evidence
+from ..evidence import strong_by_scores, strong_evidence
 from ..routing import route_call
-from ..screening import SUSPICIOUS, Intent, follow_up_query, guard_action, is_unsure, reply, screen
+from ..screening import SUSPICIOUS, Intent, guard_action, is_unsure, reply, screen
 from ..screening import classify_intent as classify_intent_of
 from ..state import QueryState, QueryUpdate, RouteDecided
 from .common import finish, history, ms, scope, warn
+
+FOLLOW_ACTS = 2
+"""A follow-up looks first within at most this many of the Acts the previous answer cited."""
 
 log = logging.getLogger(__name__)
 INTENTS: tuple[Intent, ...] = get_args(Intent)
@@ -68,22 +83,59 @@ async def guard(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
 
 
 async def contextualize(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
-    """Make a follow-up question self-contained: the model rewrites it from the session's turns when configured,
-    else the previous question's words are added to a question that reads as a follow-up."""
-    if not state.turns:
-        return {}
+    """Make a follow-up question self-contained from the session's previous turn (``conversation``): by rule, or by
+    the model's rewrite when one is configured and the wording refers back (a rewrite that drops what the follow-up
+    itself asks is not taken). Where, by the evidence judge on one search each: within the Act(s) the previous answer
+    cited when their provisions answer it (in its own words, else with the subject carried); else across the corpus
+    as asked when that answers it (a new subject); else, when it refers back, with the subject carried."""
     question = state.asked
-    previous = state.turns[-1].get("query", state.turns[-1]["question"])
-    heuristic = follow_up_query(question, previous)
-    if heuristic is None or runtime.context.llm is None:
-        return {"query": heuristic} if heuristic else {}
+    if not state.turns or not may_follow_up(question):
+        return {}
+    deps = runtime.context
+    if classify_intent_of(question, deps.corpus.jurisdictions)[0] == "conversational":
+        return {}
     start = time.perf_counter()
-    rewritten, calls = await runtime.context.ask(
-        "rewrite", state.complexity, state.llm, history=history(state), question=question
+    last = state.turns[-1]
+    acts = list(last.get("acts", []))[:FOLLOW_ACTS]
+    documents = await asyncio.gather(*(deps.corpus.document(key) for key in acts))
+    defined = defined_terms(section.text for document in documents if document for section in document.sections)
+    previous = Previous(
+        last.get("query") or last["question"], last.get("answer", ""), last.get("headings", []), defined
     )
-    text = str((rewritten or {}).get("question") or "").strip()
-    query = text if 3 <= len(text) <= 2 * len(heuristic) else heuristic
-    return {"query": query, "llm": calls, "timings": {"contextualize": ms(start)}}
+    query = resolve(question, previous)
+    signalled, rewritten = reads_as_follow_up(question), False
+    update = QueryUpdate()
+    if signalled and deps.llm is not None:
+        reply, update["llm"] = await deps.ask(
+            "rewrite", state.complexity, state.llm, history=history(state), question=question
+        )
+        text = " ".join(str((reply or {}).get("question") or "").split())
+        if 3 <= len(text) <= 2 * (len(question) + len(previous.query)) and keeps_question(text, question):
+            query, rewritten = text, text != question
+    light = resolve(question, previous, carry=False)
+    within = dataclasses.replace(scope(state, deps), doc_keys=tuple(acts))
+    update["timings"] = {"contextualize": ms(start)}
+    if acts and not names_a_law(query) and "law_id" not in state.filters:
+        # The Act(s) just discussed first: the question in its own words, then with the subject carried.
+        for wording in dict.fromkeys([light, query] if not rewritten else [query]):
+            if await _answers(deps, state, wording, within):
+                update |= QueryUpdate(query=wording, prefer=acts, timings={"contextualize": ms(start)})
+                return update
+    # Elsewhere: as asked, when that alone finds an answer (a new subject); else with the subject carried.
+    if not rewritten and await _answers(deps, state, light, scope(state, deps)):
+        update |= QueryUpdate(query=light, timings={"contextualize": ms(start)})
+    elif signalled or rewritten:
+        update |= QueryUpdate(query=query, timings={"contextualize": ms(start)})
+    return update
+
+
+async def _answers(deps: QueryDeps, state: QueryState, query: str, filters: SearchFilters) -> bool:
+    """Whether one search for ``query`` within ``filters`` finds evidence that answers it, as the research step will
+    judge that search (the evidence judge; without one, the best hit's scores)."""
+    found = await deps.retriever.retrieve_many(query, filters=filters)
+    if deps.judge is None:
+        return strong_by_scores(found).answerable
+    return deps.judge(query, found.own or found, None, state.tenant).answerable
 
 
 async def classify_intent(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
