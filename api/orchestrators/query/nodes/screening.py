@@ -92,7 +92,7 @@ async def contextualize(state: QueryState, runtime: Runtime[QueryDeps]) -> Query
     if not state.turns or not may_follow_up(question):
         return {}
     deps = runtime.context
-    if classify_intent_of(question, deps.corpus.jurisdictions)[0] == "conversational":
+    if classify_intent_of(question, deps.corpus.jurisdictions_for(state.tenant))[0] == "conversational":
         return {}
     start = time.perf_counter()
     last = state.turns[-1]
