@@ -158,13 +158,15 @@ def format_reply(
     final: FinalEvent, chapters: dict[str, str], public_url: str = "", repealed: Sequence[str] = ()
 ) -> str:
     """The answer as WhatsApp text, then a note for each cited law that another law repeals (``repealed``: the
-    warnings' messages), then one short numbered reference per citation (with a reader link if set)."""
+    warnings' messages), then one short numbered reference per citation (with a reader link if set), headed as the
+    closest provisions rather than sources when the question got those instead of an answer (``related``)."""
     parts = [whatsapp_markup(final.answer.strip())]
     if not final.verified:
         parts.append("_Part of this answer could not be checked against its sources; please read them._")
     parts += [f"_Note: {message[:1].upper()}{message[1:]}._" for message in repealed]
     if final.citations:
-        lines = ["*Sources*"]
+        # The closest provisions to a question nothing answers are never labelled as the answer's sources.
+        lines = ["*Closest provisions (not an answer)*" if final.outcome == "related" else "*Sources*"]
         for citation in sorted(final.citations, key=lambda c: c.index):
             title, chapter = citation.title, chapters.get(citation.doc_key, "")
             if chapter:

@@ -320,7 +320,17 @@ function finish(turn, final) {
   $(".answer", turn.node).dataset.state = "done";
   if (final.cached && !turn.warnings.some((w) => w.code === "cached_answer")) addWarning(turn, "cached_answer", "this question was answered and verified before; the same answer is shown.");
   if (!final.verified && !turn.warnings.length) addWarning(turn, "unverified_quote", "part of this answer could not be checked against its sources.");
-  if (final.abstained) {
+  if (final.outcome === "related") {
+    // The closest provisions, not an answer: marked apart, and the note says so before anything else.
+    turn.node.classList.add("abstained", "related");
+    const note = $(".searched", turn.node);
+    note.replaceChildren(
+      el("p", {}, el("strong", {}, "Not a direct answer. "), "Nothing I can search answers this directly; the provisions quoted above are the closest I found and may not settle your question."),
+      el("p", { class: "muted" }, "Read them in full, or ask again naming the law or the one situation you mean."),
+    );
+    note.hidden = false;
+    $(".sources h3", turn.node).textContent = "Closest provisions (not an answer)";
+  } else if (final.abstained) {
     turn.node.classList.add("abstained");
     const searched = $(".searched", turn.node);
     const queries = (final.research || []).map((step) => step.query).filter(Boolean);
