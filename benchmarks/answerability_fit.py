@@ -45,6 +45,7 @@ from api.settings import RetrievalSettings, Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 Matrix = npt.NDArray[np.float64]
+Mask = npt.NDArray[np.bool_]
 # Feature sets compared in the report (each cross-validated the same way); --features picks the shipped one.
 # The logistic model's inputs; "quantity" is a veto by default (--veto), a check rather than a weight.
 LEXICAL = FEATURES[:9]
@@ -184,6 +185,13 @@ def cross_validate(x: Matrix, y: Matrix, repeats: int, budget: float, keep: Matr
     return HeldOut(abstained, seen, oof_sum / seen)
 
 
+def graded_header(lay: int, direct: int, unanswerable: int) -> str:
+    return (
+        f"| threshold | lay (n={lay}): gold shown | lay: answered with gold | direct (n={direct}): gold shown | "
+        f"direct: answered with gold | unanswerable (n={unanswerable}): answered | unanswerable: related |"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--data-dir", type=Path, default=ROOT / ".bench-data")
@@ -199,9 +207,9 @@ def main() -> int:
         "--label", choices=["evidence", "corpus"], default="evidence", help="What 'answerable' means to the fit."
     )
     parser.add_argument(
-        "--related-budget", type=float, default=0.10,
-        help="Unanswerable questions that may be shown the closest provisions is not limited; this is the share of "
-        "answerable questions (gold in the closest hits) that may get neither an answer nor the closest provisions.",
+        "--related-budget", type=float, default=0.03,
+        help="The share of answerable questions (gold among the closest hits) that may get neither an answer nor the "
+        "closest provisions: sets the related threshold (unanswerable questions may be shown them).",
     )  # fmt: skip
     parser.add_argument("--extra", type=Path, action="append", default=[], help="More question files (JSONL).")
     parser.add_argument("--write", action="store_true", help="Write api/data/answerability.toml.")
@@ -212,7 +220,11 @@ def main() -> int:
     )
     for extra in args.extra:
         questions += load(extra, extra.stem)
-    items, corpus_note = asyncio.run(collect(args.data_dir, questions, not args.no_lay_terms))
+    every, corpus_note = asyncio.run(collect(args.data_dir, questions, not args.no_lay_terms))
+    # A question file's held-out part ("split": "heldout") is never fitted on: it is scored once, at the end.
+    heldout_ids = {str(q["id"]) for q in questions if q.get("split") == "heldout"}
+    items = [it for it in every if it.qid not in heldout_ids]
+    kept = [it for it in every if it.qid in heldout_ids]
     x_all = np.array([[it.features[f] for f in FEATURES] for it in items])
     answerable = np.array([it.answerable for it in items])
     found = np.array([it.gold_found for it in items])
@@ -305,8 +317,21 @@ def main() -> int:
     direct = np.array([it.kind == "direct" for it in items]) & answerable
 
     def outcome_cells(t: float, r: float) -> str:
-        answered = oof >= t
-        related = (raw >= r) & ~answered
+        return graded(oof, raw, t, r, lay, direct, answerable, found, shown)
+
+    def graded(
+        p: Matrix,
+        unvetoed: Matrix,
+        t: float,
+        r: float,
+        lay: Mask,
+        direct: Mask,
+        answerable: Mask,
+        found: Mask,
+        shown: Mask,
+    ) -> str:
+        answered = p >= t
+        related = (unvetoed >= r) & ~answered
         cells = []
         for mask in (lay, direct):
             n = max(1, int(mask.sum()))
@@ -327,15 +352,35 @@ def main() -> int:
         "`not_found`. Gold shown = answered with the gold provision in the evidence, or related with it among the "
         f"{RELATED_HITS} best hits (a proxy for what `gweta eval answers` measures on the whole graph).",
         "",
-        f"| threshold | lay (n={int(lay.sum())}): gold shown | lay: answered with gold | "
-        f"direct (n={int(direct.sum())}): gold shown | direct: answered with gold | "
-        f"unanswerable (n={int((~answerable).sum())}): answered | "
-        "unanswerable: related |",
+        graded_header(int(lay.sum()), int(direct.sum()), int((~answerable).sum())),
         "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for t in [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, threshold]:
+    grid = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, threshold]
+    for t in grid:
         mark = " (chosen)" if t == threshold else ""
         lines.append(f"| {t:.3f}{mark} | {outcome_cells(t, min(t, related_threshold))} |")
+    if kept:
+        x_k = np.array([[it.features[f] for f in args.features] for it in kept])
+        keep_k = np.ones(len(kept))
+        for name in args.veto:
+            keep_k *= np.array([it.features[name] != 0.0 for it in kept])
+        unvetoed_k = predict(final, x_k)
+        ans_k = np.array([it.answerable for it in kept])
+        lay_k = np.array([it.kind in ("paraphrase", "lay") for it in kept]) & ans_k
+        direct_k = np.array([it.kind == "direct" for it in kept]) & ans_k
+        lines += [
+            "",
+            f"## Held-out questions ({len(kept)}, never fitted on: the shipped model and thresholds)",
+            "",
+            graded_header(int(lay_k.sum()), int(direct_k.sum()), int((~ans_k).sum())),
+            "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+            f"| {threshold:.3f} | "
+            + graded(unvetoed_k * keep_k, unvetoed_k, threshold, related_threshold,
+                     lay_k, direct_k, ans_k,
+                     np.array([it.gold_found for it in kept]),
+                     np.array([0 <= it.gold_rank < RELATED_HITS for it in kept]))
+            + " |",
+        ]  # fmt: skip
     lines += [
         "",
         "## Single features as rules (in-sample, best threshold within the budget)",
