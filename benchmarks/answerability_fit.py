@@ -272,7 +272,8 @@ def main() -> int:
         "",
         f"- questions: {len(y)} development questions ({n_unans} unanswerable, {n_ans} answerable): "
         f"evaluation/dev_questions.jsonl ({sum(it.source == 'ours' for it in items)}) and zim_qa dev "
-        f"({sum(it.source == 'zim_qa' for it in items)}, injections left out)",
+        f"({sum(it.source == 'zim_qa' for it in items)}, injections left out)"
+        + "".join(f", {e.name} ({sum(it.source == e.stem for it in items)})" for e in args.extra),
         f"- evidence: the service's hybrid retrieval over `{args.data_dir.name}` ({corpus_note}), top_k 6, cache off, "
         f"lay-term thesaurus {'off' if args.no_lay_terms else 'on'}",
         f"- features: {', '.join(args.features)}; class-balanced L2 logistic regression (numpy)"
