@@ -311,8 +311,10 @@ def main() -> int:
         lines.append(f"| {t:.3f}{mark} | " + " | ".join(f"{(oof[m] < t).mean():.2f}" for m in groups.values()) + " |")
     # The graded answer: p ≥ threshold answers; related_threshold ≤ p < threshold shows the closest provisions.
     shown = np.array([0 <= it.gold_rank < RELATED_HITS for it in items])
-    # A veto stops an answer, not the closest provisions: the service compares the unvetoed probability with it.
-    raw = cross_validate(x, y, args.repeats, args.budget, np.ones(len(y))).oof if args.veto else oof
+    # A veto stops an answer, not the closest provisions (the service compares the unvetoed probability with the
+    # related threshold), except a named law the documents lack: that question is told so instead.
+    named = (x_all[:, FEATURES.index("named_law")] != 0.0).astype(float)
+    raw = cross_validate(x, y, args.repeats, args.budget, named).oof if args.veto else oof
     related_threshold = min(threshold, pick_threshold(raw, (answerable & shown).astype(float), args.related_budget))
     lay = np.array([it.kind in ("paraphrase", "lay") for it in items]) & answerable
     direct = np.array([it.kind == "direct" for it in items]) & answerable

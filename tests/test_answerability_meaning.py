@@ -62,3 +62,11 @@ def test_a_related_threshold_above_the_answer_threshold_is_refused(tmp_path: Pat
     with pytest.raises(ConfigError, match="related_threshold"):
         load_answerability_model(broken)
     assert 0 < load_answerability_model().related_threshold <= load_answerability_model().threshold
+
+
+def test_a_model_file_without_a_related_threshold_loads_with_the_answer_threshold(tmp_path: Path) -> None:
+    lines = [line for line in DEFAULT_PATH.read_text().splitlines() if not line.startswith("related_threshold")]
+    older = tmp_path / "model.toml"
+    older.write_text("\n".join(lines) + "\n")
+    model = load_answerability_model(older)
+    assert model.related_threshold == model.threshold == load_answerability_model().threshold

@@ -347,7 +347,7 @@ class _ModelFile(BaseModel):
     weights: list[float]
     bias: float
     threshold: float = Field(gt=0, lt=1)
-    related_threshold: float = Field(1.0, gt=0, le=1)
+    related_threshold: float | None = Field(None, gt=0, lt=1)
     grade_weight: float = 0.0
     veto: list[str] = []
 
@@ -362,7 +362,7 @@ class _ModelFile(BaseModel):
             raise ValueError("mean, scale and weights need one value per feature")
         if any(s <= 0 for s in self.scale):
             raise ValueError("every scale must be positive")
-        if self.related_threshold > self.threshold:
+        if self.related_threshold is not None and self.related_threshold > self.threshold:
             raise ValueError("related_threshold must not be above threshold")
         return self
 
@@ -383,7 +383,8 @@ class AnswerabilityModel:
     """Features whose value 0 means abstain, whatever the probability."""
     related_threshold: float = 1.0
     """Evidence judged not to answer is still close enough to show as the closest provisions (the ``related``
-    outcome) when its probability reaches this (at most ``threshold``; 1 never shows them)."""
+    outcome) when its probability reaches this (at most ``threshold``; 1 never shows them). A model file without
+    one shows them only where a veto stopped an answer the probability would give."""
 
     def logit(self, features: Mapping[str, float], grade: float | None = None) -> float:
         z = self.bias + sum(
@@ -424,7 +425,8 @@ def load_answerability_model(path: Path | None = None) -> AnswerabilityModel:
         raise ConfigError(f"answerability model {source} is invalid: {exc}") from None
     return AnswerabilityModel(
         parsed.version, tuple(parsed.features), tuple(parsed.mean), tuple(parsed.scale), tuple(parsed.weights),
-        parsed.bias, parsed.threshold, parsed.grade_weight, tuple(parsed.veto), parsed.related_threshold,
+        parsed.bias, parsed.threshold, parsed.grade_weight, tuple(parsed.veto),
+        parsed.threshold if parsed.related_threshold is None else parsed.related_threshold,
     )  # fmt: skip
 
 

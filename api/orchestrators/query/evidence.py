@@ -70,7 +70,10 @@ class FittedJudge:
         features = evidence_features(question, result, self.lexical, self.thesaurus, titles)
         verdict = self.model.decide(features, grade)
         ungraded = None if grade is None else self.model.decide(features).answerable
-        related = verdict.answerable or verdict.probability >= self.model.related_threshold
+        # A question naming a law the documents lack is told so: another law's provisions are not its closest.
+        related = verdict.answerable or (
+            verdict.probability >= self.model.related_threshold and features.get("named_law", 1.0) != 0.0
+        )
         return EvidenceVerdict(verdict.answerable, round(verdict.probability, 3), verdict.reason, ungraded, related)
 
 
