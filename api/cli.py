@@ -608,7 +608,7 @@ def eval_answers(
     def progress(n: int, total: int, line: dict[str, Any]) -> None:
         parts = []
         for label, answered in line["answers"].items():
-            state = shown(answered) if label == "model" else "abstained" if answered["abstained"] else "answered"
+            state = shown(answered) if label == "model" else answered["outcome"] or "error"
             verified = "verified" if answered["verified"] else "UNVERIFIED"
             parts.append(f"{label} {answered['ms'] / 1000:.0f}s {state}, {verified}")
         elapsed = time.monotonic() - started

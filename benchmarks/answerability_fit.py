@@ -45,17 +45,22 @@ from api.settings import RetrievalSettings, Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 Matrix = npt.NDArray[np.float64]
+Mask = npt.NDArray[np.bool_]
 # Feature sets compared in the report (each cross-validated the same way); --features picks the shipped one.
 # The logistic model's inputs; "quantity" is a veto by default (--veto), a check rather than a weight.
-LOGISTIC = tuple(f for f in FEATURES if f not in ("quantity", "named_law"))
+LEXICAL = FEATURES[:9]
+MEANING = ("dense_best", "dense_margin", "heading_named")
+LOGISTIC = (*LEXICAL, *MEANING)
 FEATURE_SETS = {
     "first six": FEATURES[:6],
+    "lexical (the judge before meaning features)": LEXICAL,
     "all": LOGISTIC,
-    "all but pairs": tuple(f for f in LOGISTIC if f != "pairs"),
-    "idf coverage instead of coverage": tuple(f for f in LOGISTIC if f != "coverage"),
+    "meaning and agreement only": ("dense_top", "agreement", "best_rank", *MEANING),
+    "meaning, agreement and coverage": ("dense_top", "agreement", "best_rank", "coverage", "unknown", *MEANING),
     "all, quantity as a weight too": (*LOGISTIC, "quantity"),
     "coverage, rarity and pairs only": ("coverage", "coverage_idf", "key_covered", "unknown", "pairs"),
 }
+RELATED_HITS = 3  # the closest provisions an abstention quotes come from this many of the best hits
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,8 @@ class Item:
     features: dict[str, float]
     gold_found: bool
     """A gold provision is among the evidence the answer would be composed from (top_k hits)."""
+    gold_rank: int
+    """The rank of the first gold provision among the hits (0 first); -1 when none is there."""
 
 
 def load(path: Path, source: str) -> list[dict[str, object]]:
@@ -93,8 +100,10 @@ async def collect(data_dir: Path, questions: list[dict[str, object]], lay_terms:
                 str(q["question"]), result, retriever.lexical, retriever.thesaurus, services.corpus.titles_for("")
             )
             wanted = {f"{g['law_id']}#{g['section']}" for g in gold}
-            found = any(section_unit(h.chunk.section_id) in wanted for h in result.hits)
-            items.append(Item(str(q["id"]), str(q["source"]), str(q["kind"]), bool(gold), features, found))
+            ranks = [i for i, h in enumerate(result.hits) if section_unit(h.chunk.section_id) in wanted]
+            found = bool(ranks)
+            rank = ranks[0] if ranks else -1
+            items.append(Item(str(q["id"]), str(q["source"]), str(q["kind"]), bool(gold), features, found, rank))
         return items, note
 
 
@@ -176,15 +185,20 @@ def cross_validate(x: Matrix, y: Matrix, repeats: int, budget: float, keep: Matr
     return HeldOut(abstained, seen, oof_sum / seen)
 
 
+def graded_header(lay: int, direct: int, unanswerable: int) -> str:
+    return (
+        f"| threshold | lay (n={lay}): gold shown | lay: answered with gold | direct (n={direct}): gold shown | "
+        f"direct: answered with gold | unanswerable (n={unanswerable}): answered | unanswerable: related |"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--data-dir", type=Path, default=ROOT / ".bench-data")
     parser.add_argument("--budget", type=float, default=0.10, help="Answerable questions we may abstain on.")
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--no-lay-terms", action="store_true", help="Features without the thesaurus.")
-    parser.add_argument(
-        "--features", type=lambda v: v.split(","), default=list(FEATURE_SETS["all"]), help="Comma-separated."
-    )
+    parser.add_argument("--features", type=lambda v: v.split(","), default=list(LOGISTIC), help="Comma-separated.")
     parser.add_argument(
         "--veto", type=lambda v: [f for f in v.split(",") if f], default=["quantity", "named_law"],
         help="Comma-separated features whose 0 means abstain ('' for none).",
@@ -192,13 +206,25 @@ def main() -> int:
     parser.add_argument(
         "--label", choices=["evidence", "corpus"], default="evidence", help="What 'answerable' means to the fit."
     )
+    parser.add_argument(
+        "--related-budget", type=float, default=0.03,
+        help="The share of answerable questions (gold among the closest hits) that may get neither an answer nor the "
+        "closest provisions: sets the related threshold (unanswerable questions may be shown them).",
+    )  # fmt: skip
+    parser.add_argument("--extra", type=Path, action="append", default=[], help="More question files (JSONL).")
     parser.add_argument("--write", action="store_true", help="Write api/data/answerability.toml.")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     questions = load(ROOT / "evaluation/dev_questions.jsonl", "ours") + load(
         SHARED / "zim_qa/questions.jsonl", "zim_qa"
     )
-    items, corpus_note = asyncio.run(collect(args.data_dir, questions, not args.no_lay_terms))
+    for extra in args.extra:
+        questions += load(extra, extra.stem)
+    every, corpus_note = asyncio.run(collect(args.data_dir, questions, not args.no_lay_terms))
+    # A question file's held-out part ("split": "heldout") is never fitted on: it is scored once, at the end.
+    heldout_ids = {str(q["id"]) for q in questions if q.get("split") == "heldout"}
+    items = [it for it in every if it.qid not in heldout_ids]
+    kept = [it for it in every if it.qid in heldout_ids]
     x_all = np.array([[it.features[f] for f in FEATURES] for it in items])
     answerable = np.array([it.answerable for it in items])
     found = np.array([it.gold_found for it in items])
@@ -246,7 +272,8 @@ def main() -> int:
         "",
         f"- questions: {len(y)} development questions ({n_unans} unanswerable, {n_ans} answerable): "
         f"evaluation/dev_questions.jsonl ({sum(it.source == 'ours' for it in items)}) and zim_qa dev "
-        f"({sum(it.source == 'zim_qa' for it in items)}, injections left out)",
+        f"({sum(it.source == 'zim_qa' for it in items)}, injections left out)"
+        + "".join(f", {e.name} ({sum(it.source == e.stem for it in items)})" for e in args.extra),
         f"- evidence: the service's hybrid retrieval over `{args.data_dir.name}` ({corpus_note}), top_k 6, cache off, "
         f"lay-term thesaurus {'off' if args.no_lay_terms else 'on'}",
         f"- features: {', '.join(args.features)}; class-balanced L2 logistic regression (numpy)"
@@ -282,6 +309,81 @@ def main() -> int:
     for t in [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, threshold]:
         mark = " (chosen)" if t == threshold else ""
         lines.append(f"| {t:.3f}{mark} | " + " | ".join(f"{(oof[m] < t).mean():.2f}" for m in groups.values()) + " |")
+    # The graded answer: p ≥ threshold answers; related_threshold ≤ p < threshold shows the closest provisions.
+    shown = np.array([0 <= it.gold_rank < RELATED_HITS for it in items])
+    # A veto stops an answer, not the closest provisions (the service compares the unvetoed probability with the
+    # related threshold), except a named law the documents lack: that question is told so instead.
+    named = (x_all[:, FEATURES.index("named_law")] != 0.0).astype(float)
+    raw = cross_validate(x, y, args.repeats, args.budget, named).oof if args.veto else oof
+    related_threshold = min(threshold, pick_threshold(raw, (answerable & shown).astype(float), args.related_budget))
+    lay = np.array([it.kind in ("paraphrase", "lay") for it in items]) & answerable
+    direct = np.array([it.kind == "direct" for it in items]) & answerable
+
+    def outcome_cells(t: float, r: float) -> str:
+        return graded(oof, raw, t, r, lay, direct, answerable, found, shown)
+
+    def graded(
+        p: Matrix,
+        unvetoed: Matrix,
+        t: float,
+        r: float,
+        lay: Mask,
+        direct: Mask,
+        answerable: Mask,
+        found: Mask,
+        shown: Mask,
+    ) -> str:
+        answered = p >= t
+        related = (unvetoed >= r) & ~answered
+        cells = []
+        for mask in (lay, direct):
+            n = max(1, int(mask.sum()))
+            gold_answered = int((answered & found & mask).sum())
+            gold_shown = gold_answered + int((related & shown & mask).sum())
+            cells += [f"{gold_shown / n:.2f}", f"{gold_answered / n:.2f}"]
+        n_u = max(1, int((~answerable).sum()))
+        cells += [f"{(answered & ~answerable).sum() / n_u:.2f}", f"{(related & ~answerable).sum() / n_u:.2f}"]
+        return " | ".join(cells)
+
+    lines += [
+        "",
+        "## The graded answer across thresholds (out-of-fold probabilities)",
+        "",
+        f"At or above the threshold the question is answered; from the related threshold ({related_threshold:.3f}: "
+        f"chosen so that at most {args.related_budget:.0%} of answerable questions whose gold provision is among the "
+        f"{RELATED_HITS} best hits get neither) up to it, the closest provisions are shown (`related`); below, "
+        "`not_found`. Gold shown = answered with the gold provision in the evidence, or related with it among the "
+        f"{RELATED_HITS} best hits (a proxy for what `gweta eval answers` measures on the whole graph).",
+        "",
+        graded_header(int(lay.sum()), int(direct.sum()), int((~answerable).sum())),
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    grid = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, threshold]
+    for t in grid:
+        mark = " (chosen)" if t == threshold else ""
+        lines.append(f"| {t:.3f}{mark} | {outcome_cells(t, min(t, related_threshold))} |")
+    if kept:
+        x_k = np.array([[it.features[f] for f in args.features] for it in kept])
+        keep_k = np.ones(len(kept))
+        for name in args.veto:
+            keep_k *= np.array([it.features[name] != 0.0 for it in kept])
+        unvetoed_k = predict(final, x_k)
+        ans_k = np.array([it.answerable for it in kept])
+        lay_k = np.array([it.kind in ("paraphrase", "lay") for it in kept]) & ans_k
+        direct_k = np.array([it.kind == "direct" for it in kept]) & ans_k
+        lines += [
+            "",
+            f"## Held-out questions ({len(kept)}, never fitted on: the shipped model and thresholds)",
+            "",
+            graded_header(int(lay_k.sum()), int(direct_k.sum()), int((~ans_k).sum())),
+            "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+            f"| {threshold:.3f} | "
+            + graded(unvetoed_k * keep_k, unvetoed_k, threshold, related_threshold,
+                     lay_k, direct_k, ans_k,
+                     np.array([it.gold_found for it in kept]),
+                     np.array([0 <= it.gold_rank < RELATED_HITS for it in kept]))
+            + " |",
+        ]  # fmt: skip
     lines += [
         "",
         "## Single features as rules (in-sample, best threshold within the budget)",
@@ -325,6 +427,7 @@ def main() -> int:
             f"weights = {json.dumps([round(float(v), 6) for v in w])}",
             f"bias = {b:.6f}",
             f"threshold = {threshold:.6f}",
+            f"related_threshold = {max(1e-6, related_threshold):.6f}",
             "grade_weight = 2.0",
             f"veto = {json.dumps(list(args.veto))}",
         ]

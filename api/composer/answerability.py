@@ -21,6 +21,13 @@ first. Instead, a few features of the evidence go through a small logistic model
 - ``quantity``: for a question that asks for an amount ("how many days", "what is the minimum age", "how much"),
   1 when one of the best provisions states a number within a few words of one of the question's two rarest topic
   words, else 0 (1 for every other question): the expected answer type, as in classic question answering;
+- ``dense_best``: the dense cosine of the fused best chunk (with the lay-term expansions, as the dense search
+  embeds the question): how close in meaning the provision an answer would lead with is, whatever words it uses;
+- ``dense_margin``: how far the best dense cosine stands above the tenth: a provision on the question's subject
+  stands out from the rest, where a question the corpus does not settle finds many provisions equally far;
+- ``heading_named``: 1 when the title or section heading of one of the best chunks names one of the question's two
+  rarest meaning-bearing words or a thesaurus term for it (the provision is *about* the question's subject, as its
+  heading or the Act's name says), else 0;
 - ``named_law``: 0 when the question names a law ("under the Road Traffic Act") that no document title the caller may
   read matches, else 1: whatever provision the search finds, it is not from the law the question asks about.
 
@@ -63,7 +70,7 @@ from api.tools.thesaurus import Thesaurus
 DEFAULT_PATH = Path(__file__).resolve().parent.parent / "data" / "answerability.toml"
 FEATURES = (
     "dense_top", "bm25_norm", "coverage", "unknown", "agreement", "best_rank", "coverage_idf", "key_covered", "pairs",
-    "quantity", "named_law",
+    "quantity", "named_law", "dense_best", "dense_margin", "heading_named",
 )  # fmt: skip
 PAIR_WINDOW = 4
 TOPIC_SHARE = 0.018
@@ -273,6 +280,15 @@ def evidence_features(
             # "(2)", "section 12" and the section's own number ("68B. Pupil with disability") are not amounts.
             facts = tokenize(without_references(_SECTION_NUMBER.sub(" ", chunk.text)))
             quantity = float(number_near(key_words, families, facts))
+    subject = sorted(words, key=lambda w: -weight[w])[:2]
+    heading_named = 0.0
+    for hit in result.hits[:COVERAGE_HITS]:
+        named = {stem(t) for t in tokenize(f"{hit.chunk.title} {hit.chunk.section_heading}")}
+        heading_named = max(heading_named, float(any(families[w] & named for w in subject)))
+    dense_scores = dict(dense)
+    dense_best = float(dense_scores.get(result.hits[0].chunk.chunk_id, 0.0)) if result.hits else 0.0
+    tenth = dense[min(TOP, len(dense)) - 1][1] if dense else 0.0
+    dense_margin = float(dense_top - tenth)
     plain = [w for w in words if not related.get(w)]
     unknown = sum(lexical.family_frequency(w) == 0 for w in plain) / len(words) if words else 0.0
 
@@ -288,7 +304,8 @@ def evidence_features(
         "dense_top": float(dense_top), "bm25_norm": float(bm25_norm), "coverage": coverage, "unknown": unknown,
         "agreement": agreement, "best_rank": best_rank, "coverage_idf": coverage_idf, "key_covered": key_covered,
         "pairs": pairs, "quantity": quantity,
-        "named_law": float(titles is None or not missing_laws(question, titles)),
+        "named_law": float(titles is None or not missing_laws(question, titles)), "dense_best": dense_best,
+        "dense_margin": dense_margin, "heading_named": heading_named,
     }  # fmt: skip
 
 
@@ -331,6 +348,7 @@ class _ModelFile(BaseModel):
     weights: list[float]
     bias: float
     threshold: float = Field(gt=0, lt=1)
+    related_threshold: float | None = Field(None, gt=0, lt=1)
     grade_weight: float = 0.0
     veto: list[str] = []
 
@@ -345,6 +363,8 @@ class _ModelFile(BaseModel):
             raise ValueError("mean, scale and weights need one value per feature")
         if any(s <= 0 for s in self.scale):
             raise ValueError("every scale must be positive")
+        if self.related_threshold is not None and self.related_threshold > self.threshold:
+            raise ValueError("related_threshold must not be above threshold")
         return self
 
 
@@ -362,6 +382,10 @@ class AnswerabilityModel:
     grade_weight: float = 0.0
     veto: tuple[str, ...] = ()
     """Features whose value 0 means abstain, whatever the probability."""
+    related_threshold: float = 1.0
+    """Evidence judged not to answer is still close enough to show as the closest provisions (the ``related``
+    outcome) when its probability reaches this (at most ``threshold``; 1 never shows them). A model file without
+    one shows them only where a veto stopped an answer the probability would give."""
 
     def logit(self, features: Mapping[str, float], grade: float | None = None) -> float:
         z = self.bias + sum(
@@ -403,6 +427,7 @@ def load_answerability_model(path: Path | None = None) -> AnswerabilityModel:
     return AnswerabilityModel(
         parsed.version, tuple(parsed.features), tuple(parsed.mean), tuple(parsed.scale), tuple(parsed.weights),
         parsed.bias, parsed.threshold, parsed.grade_weight, tuple(parsed.veto),
+        parsed.threshold if parsed.related_threshold is None else parsed.related_threshold,
     )  # fmt: skip
 
 

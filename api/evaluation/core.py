@@ -174,6 +174,8 @@ class Answered(TypedDict):
     route: str
     answer: str
     abstained: bool
+    outcome: str
+    """``final.outcome``: answered, related, not_found or refused ("" for an error, or a trace from before it)."""
     verified: bool
     cached: bool
     error: str
@@ -256,7 +258,8 @@ async def answer_one(orchestrator: QueryOrchestrator, record: dict[str, Any], se
             drafts.append("")
     final = events[-1]
     answered = Answered(
-        route=meta.route if meta else "unknown", answer="", abstained=False, verified=False, cached=False,
+        route=meta.route if meta else "unknown", answer="", abstained=False, outcome="", verified=False,
+        cached=False,
         error=final.code if isinstance(final, ErrorEvent) else "", cited=[], verbatim=0, ms=elapsed, budget=0,
         usage={}, verification={}, warnings=warnings, steps=[], corrective_added=0,
         drafts=[d for d in drafts if d],
@@ -273,6 +276,7 @@ async def answer_one(orchestrator: QueryOrchestrator, record: dict[str, Any], se
         section = document.section(citation.section_id) if document else None
         answered["verbatim"] += bool(section is not None and citation.quote and citation.quote in section.text)
     answered["answer"], answered["abstained"], answered["verified"] = final.answer, final.abstained, final.verified
+    answered["outcome"] = final.outcome
     answered["cached"], answered["budget"] = final.cached, int(budgets.get(key, 0))
     answered["usage"], answered["verification"] = dict(final.usage), dict(final.verification)
     answered["steps"] = [s.kind for s in final.research]
@@ -400,10 +404,19 @@ class AnswerTally:
     screened: int = 0
     verified: int = 0
     errors: int = 0
+    answered: int = 0
+    """Questions whose outcome was ``answered`` (an older trace: not abstained)."""
+    answered_gold: int = 0
+    """Questions with gold answered (not merely shown the closest provisions) with a gold provision cited."""
+    related: int = 0
     ms: list[float] = field(default_factory=list)
 
     def add(self, answered: Answered, gold: set[str]) -> None:
         self.questions += 1
+        outcome = answered.get("outcome") or ("" if answered["error"] or answered["abstained"] else "answered")
+        self.answered += outcome == "answered"
+        self.related += outcome == "related"
+        self.answered_gold += outcome == "answered" and bool(gold & set(answered["cited"]))
         self.ms.append(answered["ms"])
         self.errors += bool(answered["error"])
         self.abstained += answered["abstained"]
@@ -434,15 +447,18 @@ def _share(a: int, b: int) -> str:
 
 def _kind_table(tallies: dict[str, AnswerTally]) -> list[str]:
     lines = ["| kind | questions | cites a gold provision | gold share of citations | quotes verbatim in cited "
-             "provision | abstained | screened as injection | verified | P50 s | P95 s |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
+             "provision | abstained | screened as injection | verified | P50 s | P95 s | answered | answered with "
+             "gold | related (closest provisions) |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
     for kind in sorted(tallies, key=lambda k: (k == "all", k)):
         t = tallies[kind]
         lines.append(
             f"| {kind} | {t.questions} | {_share(t.cited_gold, t.with_gold)} | {_share(t.gold_citations, t.citations)} "
             f"| {_share(t.verbatim, t.citations)} | {_share(t.abstained, t.questions)} | "
             f"{_share(t.screened, t.questions)} | {_share(t.verified, t.questions)} | "
-            f"{percentile(t.ms, 0.5) / 1000:.1f} | {percentile(t.ms, 0.95) / 1000:.1f} |"
+            f"{percentile(t.ms, 0.5) / 1000:.1f} | {percentile(t.ms, 0.95) / 1000:.1f} | "
+            f"{_share(t.answered, t.questions)} | {_share(t.answered_gold, t.with_gold)} | "
+            f"{_share(t.related, t.questions)} |"
         )
     return lines
 

@@ -13,6 +13,12 @@ from pydantic import BaseModel, Field
 Route = Literal["rag_qa", "conversational", "clarify", "out_of_scope", "blocked"]
 """The path a question takes: answered from the corpus, a greeting, a request to clarify, outside the corpus, or
 screened out as an attempt to change the assistant's rules."""
+Outcome = Literal["answered", "related", "not_found", "refused"]
+"""How a question ended, for the reader: ``answered`` (the evidence answers it: the answer's sentences cite the
+provisions that say so), ``related`` (nothing found answers it directly; the closest provisions are quoted verbatim
+and cited, introduced as the closest found, never as the answer), ``not_found`` (nothing related was found, or the
+question was not one for the corpus: a greeting, a request to clarify, out of scope), ``refused`` (the message was
+blocked as an attempt to change the assistant's rules). ``abstained`` is true for every outcome but ``answered``."""
 WarningCode = Literal[
     "prompt_injection",
     "cached_answer",
@@ -117,7 +123,12 @@ class FinalEvent(BaseModel):
     event: Literal["final"] = "final"
     answer: str
     citations: list[Citation]
-    abstained: bool = False
+    abstained: bool = Field(False, description="True for every outcome but 'answered': nothing found answers it.")
+    outcome: Outcome = Field(
+        "answered",
+        description="answered, related (the closest provisions, quoted and cited, not an answer), not_found or "
+        "refused (an attack the guard blocked); see ``Outcome``.",
+    )
     verified: bool = Field(True, description="False when a quote or statement could not be checked against a source.")
     verification: dict[str, int] = Field(default_factory=dict)
     usage: dict[str, int] = Field(default_factory=dict)

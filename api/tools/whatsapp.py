@@ -144,7 +144,8 @@ def format_reply(
     """A reply that fits a phone: the answer first, then a note for each cited law that another law repeals
     (``repealed``: the warnings' messages), then at most ``MAX_SOURCES`` sources, one per cited section, as
     ``[k] Act [Chapter], s N`` with a reader link (when the site's address is set). The answer's markers are
-    renumbered to match; a source past the limit is counted, not listed."""
+    renumbered to match; a source past the limit is counted, not listed. The closest provisions to a question
+    nothing answers (``related``) are never headed as the answer's sources."""
     sources = sources_of(final.citations)
     numbers = {c.index: k for k, group in enumerate(sources[:MAX_SOURCES], 1) for c in group}
     parts = [whatsapp_markup(renumbered(final.answer.strip(), numbers))]
@@ -152,7 +153,7 @@ def format_reply(
         parts.append("_Part of this answer could not be checked against its sources; please read them._")
     parts += [f"_Note: {message[:1].upper()}{message[1:]}._" for message in repealed]
     if sources:
-        lines = ["*Sources*"]
+        lines = ["*Closest provisions (not an answer)*" if final.outcome == "related" else "*Sources*"]
         for k, group in enumerate(sources[:MAX_SOURCES], 1):
             line = f"[{k}] {source_line(group, chapters.get(group[0].doc_key, ''))}"
             if public_url:

@@ -369,6 +369,7 @@ function finish(turn, final) {
 // ---------- what kind of reply a turn is ----------
 
 const OUTCOME_LABELS = {
+  related: "Not a direct answer",
   not_found: "Not found in the sources",
   refused: "Refused: not a legal question",
 };
@@ -387,8 +388,12 @@ function renderOutcome(turn) {
   // what they leave out (the searches, when the answer does not list them; the filters, when some are set).
   const outcome = outcomeOf(turn);
   turn.node.dataset.outcome = outcome;
-  turn.node.classList.toggle("abstained", outcome === "not_found");
+  turn.node.classList.toggle("abstained", outcome === "not_found" || outcome === "related");
+  turn.node.classList.toggle("related", outcome === "related");
   turn.node.classList.toggle("refused", outcome === "refused");
+  // The closest provisions to a question nothing answers are never headed as the answer's sources.
+  const heading = $(".sources h3", turn.node);
+  if (heading && outcome === "related") heading.textContent = "Closest provisions (not an answer)";
   const box = $(".searched", turn.node);
   const label = OUTCOME_LABELS[outcome];
   if (!label) {
@@ -397,6 +402,9 @@ function renderOutcome(turn) {
     return;
   }
   const parts = [el("p", { class: "outcome-label" }, el("strong", {}, label))];
+  if (outcome === "related") {
+    parts.push(el("p", { class: "muted" }, "The provisions quoted above are the closest I found and may not settle your question: read them in full, or ask again naming the law or the one situation you mean."));
+  }
   if (outcome === "not_found") {
     const queries = (turn.final.research || []).map((step) => step.query).filter(Boolean);
     const unsaid = queries.filter((q) => !turn.text.includes(q));

@@ -21,6 +21,9 @@ STRONG_RANK = 3
 """Without a fitted judge, evidence is strong when the best chunk is in both backends' top this many…"""
 STRONG_DENSE = 0.45
 """…and its dense cosine to the question is at least this."""
+RELATED_DENSE = 0.35
+"""Without a fitted judge, evidence is close enough to show as the closest provisions when the best chunk's dense
+cosine to the question is at least this."""
 COVERED_SHARE = 0.5
 """A part of the question is covered when the answer and its quotes hold this share of its meaning-bearing words."""
 
@@ -32,6 +35,9 @@ class EvidenceVerdict:
     reason: str
     ungraded: bool | None = None
     """The verdict on the evidence alone when the model's grade (which only raises it) entered ``answerable``."""
+    related: bool = False
+    """Whether the evidence, answering or not, is close enough to the question to be shown as the closest
+    provisions found (always true when ``answerable``)."""
 
     @property
     def without_grade(self) -> bool:
@@ -66,7 +72,11 @@ class FittedJudge:
         features = evidence_features(question, result, self.lexical, self.thesaurus, titles)
         verdict = self.model.decide(features, grade)
         ungraded = None if grade is None else self.model.decide(features).answerable
-        return EvidenceVerdict(verdict.answerable, round(verdict.probability, 3), verdict.reason, ungraded)
+        # A question naming a law the documents lack is told so: another law's provisions are not its closest.
+        related = verdict.answerable or (
+            verdict.probability >= self.model.related_threshold and features.get("named_law", 1.0) != 0.0
+        )
+        return EvidenceVerdict(verdict.answerable, round(verdict.probability, 3), verdict.reason, ungraded, related)
 
 
 def strong_by_scores(result: RetrievalResult) -> EvidenceVerdict:
@@ -80,7 +90,7 @@ def strong_by_scores(result: RetrievalResult) -> EvidenceVerdict:
     strong = agreed and dense >= STRONG_DENSE
     reason = (f"the best passage ranks {ranks.get('dense', '-')} by meaning and {ranks.get('bm25', '-')} by words "
               f"(cosine {dense:.2f})")  # fmt: skip
-    return EvidenceVerdict(strong, round(float(dense), 3), reason)
+    return EvidenceVerdict(strong, round(float(dense), 3), reason, related=strong or dense >= RELATED_DENSE)
 
 
 def strong_evidence(

@@ -23,6 +23,7 @@ from api.schemas.events import (
     FinalEvent,
     MetaEvent,
     MultipleChoice,
+    Outcome,
     ResearchStep,
     Route,
     StreamEvent,
@@ -86,6 +87,16 @@ def past_deadline(state: QueryState) -> QueryState:
     answer = ("I ran out of time before I could find and verify an answer, so I will not guess. "
               "Please ask again, or ask a narrower question.")  # fmt: skip
     return dataclasses.replace(state, answer=answer, citations=[], abstained=True, verified=True, choice=None)
+
+
+def outcome_of(state: QueryState) -> Outcome:
+    """How the turn ended, for ``final``: refused when the guard blocked it; answered unless it abstained; related
+    only when an abstention quotes the closest provisions (with their citations); else not found."""
+    if state.route == "blocked":
+        return "refused"
+    if not state.abstained:
+        return "answered"
+    return "related" if state.outcome == "related" and state.citations else "not_found"
 
 
 def _as_state(values: Any) -> QueryState:
@@ -219,6 +230,7 @@ class QueryOrchestrator:
             answer=state.answer,
             citations=[Citation.model_validate(c) for c in state.citations],
             abstained=state.abstained,
+            outcome=outcome_of(state),
             verified=state.verified,
             verification=state.verification,
             usage=usage,

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal, TypedDict, get_type_hints
 from langgraph.types import Overwrite
 
 from api.composer.structured import LLMCall
-from api.schemas.events import Route, WarningCode
+from api.schemas.events import Outcome, Route, WarningCode
 
 Complexity = Literal["simple", "multi_hop"]
 StepKind = Literal["research", "corrective", "refinement", "reference"]
@@ -105,6 +105,8 @@ class QueryState:
     """Citations used in the answer (``Citation.model_dump()``), in order of first use; plain data for checkpoints."""
     abstained: bool = False
     """True when the corpus did not support an answer."""
+    outcome: Outcome | Literal[""] = ""
+    """How the turn ended (``Outcome``), where a node decided it; empty: answered unless ``abstained``."""
     verified: bool = True
     """False when verification found an unsupported statement or a quote not in its provision."""
     verification: dict[str, int] = field(default_factory=dict)
@@ -152,6 +154,9 @@ class QueryState:
     judged_parts: list[str] = field(default_factory=list)
     """The ``parts`` whose own search the judge has decided on."""
     evidence_note: str = ""
+    related: bool = False
+    """True when a step's evidence, though not judged to answer, is close enough to the question to be shown as the
+    closest provisions found (an abstention then quotes them, as ``related``, rather than saying nothing)."""
     """Why the evidence verdict was reached (logged, and said in an abstention)."""
     lay_terms: list[str] = field(default_factory=list)
     """Legal terms the lay-term thesaurus added to the search (they count as question words in quote choice)."""
@@ -194,6 +199,7 @@ class QueryUpdate(TypedDict, total=False):
     answer: str
     citations: list[dict[str, Any]]
     abstained: bool
+    outcome: Outcome | Literal[""]
     verified: bool
     verification: dict[str, int]
     warnings: list[SentWarning]
@@ -217,6 +223,7 @@ class QueryUpdate(TypedDict, total=False):
     answerable_without_grade: bool | None
     judged_parts: list[str]
     evidence_note: str
+    related: bool
     lay_terms: list[str]
     choices: list[str]
     choice: dict[str, Any] | None

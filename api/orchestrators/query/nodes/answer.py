@@ -15,6 +15,7 @@ from api.composer.answerability import missing_laws
 from api.composer.citations import CitationTracker, stream_words
 from api.composer.extractive import Part, abstention, extractive_answer, extractive_answer_in_parts
 from api.composer.llm import is_abstention, source_citations, stream_llm_answer
+from api.composer.related import related_quotes, related_text
 from api.composer.structured import LLMCall, LLMOutcome
 from api.errors import BackendError, UpstreamLLMError
 from api.schemas.events import Citation, WarningCode
@@ -197,9 +198,17 @@ def abstention_text(state: QueryState, deps: QueryDeps) -> str:
 
 
 async def abstain(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
-    """Say that the corpus holds nothing that answers the question, what was searched, and what to ask instead."""
+    """Say that the corpus holds nothing that answers the question: with the closest provisions, quoted and cited
+    (``related``), when the evidence was judged close enough to show; else what was searched and what to ask instead
+    (``not_found``)."""
+    deps = runtime.context
     tracker = CitationTracker([], runtime.stream_writer)
-    stream_words(abstention_text(state, runtime.context), tracker)
+    quotes = await related_quotes(deps.retriever.embedder, state.asked, evidence_hits(state, deps), state.lay_terms) \
+        if state.related and state.hits else []  # fmt: skip
+    text, cited = related_text(quotes)
+    tracker.available.update({c.index: c for c in cited})
+    stream_words(text or abstention_text(state, deps), tracker)
     update = finish(state, tracker, abstained=True)
     update["composer"] = "extractive"
+    update["outcome"] = "related" if tracker.used else "not_found"
     return update

@@ -183,7 +183,8 @@ def _judged(deps: QueryDeps, state: QueryState, query: str, found: RetrievalResu
     # which made a real model's lay questions abstain where the extractive path answered.
     verdict = deps.judge(query, found.own or found, grade, state.tenant)
     log.info("evidence for %s: %s", describe_question(query, deps.settings.privacy), verdict.reason)
-    update |= QueryUpdate(answerable=bool(state.answerable) or verdict.answerable, evidence_note=verdict.reason)
+    update |= QueryUpdate(answerable=bool(state.answerable) or verdict.answerable, evidence_note=verdict.reason,
+                          related=state.related or verdict.related)  # fmt: skip
     if query.casefold() in {p.casefold() for p in state.parts}:  # as the quote-only path searches: not a rewrite
         without_grade = bool(state.answerable_without_grade) or verdict.without_grade
         update |= QueryUpdate(answerable_without_grade=without_grade, judged_parts=[*state.judged_parts, query])
