@@ -11,7 +11,7 @@ from playwright.async_api import async_playwright, expect
 
 from api.composer.answerability import DEFAULT_PATH
 from api.composer.related import CLOSING, OPENING
-from api.evaluation import AnswerRun, answers_report, tally
+from api.evaluation.core import AnswerRun, answers_report, tally
 from api.main import create_app
 from api.schemas.events import Citation, FinalEvent
 from api.settings import RetrievalSettings, Settings
