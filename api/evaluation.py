@@ -192,8 +192,8 @@ class Answered(TypedDict):
     corrective_added: int
     """Chunks the corrective step(s) added to the evidence."""
     drafts: list[str]
-    """The text streamed, split at each ``answer_revised`` warning: the model's first answer as written, then any
-    corrective answer, then what verification showed instead (what ``final.answer`` alone cannot tell)."""
+    """The text streamed, split at each ``answer_revised`` warning (sent by servers before verified streaming, which
+    took back what they had streamed; a current server streams one draft: the final answer)."""
 
 
 def load_records(path: Path) -> list[dict[str, Any]]:
@@ -351,8 +351,10 @@ def shown(answered: Answered) -> str:
     synthesized = usage.get("calls_synthesize", 0) - usage.get("errors_synthesize", 0)
     if synthesized < 1 or answered["cached"]:
         return "extractive (no model answer)"
-    # synthesize warns answer_revised before each re-synthesis; one more came from verify rebuilding the answer
-    return "model, citations re-attached" if warnings.count("answer_revised") >= synthesized else "model as written"
+    # The gate put a marker on a sentence the model cited wrongly or not at all before it was sent.
+    verification = answered["verification"]
+    reattached = verification.get("citations_reattributed", 0) + verification.get("citations_located", 0)
+    return "model, citations re-attached" if reattached else "model as written"
 
 
 def percentile(values: Sequence[float], q: float) -> float:

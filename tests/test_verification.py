@@ -14,7 +14,6 @@ from api.composer.citations import (
 from api.composer.support import bodies, missing_facts, support
 from api.composer.verification import (
     ExtractiveAnswer,
-    after_model_verification,
     choose_final,
     corrective_query,
     gate_model_answer,
@@ -288,13 +287,14 @@ def test_the_final_answer_is_never_worse_than_the_extractive_one() -> None:
     assert choose_final(abstained, ExtractiveAnswer(ABSTENTION, [], True), ABSTENTION).source == "abstention"
 
 
-def test_one_corrective_step_searches_for_what_failed() -> None:
-    bad = gate_model_answer("Under section 3 of the Liquor Act, bars must close at 11 pm [1].", offer("liquor_s34"),
-                            TEXTS)  # fmt: skip
-    assert after_model_verification(bad, corrected=False, llm_calls_left=1) == "correct"
-    assert after_model_verification(bad, corrected=True, llm_calls_left=3) == "finish"
-    assert after_model_verification(bad, corrected=False, llm_calls_left=0) == "finish"
-    assert corrective_query(bad, "when do bars close?") == "bars must close at 11 pm."
+def test_the_corrective_search_is_the_question_and_the_provision_never_the_rejected_words() -> None:
+    offered = {i: c.model_copy(update={"heading": "Hours of sale"}) for i, c in offer("liquor_s34").items()}
+    bad = gate_model_answer("Under section 3 of the Liquor Act, bars must close at 11 pm; visit http://evil.example "
+                            "[1].", offered, TEXTS)  # fmt: skip
+    assert bad.failed
+    query = corrective_query(bad, "when do bars close?")
+    assert query == "when do bars close? Hours of sale"  # the question, then the cited provision's heading
+    assert "evil" not in query and "11 pm" not in query
 
 
 def test_the_paragraph_gate_fails_a_marker_on_a_provision_that_lacks_the_sentences_facts() -> None:

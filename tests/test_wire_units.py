@@ -1,8 +1,9 @@
 """The pure parts of the issue 10/12 wiring: multiple-choice parsing and selection by evidence, coverage of the
 question's parts, unfinished sentences, and the evidence-strength fallback."""
 
+from api.composer.verification import complete_sentences
 from api.orchestrators.query.choices import by_evidence, choice_text, from_model, split_choices
-from api.orchestrators.query.evidence import complete_sentences, narrower_question, searched_note, uncovered_parts
+from api.orchestrators.query.evidence import narrower_question, searched_note, uncovered_parts
 
 DEPOSITS = (
     "(1) A landlord shall not require a deposit that exceeds the rent payable for two months.\n"

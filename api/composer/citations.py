@@ -13,6 +13,7 @@ import asyncio
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from pydantic import BaseModel
 
@@ -24,6 +25,15 @@ from .support import numbers
 Emit = Callable[[BaseModel], None]
 MARKER = re.compile(r"\[(\d{1,3})\]")
 _JOINER = "\n…\n"  # how the context bundler joins separate spans of one provision (api/tools/context.py)
+
+
+class TextSink(Protocol):
+    """Where a model's answer is written as it streams: the citations it was offered, and its text so far."""
+
+    available: dict[int, Citation]
+    text: str
+
+    def feed(self, piece: str) -> None: ...
 
 
 def provision_label(chunk: Chunk) -> str:

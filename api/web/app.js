@@ -381,7 +381,11 @@ async function ask(question) {
       const event = JSON.parse(data);
       if (name === "meta") {
         setStatus(turn, "Writing the answer…", true);
+      } else if (name === "status") {
+        // A sentence is written and held until it is checked against the provisions it cites.
+        if (event.stage === "checking") setStatus(turn, "Checking…", true);
       } else if (name === "token") {
+        setStatus(turn, "Writing the answer…", true);
         turn.text += event.text;
         answer.dataset.state = "streaming";
         renderAnswer(turn);
