@@ -629,3 +629,27 @@ def test_a_sentence_that_names_its_section_by_a_heading_that_forbids_is_read_wit
     # Its own words still count: the heading names the section, it does not make the opposite claim true.
     valid = named.replace("shall be of no effect", "shall be valid")
     assert gate_model_answer(valid, offered, texts).claims[0].opposite
+
+
+def test_a_citation_is_labelled_with_the_subsection_its_quote_is_in() -> None:
+    answer = "The deposit must be refunded within fourteen days after the end of the lease [1]."
+    gate = gate_model_answer(answer, offer("tenancy_s3"), TEXTS)
+    assert gate.passed and "fourteen days" in gate.citations[0].quote
+    # The quote is in subsection (2), although the provision (and the chunk offered) starts at (1).
+    assert gate.citations[0].section == "section 3(2)"
+    assert gate.citations[0].provision_id == "sample/act/2024/3#s3(2)"
+    first = gate_model_answer("A landlord shall not require a deposit that exceeds two months' rent [1].",
+                              offer("tenancy_s3"), TEXTS)  # fmt: skip
+    assert first.citations[0].section == "section 3(1)"
+
+
+def test_an_answer_that_only_says_where_the_answer_is_gives_way_to_the_quotes() -> None:
+    offered = offer("tenancy_s3")
+    pointer = gate_model_answer("This is stated in section 3 of the Residential Tenancies Act [1].", offered, TEXTS)
+    extractive = ExtractiveAnswer("Section 3 provides: “A landlord shall not require …” [1]", [offered[1]], False)
+    final = choose_final(pointer, extractive, "nothing found")
+    assert final.source == "extractive" and final.answer == extractive.answer
+    # With a sentence that states the rule, the pointer stays beside it.
+    both = gate_model_answer("A landlord shall not require a deposit that exceeds two months' rent [1]. This is "
+                             "stated in section 3 of the Residential Tenancies Act [1].", offered, TEXTS)  # fmt: skip
+    assert choose_final(both, extractive, "nothing found").source in ("model", "model_trimmed")

@@ -4,8 +4,9 @@ The model's text is read as it arrives. Once a sentence is complete (the next on
 stopped), the gate (``SentenceGate``) judges it against the provisions it cites; a sentence that passes goes out as
 ``token`` events with its ``citation`` events, its markers those of the provisions that support it; one that fails is
 never sent. A sentence that states nothing about the law ("Here is what the Act says:", "This is not legal advice.")
-waits for the next sentence that passes: sent before a claim that fails, it could stand alone in front of an answer
-that then comes from the quotes instead. While a sentence is held, one ``status`` event (``checking``) says so.
+or only says where the answer is ("This is stated in section 3 [1].") waits for the next sentence that passes: sent
+before a claim that fails, it could stand alone in front of an answer that then comes from the quotes instead.
+While a sentence is held, one ``status`` event (``checking``) says so.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Mapping
 from api.schemas.events import Citation, StatusEvent
 
 from .citations import CitationTracker, Emit
-from .verification import SentenceCheck, SentenceGate, complete_sentences, passes, sentence_spans
+from .verification import SentenceCheck, SentenceGate, complete_sentences, only_points, passes, sentence_spans
 
 
 class GatedTracker:
@@ -69,15 +70,6 @@ class GatedTracker:
         self._judged = len(self.text)
         self.out.flush()
 
-    def release_held(self) -> str:
-        """Send the held sentences (the answer is the model's: its closing words belong to it); the text sent."""
-        before = len(self.out.text)
-        for check in self.held:
-            self._send(check)
-        self.held = []
-        self.out.flush()
-        return self.out.text[before:]
-
     def _judge(self, last: bool) -> None:
         rest = self.text[self._judged :]
         spans = sentence_spans(rest)
@@ -92,8 +84,8 @@ class GatedTracker:
         for sentence, separator, end in spans:
             check = self.gate.judge(sentence, separator, self.text[: offset + end])
             self.checks.append(check)
-            if not check.claim:
-                self.held.append(check)
+            if not check.claim or (passes(check) and only_points(check)):
+                self.held.append(check)  # states nothing, or only where the answer is: waits for a claim
             elif passes(check):
                 for waiting in self.held:
                     self._send(waiting)

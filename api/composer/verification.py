@@ -18,8 +18,17 @@ from typing import Literal
 
 from api.schemas.events import Citation
 
-from .citations import MARKER, find_references, instruments_named, locate_quote, names, resolve_reference
+from .citations import (
+    MARKER,
+    find_references,
+    instruments_named,
+    locate_quote,
+    names,
+    resolve_reference,
+    subsection_label,
+)
 from .llm import ABSTAIN_PHRASE
+from .provisions import provision_at, provision_starts
 from .support import (
     SUPPORT_THRESHOLD,
     Support,
@@ -515,8 +524,29 @@ class SentenceGate:
         return check.text if check.markers == check.cited else _with_markers(check.text, check.cited)
 
     def citation(self, check: SentenceCheck, index: int) -> Citation:
-        """The citation a supported sentence attaches, quoting the span of the provision that supports it."""
-        return self.offered[index].model_copy(update={"quote": check.spans[index]})
+        """The citation a supported sentence attaches, quoting the span of the provision that supports it, and
+        labelled with the subsection (or paragraph) that span is in."""
+        offered, span, text = self.offered[index], check.spans[index], self.texts[index]
+        section_label = offered.section.split("(")[0]
+        at = text.find(span)
+        if at < 0:
+            return offered.model_copy(update={"quote": span})
+        provision = provision_at(provision_starts(text, offered.section_id), at, offered.section_id)
+        label = subsection_label(section_label, offered.section_id, provision)
+        return offered.model_copy(update={"quote": span, "provision_id": provision, "section": label})
+
+
+def only_points(check: SentenceCheck) -> bool:
+    """A supported sentence that says only where the answer is ("This is stated in section 3 of the Act [1].",
+    "The Act provides as follows [1]:"): its words, without its references and markers, state no fact. Sent alone,
+    it would leave the reader without the answer's point."""
+    body = without_references(_strip_markers(_as_read(check.text)))
+    return not check.quotes and facts(body).empty and len(content_terms(body)) < MIN_CLAIM_TERMS
+
+
+def substantive(gate: GateResult) -> bool:
+    """Whether a supported sentence of the answer states something, beyond saying where the answer is."""
+    return any(check.verdict == "supported" and not only_points(check) for check in gate.claims)
 
 
 def passes(check: SentenceCheck) -> bool:
@@ -551,13 +581,15 @@ def gate_model_answer(
 
 
 def unsent_tail(gate: GateResult) -> str:
-    """What follows the last supported claim of a gated answer that states nothing about the law (its closing
+    """What follows the last sent claim of a gated answer that states nothing about the law (its closing
     words), each sentence after the whitespace that followed the one before: what a streamed answer held back."""
-    passed = [k for k, check in enumerate(gate.sentences) if check.claim and passes(check)]
+    passed = [k for k, check in enumerate(gate.sentences) if check.claim and passes(check) and not only_points(check)]
     if not passed:
         return ""
     tail, separator = "", gate.sentences[passed[-1]].separator
     for check in gate.sentences[passed[-1] + 1 :]:
+        if gate.failed and ABSTAIN_PHRASE in check.text.lower():
+            continue  # "I could not find this …" after statements removed: a note on what was removed, a fragment
         if not check.claim:
             tail += separator + _strip_markers(check.text)
             separator = check.separator
@@ -617,6 +649,7 @@ def choose_final(gate: GateResult | None, extractive: ExtractiveAnswer, abstenti
 
     - passed: the model's answer, with the citations the gate attached;
     - failed but usable: the model's answer without the sentences that failed, with a warning;
+    - either, when what passed only says where the answer is ("This is stated in section 3"): as below;
     - otherwise (or no model answer): the extractive answer with a warning — never an unverified answer, never blank;
       an extractive abstention becomes ``abstention_text`` when the extractive answer is empty.
     """
@@ -637,9 +670,9 @@ def choose_final(gate: GateResult | None, extractive: ExtractiveAnswer, abstenti
         note = ("model_abstained", "the model found no answer in the sources; the quoted provisions below are what "
                 "the search found")  # fmt: skip
         return _with_warning(extractive_final, note)
-    if gate.passed and gate.answer:
+    if gate.passed and gate.answer and substantive(gate):
         return FinalAnswer("model", gate.answer, gate.citations, True, False)
-    if gate.usable and gate.answer:
+    if gate.usable and gate.answer and substantive(gate):
         note = ("statements_removed", f"{len(gate.failed)} statement(s) in the model's answer could not be matched to "
                 "the provisions cited and were removed")  # fmt: skip
         return FinalAnswer("model_trimmed", gate.answer, gate.citations, True, False, (note,))
