@@ -321,7 +321,7 @@ async def evaluate_answers(
         }  # fmt: skip
         for label, orchestrator in pipelines.items():
             # A session of its own per run: the data dir's checkpoints keep sessions, and a re-run that asked in the
-            # same one would answer a follow-up (a real model repeated the earlier run's abstention from history).
+            # same one would answer a follow-up (a model may repeat an earlier run's answer from the history).
             session = f"eval-{run.run_id}-{label}-{qid}"
             line["answers"][label] = await answer_one(orchestrator, record, session)
         run.lines.append(line)

@@ -347,9 +347,9 @@ def _check_sentence(
         return
     # A sentence that names its provision in words ("under section 12B of the Labour Act", "the Consumer Protection
     # Act provides") is about that provision: supported by it, or not at all; never re-attributed to another one that
-    # happens to share its words (a real model's "your boss may fire you without a hearing under section 12B" was
-    # once "supported" by section 5). A provision that itself contains the words ("in terms of section 101(9)") may
-    # support it too: there the reference is content, not attribution.
+    # happens to share its words (a sentence about dismissal "under section 12B" must not pass on the strength of
+    # another section that also mentions dismissal). A provision that itself contains the words ("in terms of
+    # section 101(9)") may support it too: there the reference is content, not attribution.
     allowed: set[int] | None = None  # None: any offered provision
     carried: dict[int, list[str]] = {}  # provisions that only mention the provision the sentence points to: its name
     pointed = points_at(sentence)
