@@ -87,7 +87,9 @@ async def test_a_dropped_stream_resumes_from_last_event_id(private_data_dir: Pat
 
 
 async def test_an_answer_no_one_comes_back_for_stops_after_the_grace_period(private_data_dir: Path) -> None:
-    upstream = FakeOpenAI([Reply([f"word{i} " for i in range(40)], delay_s=0.25)])
+    # A verified first sentence (sent once the next begins), then a long run of words.
+    first = "“A landlord shall not require a deposit that exceeds the rent payable for two months.” [1] "
+    upstream = FakeOpenAI([Reply([first, *(f"Word{i} " for i in range(40))], delay_s=0.25)])
     with LiveServer(upstream.app) as llm_server:
         settings = Settings(
             data_dir=private_data_dir,
@@ -102,7 +104,7 @@ async def test_an_answer_no_one_comes_back_for_stops_after_the_grace_period(priv
                 if upstream.streams_abandoned:
                     break
                 await asyncio.sleep(0.1)
-    assert upstream.streams_abandoned == 1  # 40 pieces at 0.25 s would take 10 s
+    assert upstream.streams_abandoned == 1  # 41 pieces at 0.25 s would take 10 s
 
 
 async def slow_answer(tokens: int, delay_s: float = 0.0) -> AsyncIterator[BaseModel]:
