@@ -27,6 +27,7 @@ from .citations import (
     resolve_reference,
     subsection_label,
 )
+from .judge import ClaimJudge, RulesJudge
 from .llm import ABSTAIN_PHRASE
 from .provisions import provision_at, provision_starts
 from .support import (
@@ -336,6 +337,7 @@ def _check_sentence(
     flat: Mapping[int, str],
     context: str,
     topic: Topic,
+    judge: ClaimJudge,
 ) -> None:
     """Decide one sentence; ``flat``: each offered text lower-cased with its spacing collapsed (read once per
     answer, for the words a sentence names a provision by)."""
@@ -398,8 +400,8 @@ def _check_sentence(
         cited = offered[index]
         result = max(
             (
-                _shifted(support(sentence, texts[index][a:b], identity=identity(cited), topic=topic,
-                                 heading=cited.heading), a)
+                _shifted(judge.judge(sentence, texts[index][a:b], identity=identity(cited), topic=topic,
+                                     heading=cited.heading), a)
                 for a, b in _places(texts[index], carried.get(index, []))
             ),
             key=lambda r: (r.supported, r.score),
@@ -506,8 +508,13 @@ class SentenceGate:
     """
 
     def __init__(
-        self, offered: Mapping[int, Citation], provisions: Mapping[str, str], topic: Topic | None = None
+        self,
+        offered: Mapping[int, Citation],
+        provisions: Mapping[str, str],
+        topic: Topic | None = None,
+        judge: ClaimJudge | None = None,
     ) -> None:
+        self.judge_claim = judge or RulesJudge()
         self.offered = dict(offered)
         self.texts = {i: provisions.get(c.section_id) or c.quote for i, c in offered.items()}
         self.flat = {i: " ".join(text.lower().split()) for i, text in self.texts.items()}
@@ -515,7 +522,7 @@ class SentenceGate:
 
     def judge(self, sentence: str, separator: str, context: str) -> SentenceCheck:
         check = SentenceCheck(sentence, separator)
-        _check_sentence(check, self.offered, self.texts, self.flat, context, self.topic)
+        _check_sentence(check, self.offered, self.texts, self.flat, context, self.topic, self.judge_claim)
         return check
 
     def shown(self, check: SentenceCheck) -> str:
@@ -555,11 +562,15 @@ def passes(check: SentenceCheck) -> bool:
 
 
 def gate_model_answer(
-    answer: str, offered: Mapping[int, Citation], provisions: Mapping[str, str], topic: Topic | None = None
+    answer: str,
+    offered: Mapping[int, Citation],
+    provisions: Mapping[str, str],
+    topic: Topic | None = None,
+    judge: ClaimJudge | None = None,
 ) -> GateResult:
-    """Check a model's answer sentence by sentence (``SentenceGate``) and rebuild it from what passes, citations
-    attached."""
-    gate = SentenceGate(offered, provisions, topic)
+    """Check a model's answer sentence by sentence (``SentenceGate``, its claims judged by ``judge``, the rules by
+    default) and rebuild it from what passes, citations attached."""
+    gate = SentenceGate(offered, provisions, topic, judge)
     checks = [gate.judge(text, sep, answer[:end]) for text, sep, end in sentence_spans(answer)]
     kept: list[str] = []
     used: dict[int, Citation] = {}

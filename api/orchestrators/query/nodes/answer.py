@@ -165,7 +165,7 @@ async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpd
         provisions, slow = await provisions_for(runtime, offered.values())
         warnings += slow
         topic = topic_words(asked, deps.retriever.lexical, deps.retriever.thesaurus)
-        tracker = GatedTracker(offered, runtime.stream_writer, SentenceGate(offered, provisions, topic))
+        tracker = GatedTracker(offered, runtime.stream_writer, SentenceGate(offered, provisions, topic, deps.claims))
         tracker.after(shown)
         call_start = time.perf_counter()
         outcome: LLMOutcome = "ok"
