@@ -16,6 +16,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 
 from api.auth import LOCAL, Caller, IdTokenVerifier, build_id_token_verifier
 from api.composer.answerability import load_answerability_model
+from api.composer.judge import build_claim_judge
 from api.composer.skills import load_skills
 from api.composer.structured import TimeoutPause
 from api.errors import ConfigError
@@ -157,6 +158,7 @@ async def open_services(settings: Settings, serving: bool = False) -> AsyncItera
                 llm=build_llm(settings.llm, http), chat=build_chat_stream(settings.llm, http), skills=skills,
                 memory=memory, judge=judge,
                 pauses=TimeoutPause(settings.llm.pause_after_timeouts, settings.llm.pause_s),
+                claims=build_claim_judge(settings.gate.judge),
             )  # fmt: skip
             log.info("corpus %s: %d documents, %d chunks", corpus.version, len(corpus.manifest.documents), len(corpus))
             model = settings.llm.model if settings.llm.backend != "none" else "extractive"

@@ -537,6 +537,14 @@ class AdmissionSettings(BaseModel):
     retry_after_s: float = Field(2.0, gt=0, description="Retry-After sent with a 503.")
 
 
+class GateSettings(BaseModel):
+    judge: Literal["rules"] = Field(
+        "rules",
+        description="What judges whether a cited provision supports a sentence of the answer (the gate's "
+        "ClaimJudge): 'rules', the hand-written facts, meaning, polarity and topic checks.",
+    )
+
+
 class Settings(BaseSettings):
     """The service's configuration, validated once at start-up."""
 
@@ -585,6 +593,7 @@ class Settings(BaseSettings):
     streams: StreamSettings = StreamSettings()
     state: StateSettings = StateSettings()
     privacy: PrivacySettings = PrivacySettings()
+    gate: GateSettings = GateSettings()
     allow_public_without_auth: bool = Field(
         False, description="Let `gweta serve` bind a public interface (0.0.0.0) with auth off; off: it refuses."
     )

@@ -38,7 +38,23 @@ async def read_events(response: httpx.Response) -> AsyncIterator[Event]:
 
 
 async def collect(client: httpx.AsyncClient, method: str, url: str, **kwargs: Any) -> list[Event]:
+    """Every event of a stream, checked for what every answer promises: no ``token`` event carries text that the
+    ``final`` answer does not contain (nothing the reader was sent is taken back)."""
     async with client.stream(method, url, **kwargs) as response:
         assert response.status_code == 200, await response.aread()
         assert response.headers["content-type"].startswith("text/event-stream")
-        return [event async for event in read_events(response)]
+        events = [event async for event in read_events(response)]
+    assert_tokens_kept(events)
+    return events
+
+
+def assert_tokens_kept(events: list[Event]) -> None:
+    """No token event of a stream that ended in ``final`` carries text its answer lacks; none is revised."""
+    if not events or events[-1].event != "final":
+        return
+    answer = events[-1].json()["answer"]
+    for event in events:
+        if event.event == "token":
+            assert event.json()["text"] in answer, (event.json()["text"], answer)
+        elif event.event == "warning":
+            assert event.json()["code"] != "answer_revised", "an answer was sent and then taken back"

@@ -58,7 +58,8 @@ async def test_the_model_path_report_counts_skills_gate_failures_and_compares_wi
     assert model["usage"]["calls_grade"] == model["usage"]["unparsable_grade"] == 1
     assert model["usage"]["errors_expand"] == 1 and model["usage"]["calls_synthesize"] == 2
     assert model["steps"] == ["research", "corrective"] and "unverified_quote" in model["warnings"]
-    assert model["drafts"][0] == PARAPHRASED and VERBATIM in model["drafts"][1]  # as first written, then corrected
+    # Verified streaming: the paraphrased quote was never sent; the one draft streamed is the corrected answer.
+    assert len(model["drafts"]) == 1 and VERBATIM in model["drafts"][0] and PARAPHRASED not in model["drafts"][0]
     assert model["verified"] and model["cited"] == ["sample/act/2024/3#s3"] and model["verbatim"] == 1
     assert model["budget"] == 4 and model["usage"]["llm_calls"] == 4
     assert extractive["usage"]["llm_calls"] == 0 and extractive["budget"] == 0 and extractive["verified"]

@@ -121,10 +121,11 @@ async def test_the_schema_says_the_stream_is_server_sent_events(client: httpx.As
         assert list(responses["200"]["content"]) == ["text/event-stream"]
         events = responses["200"]["content"]["text/event-stream"]["schema"]
         assert {option["properties"]["event"]["const"] for option in events["oneOf"]} == {
-            "meta", "token", "citation", "warning", "final", "error"
+            "meta", "token", "citation", "status", "warning", "final", "error"
         }  # fmt: skip
         refs = {option["properties"]["data"]["contentSchema"]["$ref"].rsplit("/", 1)[1] for option in events["oneOf"]}
-        assert refs == {"MetaEvent", "TokenEvent", "CitationEvent", "WarningEvent", "FinalEvent", "ErrorEvent"}
+        assert refs == {"MetaEvent", "TokenEvent", "CitationEvent", "StatusEvent", "WarningEvent", "FinalEvent",
+                        "ErrorEvent"}  # fmt: skip
         assert refs <= set(schema["components"]["schemas"])
         assert responses["422"]["content"]["application/json"]["schema"]["$ref"].endswith("/ErrorResponse")
         assert responses["429"] and responses["413"]

@@ -28,13 +28,13 @@ async def test_llm_tokens_stream_through_with_citations_and_usage(private_data_d
         with LiveServer(create_app(llm_settings(private_data_dir, llm_server.url))) as app:
             async with httpx.AsyncClient(base_url=app.url, timeout=30) as client:
                 events = await collect(client, "GET", "/api/v1/query/stream", params={"q": QUESTION})
-    # Coalesced: the first piece goes out alone, later pieces join it up to a completed marker or a sentence's end
-    # (or a pause in the model), so every event ends where one of the model's pieces ended.
+    # Verified streaming: the sentence is held (a "checking" status says so) until it is complete and has passed
+    # the gate, then sent whole, its citation right after it.
     tokens = [e.json()["text"] for e in events if e.event == "token"]
-    assert tokens[0] == pieces[0] and len(tokens) < len(pieces)
-    ends = {len("".join(pieces[: i + 1])) for i in range(len(pieces))}
-    assert all(len("".join(tokens[: i + 1])) in ends for i in range(len(tokens)))
+    assert tokens == ["".join(pieces)]
     names = [e.event for e in events]
+    assert names.index("status") < names.index("token")
+    assert [e.json() for e in events if e.event == "status"] == [{"stage": "checking"}]
     marked = next(i for i, e in enumerate(events) if e.event == "token" and "[1]" in "".join(
         t.json()["text"] for t in events[: i + 1] if t.event == "token"))  # fmt: skip
     assert names[marked + 1] == "citation"
@@ -90,9 +90,9 @@ async def test_an_uncited_llm_answer_is_flagged(private_data_dir: Path) -> None:
         with LiveServer(create_app(llm_settings(private_data_dir, llm_server.url))) as app:
             async with httpx.AsyncClient(base_url=app.url, timeout=30) as client:
                 events = await collect(client, "GET", "/api/v1/query/stream", params={"q": QUESTION})
-    # The model forgot its marker: flagged as streamed, then the gate locates the provision that supports the
-    # sentence and attaches the citation itself (the answer is streamed again with it).
-    assert [e.json()["code"] for e in events if e.event == "warning"] == ["uncited_answer", "answer_revised"]
+    # The model forgot its marker: flagged, and the gate locates the provision that supports the sentence and
+    # attaches the citation itself before the sentence is sent.
+    assert [e.json()["code"] for e in events if e.event == "warning"] == ["uncited_answer"]
     final = assert_contract(events)
     assert [c["section_id"] for c in final["citations"]] == ["sample/act/2024/3#s3"] and final["verified"]
     assert final["answer"].startswith("Deposits are capped at two months' rent [1]")
@@ -120,8 +120,8 @@ async def test_a_client_that_leaves_stops_the_upstream_call(private_data_dir: Pa
             async with httpx.AsyncClient(base_url=app.url, timeout=30) as client:
                 async with client.stream("GET", "/api/v1/query/stream", params={"q": QUESTION}) as response:
                     async for line in response.aiter_lines():
-                        if line == "event: token":
-                            break  # the reader hangs up mid-answer
+                        if line == "event: status":
+                            break  # the reader hangs up while the answer is being written
             for _ in range(40):
                 if upstream.streams_abandoned:
                     break
@@ -141,12 +141,13 @@ async def test_a_quote_the_sources_do_not_contain_is_flagged_unverified(private_
                 good = await collect(
                     client, "GET", "/api/v1/query/stream", params={"q": "What deposit may be required?"}
                 )
-    # The invented quote fails verification; the corrective step answers again and it fails again: the verified
-    # extractive answer is shown instead, with a warning, never the unverified one.
+    # The invented quote fails verification and is never sent; the corrective step answers again and it fails again:
+    # the verified extractive answer is sent instead, with a warning.
     codes = [e.json()["code"] for e in bad if e.event == "warning"]
-    assert codes == ["unverified_quote", "answer_revised", "model_answer_unverified", "answer_revised"]
+    assert codes == ["unverified_quote", "model_answer_unverified"]
     final = assert_contract(bad)
     assert final["verified"] is True and final["verification"]["quotes_failed"] == 1
     assert "any deposit that the tenant agrees" not in final["answer"] and "two months" in final["answer"]
+    assert not [e for e in bad if e.event == "token" and "any deposit that" in e.data]
     assert not [e for e in good if e.event == "warning"]
     assert good[-1].json()["verified"] is True and good[-1].json()["verification"]["quotes_checked"] == 1

@@ -87,7 +87,9 @@ async def test_a_dropped_stream_resumes_from_last_event_id(private_data_dir: Pat
 
 
 async def test_an_answer_no_one_comes_back_for_stops_after_the_grace_period(private_data_dir: Path) -> None:
-    upstream = FakeOpenAI([Reply([f"word{i} " for i in range(40)], delay_s=0.25)])
+    # A verified first sentence (sent once the next begins), then a long run of words.
+    first = "“A landlord shall not require a deposit that exceeds the rent payable for two months.” [1] "
+    upstream = FakeOpenAI([Reply([first, *(f"Word{i} " for i in range(40))], delay_s=0.25)])
     with LiveServer(upstream.app) as llm_server:
         settings = Settings(
             data_dir=private_data_dir,
@@ -109,7 +111,7 @@ async def test_an_answer_no_one_comes_back_for_stops_after_the_grace_period(priv
                 ) as response:
                     assert response.status_code == 200
                     rest, _ = await read(response)
-    assert upstream.streams_abandoned == 1  # 40 pieces at 0.25 s would take 10 s
+    assert upstream.streams_abandoned == 1  # 41 pieces at 0.25 s would take 10 s
     closing = [e for e in rest if e.event in ("final", "error")]
     assert len(closing) == 1 and rest[-1] is closing[0]  # exactly one, and last
     assert closing[0].event == "error" and closing[0].json()["code"] == "answer_abandoned"

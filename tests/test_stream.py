@@ -22,13 +22,13 @@ SOURCES = {
 def assert_contract(events: list[Event]) -> dict[str, object]:
     names = [e.event for e in events]
     assert names[0] == "meta" and names[-1] == "final"
-    assert set(names[1:-1]) <= {"token", "citation", "warning"}
+    assert set(names[1:-1]) <= {"token", "citation", "status", "warning"}
     final = events[-1].json()
-    # A revised answer (after a failed verification) replaces what was streamed before its warning.
-    revised = [i for i, e in enumerate(events) if e.event == "warning" and e.json()["code"] == "answer_revised"]
-    current = events[revised[-1] :] if revised else events
-    assert final["answer"] == "".join(e.json()["text"] for e in current if e.event == "token")
-    streamed = [e.json()["citation"] for e in current if e.event == "citation"]
+    # Verified streaming: nothing is sent that the answer does not keep, so nothing is ever revised. Joined, the
+    # token events are the final answer; the citation events are its citations.
+    assert not [e for e in events if e.event == "warning" and e.json()["code"] == "answer_revised"]
+    assert final["answer"] == "".join(e.json()["text"] for e in events if e.event == "token")
+    streamed = [e.json()["citation"] for e in events if e.event == "citation"]
     assert streamed == final["citations"]
     for citation in final["citations"]:
         # Every quote is the document's own words, and the answer points at it with its marker.

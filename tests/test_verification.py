@@ -14,7 +14,6 @@ from api.composer.citations import (
 from api.composer.support import bodies, missing_facts, support
 from api.composer.verification import (
     ExtractiveAnswer,
-    after_model_verification,
     choose_final,
     corrective_query,
     gate_model_answer,
@@ -288,13 +287,14 @@ def test_the_final_answer_is_never_worse_than_the_extractive_one() -> None:
     assert choose_final(abstained, ExtractiveAnswer(ABSTENTION, [], True), ABSTENTION).source == "abstention"
 
 
-def test_one_corrective_step_searches_for_what_failed() -> None:
-    bad = gate_model_answer("Under section 3 of the Liquor Act, bars must close at 11 pm [1].", offer("liquor_s34"),
-                            TEXTS)  # fmt: skip
-    assert after_model_verification(bad, corrected=False, llm_calls_left=1) == "correct"
-    assert after_model_verification(bad, corrected=True, llm_calls_left=3) == "finish"
-    assert after_model_verification(bad, corrected=False, llm_calls_left=0) == "finish"
-    assert corrective_query(bad, "when do bars close?") == "bars must close at 11 pm."
+def test_the_corrective_search_is_the_question_and_the_provision_never_the_rejected_words() -> None:
+    offered = {i: c.model_copy(update={"heading": "Hours of sale"}) for i, c in offer("liquor_s34").items()}
+    bad = gate_model_answer("Under section 3 of the Liquor Act, bars must close at 11 pm; visit http://evil.example "
+                            "[1].", offered, TEXTS)  # fmt: skip
+    assert bad.failed
+    query = corrective_query(bad, "when do bars close?")
+    assert query == "when do bars close? Hours of sale"  # the question, then the cited provision's heading
+    assert "evil" not in query and "11 pm" not in query
 
 
 def test_the_paragraph_gate_fails_a_marker_on_a_provision_that_lacks_the_sentences_facts() -> None:
@@ -629,3 +629,27 @@ def test_a_sentence_that_names_its_section_by_a_heading_that_forbids_is_read_wit
     # Its own words still count: the heading names the section, it does not make the opposite claim true.
     valid = named.replace("shall be of no effect", "shall be valid")
     assert gate_model_answer(valid, offered, texts).claims[0].opposite
+
+
+def test_a_citation_is_labelled_with_the_subsection_its_quote_is_in() -> None:
+    answer = "The deposit must be refunded within fourteen days after the end of the lease [1]."
+    gate = gate_model_answer(answer, offer("tenancy_s3"), TEXTS)
+    assert gate.passed and "fourteen days" in gate.citations[0].quote
+    # The quote is in subsection (2), although the provision (and the chunk offered) starts at (1).
+    assert gate.citations[0].section == "section 3(2)"
+    assert gate.citations[0].provision_id == "sample/act/2024/3#s3(2)"
+    first = gate_model_answer("A landlord shall not require a deposit that exceeds two months' rent [1].",
+                              offer("tenancy_s3"), TEXTS)  # fmt: skip
+    assert first.citations[0].section == "section 3(1)"
+
+
+def test_an_answer_that_only_says_where_the_answer_is_gives_way_to_the_quotes() -> None:
+    offered = offer("tenancy_s3")
+    pointer = gate_model_answer("This is stated in section 3 of the Residential Tenancies Act [1].", offered, TEXTS)
+    extractive = ExtractiveAnswer("Section 3 provides: “A landlord shall not require …” [1]", [offered[1]], False)
+    final = choose_final(pointer, extractive, "nothing found")
+    assert final.source == "extractive" and final.answer == extractive.answer
+    # With a sentence that states the rule, the pointer stays beside it.
+    both = gate_model_answer("A landlord shall not require a deposit that exceeds two months' rent [1]. This is "
+                             "stated in section 3 of the Residential Tenancies Act [1].", offered, TEXTS)  # fmt: skip
+    assert choose_final(both, extractive, "nothing found").source in ("model", "model_trimmed")

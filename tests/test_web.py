@@ -182,9 +182,11 @@ def test_a_dev_sign_in_secret_without_an_hs256_secret_fails_at_boot() -> None:
         Settings(web=WebSettings(dev_signin_secret="dev-pass"))
 
 
-async def test_tokens_arrive_one_by_one_as_the_model_writes(private_data_dir: Path, context: BrowserContext) -> None:
-    pieces = ["A landlord ", "may not ask ", "for more than ", "two months' rent ", "as a deposit [1", "]."]
-    upstream = FakeOpenAI([Reply(pieces, delay_s=0.4)])
+async def test_sentences_arrive_one_by_one_once_checked(private_data_dir: Path, context: BrowserContext) -> None:
+    first = ["A landlord ", "may not ask ", "for more than ", "two months' rent ", "as a deposit [1", "]. "]
+    false = ["The landlord ", "may keep ", "the deposit ", "for 12 months [1]. "]
+    last = ["So the deposit ", "cannot exceed ", "two months' rent [1]."]
+    upstream = FakeOpenAI([Reply(first + false + last, delay_s=0.4)])
     with LiveServer(upstream.app) as llm:
         llm_cfg = LLMSettings(backend="openai", base_url=f"{llm.url}/v1", api_key="sk-test", model="m-1")
         with LiveServer(create_app(Settings(data_dir=private_data_dir, llm=llm_cfg))) as app:
@@ -192,17 +194,23 @@ async def test_tokens_arrive_one_by_one_as_the_model_writes(private_data_dir: Pa
             await page.goto(app.url)
             await ask(page, "How much deposit can a landlord ask for?")
             answer = page.locator(".turn .answer")
+            status = page.locator(".turn .status-text")
             seen: list[str] = []
+            statuses: set[str] = set()
             deadline = time.monotonic() + 30
             while await answer.get_attribute("data-state") != "done":
                 assert time.monotonic() < deadline
                 seen.append(await answer.inner_text())
+                statuses.add(await status.inner_text())
                 await page.wait_for_timeout(50)
             final = await answer.inner_text()
+    # The first sentence was on screen alone, once checked, before the last was written; the false one never was.
     partial = {text for text in seen if text and text != final}
-    assert final == "".join(pieces) and len(partial) >= 3  # several growing prefixes were on screen
+    assert final == "".join(first + last) and "".join(first).strip() in partial
     assert all(final.startswith(text) for text in partial)
-    await expect(page.locator(".turn a.cite")).to_have_text("[1]")
+    assert not any("12 months" in text for text in [*seen, final])
+    assert "Checking…" in statuses  # the page says a sentence is being checked while it is held
+    await expect(page.locator(".turn a.cite")).to_have_text(["[1]", "[1]"])
 
 
 async def test_an_abstention_is_labelled_and_said_once(site: LiveServer, context: BrowserContext) -> None:

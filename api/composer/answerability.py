@@ -61,6 +61,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
+from api.composer.jurisdiction import JURISDICTION
 from api.composer.support import Topic, without_references
 from api.errors import ConfigError
 from api.tools.bm25 import LexicalIndex, stem, tokenize
@@ -109,9 +110,7 @@ _NAME_FILLER = frozenset("the of and for on in act acts code ordinance principal
 # The names of countries are not part of a law's name as people say it ("the Zimbabwe Labour Act", "the UK
 # Employment Rights Act"); a question about another country's law is screened before retrieval anyway.
 _COUNTRY = re.compile(
-    r"^(?:zimbabwe|zimbabwean|uk|england|english|scotland|wales|british|south|africa|african|kenya|kenyan|zambia|"
-    r"zambian|botswana|nigeria|nigerian|india|indian|australia|australian|canada|canadian|us|usa|american|federal|"
-    r"national)$"
+    "^(?:" + "|".join(map(re.escape, sorted(JURISDICTION.place_words | JURISDICTION.other_places))) + ")$"
 )
 _SECTION_NUMBER = re.compile(r"^\s*\d+[A-Za-z]{0,2}\.\s")
 _AMOUNT = re.compile(r"[a-z]{0,3}\d+(?:st|nd|rd|th)?")  # 90, us500, 21st; not "68b" (a section) or "s12a"
@@ -122,12 +121,15 @@ NUMBER_WORDS = frozenset(
 TOP = 10
 COVERAGE_HITS = 3
 # Words that say how a question is asked rather than what it is about.
-QUESTION_WORDS = frozenset(
-    "able about according act acts allowed also am any anyone anything ask asked be been being but could did get "
-    "gets getting give go going got he her here him his if is it law laws legal legally let like long many may me "
-    "might more much must need needs not now our out over own person people required section sections shall she "
-    "should someone something still such tell than them they under us very want wants was way were will would "
-    "zimbabwe zimbabwean zimbabweans i'm it's can't don't doesn't".split()
+QUESTION_WORDS = (
+    frozenset(
+        "able about according act acts allowed also am any anyone anything ask asked be been being but could did get "
+        "gets getting give go going got he her here him his if is it law laws legal legally let like long many may me "
+        "might more much must need needs not now our out over own person people required section sections shall she "
+        "should someone something still such tell than them they under us very want wants was way were will would "
+        "i'm it's can't don't doesn't".split()
+    )
+    | JURISDICTION.place_words
 )
 
 _QUESTION_STEMS = frozenset(stem(w) for w in QUESTION_WORDS)  # "needed" asks as "need" does

@@ -13,6 +13,7 @@ import asyncio
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from pydantic import BaseModel
 
@@ -26,6 +27,15 @@ MARKER = re.compile(r"\[(\d{1,3})\]")
 _JOINER = "\n…\n"  # how the context bundler joins separate spans of one provision (api/tools/context.py)
 
 
+class TextSink(Protocol):
+    """Where a model's answer is written as it streams: the citations it was offered, and its text so far."""
+
+    available: dict[int, Citation]
+    text: str
+
+    def feed(self, piece: str) -> None: ...
+
+
 def provision_label(chunk: Chunk) -> str:
     if not chunk.section_number:
         return chunk.section_heading or "preamble"
@@ -33,14 +43,24 @@ def provision_label(chunk: Chunk) -> str:
     return f"{unit} {chunk.section_number}"
 
 
+def subsection_label(label: str, section_id: str, provision_id: str) -> str:
+    """``label`` ("section 3") naming the subsection or paragraph ``provision_id`` is ("section 3(2)(a)")."""
+    finer = provision_id.removeprefix(section_id) if provision_id.startswith(section_id) else ""
+    if not finer or not label.startswith("section ") or "(" in label:
+        return label
+    return label + finer
+
+
 def make_citation(index: int, chunk: Chunk, quote: str, provision_id: str = "") -> Citation:
+    """A citation of ``chunk``; given the ``provision_id`` the quote is in, its label names that subsection."""
+    label = subsection_label(provision_label(chunk), chunk.section_id, provision_id)
     return Citation(
         index=index,
         doc_key=chunk.doc_key,
         title=chunk.title,
         section_id=chunk.section_id,
         provision_id=provision_id or chunk.provision_id or chunk.section_id,
-        section=provision_label(chunk),
+        section=label,
         heading=chunk.section_heading,
         chunk_id=chunk.chunk_id,
         quote=quote,

@@ -11,7 +11,7 @@ from api.schemas.events import Citation
 from api.tools.context import ContextBundle
 from api.tools.llm import ChatStream, TracedRun
 
-from .citations import CitationTracker, make_citation
+from .citations import TextSink, make_citation
 from .skills import Skill
 
 log = logging.getLogger(__name__)
@@ -38,7 +38,7 @@ async def stream_llm_answer(
     skill: Skill,
     question: str,
     history: str,
-    tracker: CitationTracker,
+    tracker: TextSink,
 ) -> dict[str, int]:
     """Stream the model's answer through ``tracker``; return token usage. Raises UpstreamLLMError on failure."""
     system, user = skill.render(

@@ -15,7 +15,7 @@ These mismatches count:
   against "shall refund any payment received"), unless the clause itself lets part be kept ("less any amount due");
 - the sentence permits going past a limit its clause sets ("a lender may charge interest above the prescribed rate"
   against "no lender shall … receive … interest at a rate greater than the prescribed rate", or against "shall … be
-  transmitted … not later than thirty days"). A real small model wrote that first sentence, and it passed.
+  transmitted … not later than thirty days").
 
 What it leaves to the meaning measure, because the same polarity can be worded either way:
 - conditions and exceptions ("cannot be dismissed without a hearing" says what "must be given a hearing" says);

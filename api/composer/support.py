@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from api.composer.jurisdiction import JURISDICTION
 from api.composer.polarity import opposite
 from api.tools.bm25 import stem
 
@@ -89,11 +90,14 @@ _STOP = frozenset(
     "your our they them he she his her also such any all other under per than only yes".split()
 )
 # Words that say where a claim comes from rather than what it claims.
-_META = frozenset(
-    "section sections subsection paragraph act acts chapter law laws legislation provision provisions provide "
-    "provides provided state states stated say says according set out sets accordance note noted specifically "
-    "explicitly clearly clear stipulate stipulates indicate indicates mention mentions document documents source "
-    "sources zimbabwe zimbabwean".split()
+_META = (
+    frozenset(
+        "section sections subsection paragraph act acts chapter law laws legislation provision provisions provide "
+        "provides provided state states stated say says according set out sets accordance note noted specifically "
+        "explicitly clearly clear stipulate stipulates indicate indicates mention mentions document documents source "
+        "sources".split()
+    )
+    | JURISDICTION.place_words
 )
 # Legal synonyms folded to one form so a faithful paraphrase is not scored as unsupported.
 _FOLD = {
@@ -105,7 +109,7 @@ _FOLD = {
     "exceeds": "over", "exceeding": "over", "more": "over", "less": "under", "fewer": "under",
     "employee": "employ", "employees": "employ", "employer": "employ", "employers": "employ", "employment": "employ",
     "employed": "employ", "worker": "employ", "workers": "employ",
-    "dismiss": "dismiss", "dismissed": "dismiss", "dismissal": "dismiss", "fired": "dismiss", "sacked": "dismiss",
+    "dismiss": "dismiss", "dismissed": "dismiss", "dismissal": "dismiss", "fired": "dismiss",
     "years": "year", "yrs": "year", "months": "month", "days": "day", "weeks": "week", "aged": "age", "old": "age",
     "fine": "fine", "fined": "fine", "penalty": "fine", "imprisonment": "imprison", "imprisoned": "imprison",
     "prison": "imprison", "jail": "imprison", "offence": "offence", "offense": "offence", "guilty": "offence",
@@ -116,7 +120,7 @@ _FOLD = {
     "alienated": "transfer", "alienate": "transfer", "transferred": "transfer", "transfers": "transfer",
     "business": "undertaking", "company": "undertaking", "firm": "undertaking", "undertakings": "undertaking",
     "owner": "owner", "owners": "owner", "transferee": "owner", "buyer": "owner", "purchaser": "owner",
-}  # fmt: skip
+} | JURISDICTION.folds  # fmt: skip
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 
@@ -226,7 +230,7 @@ _ARTICLE_PERIOD = re.compile(
 )
 _NEXT_WORD = re.compile(r"\s*(?:[-\u2011]\s*)?(%|[a-z]+)", re.I)
 _LEVEL = re.compile(r"\blevel\s*$", re.I)
-_CURRENCY_BEFORE = re.compile(r"(?:[$£€]|\b(?:US|ZWL|ZiG|RTGS)\$?)\s*$", re.I)
+_CURRENCY_BEFORE = re.compile(rf"(?:[$£€]|\b(?:US|{JURISDICTION.currency_pattern()})\$?)\s*$", re.I)
 
 
 def _unit(text: str, start: int, end: int) -> str:
@@ -278,8 +282,11 @@ def _percent(text: str) -> bool:
     return bool(re.search(r"%|\bper\s*cent\b|\bpercent(?:age)?\b", text, re.I))
 
 
+_CURRENCY = re.compile(rf"[$£€]|\b(?:dollars?|US\$|{JURISDICTION.currency_pattern()}|cents?)\b", re.I)
+
+
 def _currency(text: str) -> bool:
-    return bool(re.search(r"[$£€]|\b(?:dollars?|US\$|ZWL|ZiG|RTGS|cents?)\b", text, re.I))
+    return bool(_CURRENCY.search(text))
 
 
 def months(text: str) -> set[str]:

@@ -18,8 +18,18 @@ from typing import Literal
 
 from api.schemas.events import Citation
 
-from .citations import MARKER, find_references, instruments_named, locate_quote, names, resolve_reference
+from .citations import (
+    MARKER,
+    find_references,
+    instruments_named,
+    locate_quote,
+    names,
+    resolve_reference,
+    subsection_label,
+)
+from .judge import ClaimJudge, RulesJudge
 from .llm import ABSTAIN_PHRASE
+from .provisions import provision_at, provision_starts
 from .support import (
     SUPPORT_THRESHOLD,
     Support,
@@ -195,6 +205,8 @@ class GateResult:
     citations: list[Citation]
     """The attached citations in order of first use, each quoting a verbatim span of its provision."""
     abstained: bool = False
+    headings: dict[int, str] = field(default_factory=dict)
+    """The offered provisions' headings, by marker (what a corrective search adds to the question)."""
 
     @property
     def claims(self) -> list[SentenceCheck]:
@@ -237,7 +249,12 @@ class GateResult:
 
 def split_sentences(text: str) -> list[tuple[str, str]]:
     """(sentence, following whitespace) pairs; "s. 3", "No. 5" and a trailing "[1]." stay with their sentence."""
-    pieces: list[tuple[str, str]] = []
+    return [(sentence, separator) for sentence, separator, _ in sentence_spans(text)]
+
+
+def sentence_spans(text: str) -> list[tuple[str, str, int]]:
+    """``split_sentences`` with, for each sentence, the offset in ``text`` where its following whitespace ends."""
+    pieces: list[tuple[str, str, int]] = []
     start = 0
     for match in _SENTENCE_END.finditer(text):
         head = text[start : match.start()]
@@ -251,11 +268,22 @@ def split_sentences(text: str) -> list[tuple[str, str]]:
             continue  # "s. 3" goes on; so does a list item's number ("1. **Writing**: …"), which states nothing
         sentence = text[start:boundary]
         if sentence.strip():
-            pieces.append((sentence.strip(), text[boundary : match.end()] or " "))
+            pieces.append((sentence.strip(), text[boundary : match.end()] or " ", match.end()))
         start = match.end()
     if text[start:].strip():
-        pieces.append((text[start:].strip(), ""))
+        pieces.append((text[start:].strip(), "", len(text)))
     return pieces
+
+
+_COMPLETE = re.compile(r"(?:[.!?:;]|\]|[.!?][\"”’)]+)$")
+
+
+def complete_sentences(text: str) -> str:
+    """``text`` without a trailing fragment (a sentence the model had not finished: "The landlord may")."""
+    pieces = split_sentences(text)
+    while pieces and not _COMPLETE.search(pieces[-1][0]):
+        pieces.pop()
+    return "".join(sentence + separator for sentence, separator in pieces).strip()
 
 
 def _is_claim(sentence: str, markers: list[int], quotes: list[str]) -> bool:
@@ -309,6 +337,7 @@ def _check_sentence(
     flat: Mapping[int, str],
     context: str,
     topic: Topic,
+    judge: ClaimJudge,
 ) -> None:
     """Decide one sentence; ``flat``: each offered text lower-cased with its spacing collapsed (read once per
     answer, for the words a sentence names a provision by)."""
@@ -320,9 +349,9 @@ def _check_sentence(
         return
     # A sentence that names its provision in words ("under section 12B of the Labour Act", "the Consumer Protection
     # Act provides") is about that provision: supported by it, or not at all; never re-attributed to another one that
-    # happens to share its words (a real model's "your boss may fire you without a hearing under section 12B" was
-    # once "supported" by section 5). A provision that itself contains the words ("in terms of section 101(9)") may
-    # support it too: there the reference is content, not attribution.
+    # happens to share its words (a sentence about dismissal "under section 12B" must not pass on the strength of
+    # another section that also mentions dismissal). A provision that itself contains the words ("in terms of
+    # section 101(9)") may support it too: there the reference is content, not attribution.
     allowed: set[int] | None = None  # None: any offered provision
     carried: dict[int, list[str]] = {}  # provisions that only mention the provision the sentence points to: its name
     pointed = points_at(sentence)
@@ -371,8 +400,8 @@ def _check_sentence(
         cited = offered[index]
         result = max(
             (
-                _shifted(support(sentence, texts[index][a:b], identity=identity(cited), topic=topic,
-                                 heading=cited.heading), a)
+                _shifted(judge.judge(sentence, texts[index][a:b], identity=identity(cited), topic=topic,
+                                     heading=cited.heading), a)
                 for a, b in _places(texts[index], carried.get(index, []))
             ),
             key=lambda r: (r.supported, r.score),
@@ -468,35 +497,114 @@ def _with_markers(sentence: str, indices: list[int]) -> str:
     return f"{body[:cut].rstrip()} {markers}{body[cut:]}"
 
 
-def gate_model_answer(
-    answer: str, offered: Mapping[int, Citation], provisions: Mapping[str, str], topic: Topic | None = None
-) -> GateResult:
-    """Check a model's answer sentence by sentence and rebuild it from what passes, citations attached.
+class SentenceGate:
+    """Judge a model's sentences one at a time against the provisions it was offered, as they are written.
 
     ``offered``: the citations the model was shown, by marker; ``provisions``: section id -> full provision text (a
     citation whose provision is missing is checked against its own quote); ``topic``: the question's topic words
     (``api.composer.answerability.topic_words``), which a sentence may apply only a provision that mentions them to.
+    A sentence is judged with the answer up to its end as its context (the titles named so far break a tie between
+    two Acts' "section 3"), so judging the answer as it streams and judging it whole agree.
     """
-    texts = {i: provisions.get(c.section_id) or c.quote for i, c in offered.items()}
-    flat = {i: " ".join(text.lower().split()) for i, text in texts.items()}
-    checks = [SentenceCheck(text, sep) for text, sep in split_sentences(answer)]
-    for check in checks:
-        _check_sentence(check, offered, texts, flat, answer, topic or {})
+
+    def __init__(
+        self,
+        offered: Mapping[int, Citation],
+        provisions: Mapping[str, str],
+        topic: Topic | None = None,
+        judge: ClaimJudge | None = None,
+    ) -> None:
+        self.judge_claim = judge or RulesJudge()
+        self.offered = dict(offered)
+        self.texts = {i: provisions.get(c.section_id) or c.quote for i, c in offered.items()}
+        self.flat = {i: " ".join(text.lower().split()) for i, text in self.texts.items()}
+        self.topic: Topic = topic or {}
+
+    def judge(self, sentence: str, separator: str, context: str) -> SentenceCheck:
+        check = SentenceCheck(sentence, separator)
+        _check_sentence(check, self.offered, self.texts, self.flat, context, self.topic, self.judge_claim)
+        return check
+
+    def shown(self, check: SentenceCheck) -> str:
+        """The sentence as the reader is shown it: as written when its markers are those of the provisions that
+        support it, else with those markers in place of its own."""
+        return check.text if check.markers == check.cited else _with_markers(check.text, check.cited)
+
+    def citation(self, check: SentenceCheck, index: int) -> Citation:
+        """The citation a supported sentence attaches, quoting the span of the provision that supports it, and
+        labelled with the subsection (or paragraph) that span is in."""
+        offered, span, text = self.offered[index], check.spans[index], self.texts[index]
+        section_label = offered.section.split("(")[0]
+        at = text.find(span)
+        if at < 0:
+            return offered.model_copy(update={"quote": span})
+        provision = provision_at(provision_starts(text, offered.section_id), at, offered.section_id)
+        label = subsection_label(section_label, offered.section_id, provision)
+        return offered.model_copy(update={"quote": span, "provision_id": provision, "section": label})
+
+
+def only_points(check: SentenceCheck) -> bool:
+    """A supported sentence that says only where the answer is ("This is stated in section 3 of the Act [1].",
+    "The Act provides as follows [1]:"): its words, without its references and markers, state no fact. Sent alone,
+    it would leave the reader without the answer's point."""
+    body = without_references(_strip_markers(_as_read(check.text)))
+    return not check.quotes and facts(body).empty and len(content_terms(body)) < MIN_CLAIM_TERMS
+
+
+def substantive(gate: GateResult) -> bool:
+    """Whether a supported sentence of the answer states something, beyond saying where the answer is."""
+    return any(check.verdict == "supported" and not only_points(check) for check in gate.claims)
+
+
+def passes(check: SentenceCheck) -> bool:
+    """Whether the reader may be shown the sentence: it states nothing about the law, or a provision supports it."""
+    return not check.claim or check.verdict == "supported"
+
+
+def gate_model_answer(
+    answer: str,
+    offered: Mapping[int, Citation],
+    provisions: Mapping[str, str],
+    topic: Topic | None = None,
+    judge: ClaimJudge | None = None,
+) -> GateResult:
+    """Check a model's answer sentence by sentence (``SentenceGate``, its claims judged by ``judge``, the rules by
+    default) and rebuild it from what passes, citations attached."""
+    gate = SentenceGate(offered, provisions, topic, judge)
+    checks = [gate.judge(text, sep, answer[:end]) for text, sep, end in sentence_spans(answer)]
     kept: list[str] = []
     used: dict[int, Citation] = {}
     quoted: set[int] = set()
     for check in checks:
-        if check.claim and check.verdict != "supported":
+        if not passes(check):
             continue
-        kept.append(_with_markers(check.text, check.cited) + check.separator)
+        kept.append(gate.shown(check) + check.separator)
         for index in check.cited:
             # The citation quotes what the answer quoted, if it quoted this provision; else the first supporting span.
+            # (Streamed, a citation goes out with the first sentence it supports, quoting that sentence's span.)
             if index not in used or (index in check.quoted and index not in quoted):
-                used[index] = offered[index].model_copy(update={"quote": check.spans[index]})
+                used[index] = gate.citation(check, index)
                 quoted |= check.quoted & {index}
     rebuilt = "".join(kept).strip()
     abstained = ABSTAIN_PHRASE in answer.lower()
-    return GateResult(checks, rebuilt, list(used.values()), abstained)
+    headings = {i: c.heading for i, c in offered.items() if c.heading}
+    return GateResult(checks, rebuilt, list(used.values()), abstained, headings)
+
+
+def unsent_tail(gate: GateResult) -> str:
+    """What follows the last sent claim of a gated answer that states nothing about the law (its closing
+    words), each sentence after the whitespace that followed the one before: what a streamed answer held back."""
+    passed = [k for k, check in enumerate(gate.sentences) if check.claim and passes(check) and not only_points(check)]
+    if not passed:
+        return ""
+    tail, separator = "", gate.sentences[passed[-1]].separator
+    for check in gate.sentences[passed[-1] + 1 :]:
+        if gate.failed and ABSTAIN_PHRASE in check.text.lower():
+            continue  # "I could not find this …" after statements removed: a note on what was removed, a fragment
+        if not check.claim:
+            tail += separator + _strip_markers(check.text)
+            separator = check.separator
+    return tail
 
 
 # --- The final answer: never worse than the extractive path's -------------------------------------------------------
@@ -521,20 +629,19 @@ class FinalAnswer:
     warnings: tuple[tuple[str, str], ...] = ()
 
 
-def after_model_verification(gate: GateResult, corrected: bool, llm_calls_left: int) -> Literal["finish", "correct"]:
-    """One corrective step for a model answer that did not pass, if it has not had one and the budget allows."""
-    return "correct" if not gate.passed and not corrected and llm_calls_left >= 1 else "finish"
-
-
 def corrective_query(gate: GateResult, question: str, max_words: int = 40) -> str:
-    """What the corrective step searches for: the first failed quote, else the first failed sentence (its words, not
-    its markers), else the question (also when the sentence failed for its topic); the step should search again
-    without excluding what was already found."""
+    """What the corrective step searches for: the question, with the heading of the provision the first failed
+    sentence cited (where the model looked). Never the failed sentence's own words: text the gate rejected is shown
+    nowhere, and a search is listed in an abstention's "Searches run"."""
     failed = gate.failed
-    if failed and failed[0].off_topic and not failed[0].quotes_failed:
-        return question  # its words are the wrong provision's: searching them finds that provision again
-    text = (failed[0].quotes_failed or [_strip_markers(failed[0].text)])[0] if failed else question
-    return " ".join(find_references_stripped(text).split()[:max_words]) or question
+    heading = ""
+    if failed and not failed[0].off_topic:  # off topic: the cited provision is the wrong one; search afresh
+        cited = [*failed[0].markers, *failed[0].referenced]
+        heading = next((h for i in cited if (h := gate.headings.get(i, ""))), "")
+    words = question.split()
+    asked = {w.strip(".,;:?!").lower() for w in words}
+    extra = [w for w in heading.split() if w.strip(".,;:?!").lower() not in asked]
+    return " ".join([*words, *extra][:max_words]) or question
 
 
 _DANGLING = re.compile(r"\b(?:under|according to|in terms of|in|of|see)\s*(?=[,.;:]|$)", re.I)
@@ -553,6 +660,7 @@ def choose_final(gate: GateResult | None, extractive: ExtractiveAnswer, abstenti
 
     - passed: the model's answer, with the citations the gate attached;
     - failed but usable: the model's answer without the sentences that failed, with a warning;
+    - either, when what passed only says where the answer is ("This is stated in section 3"): as below;
     - otherwise (or no model answer): the extractive answer with a warning — never an unverified answer, never blank;
       an extractive abstention becomes ``abstention_text`` when the extractive answer is empty.
     """
@@ -573,9 +681,9 @@ def choose_final(gate: GateResult | None, extractive: ExtractiveAnswer, abstenti
         note = ("model_abstained", "the model found no answer in the sources; the quoted provisions below are what "
                 "the search found")  # fmt: skip
         return _with_warning(extractive_final, note)
-    if gate.passed and gate.answer:
+    if gate.passed and gate.answer and substantive(gate):
         return FinalAnswer("model", gate.answer, gate.citations, True, False)
-    if gate.usable and gate.answer:
+    if gate.usable and gate.answer and substantive(gate):
         note = ("statements_removed", f"{len(gate.failed)} statement(s) in the model's answer could not be matched to "
                 "the provisions cited and were removed")  # fmt: skip
         return FinalAnswer("model_trimmed", gate.answer, gate.citations, True, False, (note,))

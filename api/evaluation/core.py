@@ -195,8 +195,8 @@ class Answered(TypedDict):
     corrective_added: int
     """Chunks the corrective step(s) added to the evidence."""
     drafts: list[str]
-    """The text streamed, split at each ``answer_revised`` warning: the model's first answer as written, then any
-    corrective answer, then what verification showed instead (what ``final.answer`` alone cannot tell)."""
+    """The text streamed, split at each ``answer_revised`` warning (sent by servers before verified streaming, which
+    took back what they had streamed; a current server streams one draft: the final answer)."""
 
 
 def load_records(path: Path) -> list[dict[str, Any]]:
@@ -351,7 +351,7 @@ async def evaluate_answers(
         }  # fmt: skip
         for label, orchestrator in pipelines.items():
             # A session of its own per run: the data dir's checkpoints keep sessions, and a re-run that asked in the
-            # same one would answer a follow-up (a real model repeated the earlier run's abstention from history).
+            # same one would answer a follow-up (a model may repeat an earlier run's answer from the history).
             # A conversation's turns share their conversation's.
             session = re.sub(r"[^A-Za-z0-9._:-]", ".", f"eval-{run.run_id}-{label}-{record.get('session', qid)}")
             line["answers"][label] = await answer_one(orchestrator, record, session)
@@ -382,8 +382,10 @@ def shown(answered: Answered) -> str:
     synthesized = usage.get("calls_synthesize", 0) - usage.get("errors_synthesize", 0)
     if synthesized < 1 or answered["cached"]:
         return "extractive (no model answer)"
-    # synthesize warns answer_revised before each re-synthesis; one more came from verify rebuilding the answer
-    return "model, citations re-attached" if warnings.count("answer_revised") >= synthesized else "model as written"
+    # The gate put a marker on a sentence the model cited wrongly or not at all before it was sent.
+    verification = answered["verification"]
+    reattached = verification.get("citations_reattributed", 0) + verification.get("citations_located", 0)
+    return "model, citations re-attached" if reattached else "model as written"
 
 
 def percentile(values: Sequence[float], q: float) -> float:

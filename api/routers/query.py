@@ -19,7 +19,15 @@ from api.deps import Orchestrator, SettingsDep
 from api.middleware import caller_limit_key, rate_limited
 from api.observability import describe_question
 from api.schemas.errors import error_responses
-from api.schemas.events import CitationEvent, ErrorEvent, FinalEvent, MetaEvent, TokenEvent, WarningEvent
+from api.schemas.events import (
+    CitationEvent,
+    ErrorEvent,
+    FinalEvent,
+    MetaEvent,
+    StatusEvent,
+    TokenEvent,
+    WarningEvent,
+)
 from api.schemas.query import QueryRequest
 from api.streams import StreamHub
 
@@ -45,13 +53,14 @@ def _event_schema(model: type[BaseModel]) -> dict[str, Any]:
     }
 
 
-STREAM_EVENT_SCHEMA = {"oneOf": [_event_schema(m) for m in (MetaEvent, TokenEvent, CitationEvent, WarningEvent,
-                                                              FinalEvent, ErrorEvent)]}  # fmt: skip
+STREAM_EVENT_SCHEMA = {"oneOf": [_event_schema(m) for m in (MetaEvent, TokenEvent, CitationEvent, StatusEvent,
+                                                              WarningEvent, FinalEvent, ErrorEvent)]}  # fmt: skip
 STREAM_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {
         "description": (
-            "A stream of Server-Sent Events: `meta`, then `token`, `citation` and `warning` events, then one `final` "
-            "or `error`. Each event's `data` is its model below as JSON (without `event`, which is the SSE event "
+            "A stream of Server-Sent Events: `meta`, then `token`, `citation`, `status` and `warning` events, then "
+            "one `final` or `error`. Each `token` is verified text: joined, they are the final answer. "
+            "Each event's `data` is its model below as JSON (without `event`, which is the SSE event "
             "name); each has an `id` to resume from with `Last-Event-ID`, and the first carries `retry`."
         ),
         "content": {"text/event-stream": {"schema": STREAM_EVENT_SCHEMA}},

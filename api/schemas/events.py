@@ -1,7 +1,11 @@
 """The streaming contract: every Server-Sent Event the query stream can send, in one place.
 
-A stream is ``meta`` first, then any mix of ``token``, ``citation`` and ``warning``, and ends with exactly one of
-``final`` or ``error``.
+A stream is ``meta`` first, then any mix of ``token``, ``citation``, ``warning`` and ``status``, and ends with exactly
+one of ``final`` or ``error``.
+
+Nothing unverified is sent: the answer's text goes out a sentence at a time, each only once it has been checked
+against the provisions it cites (a ``status`` event with stage ``checking`` says a sentence is being held for that),
+so the ``token`` events, joined, are the final answer, and a sentence that fails is never sent.
 """
 
 from __future__ import annotations
@@ -70,9 +74,9 @@ class MetaEvent(BaseModel):
 
 
 class TokenEvent(BaseModel):
-    """A piece of the answer's text, in order: the first words at once, then each piece up to a sentence's end, a
-    completed ``[n]`` marker (its ``citation`` follows), or a pause of 0.1 s in the writing. Joined, the token events
-    since the last ``answer_revised`` warning are the final answer."""
+    """A piece of the answer's text, in order, each sent once it has been verified: a checked sentence (or a few
+    words of a prepared one), its ``citation`` events right after the piece that completes its ``[n]`` marker.
+    Joined, the token events are the final answer."""
 
     event: Literal["token"] = "token"
     text: str
@@ -81,6 +85,14 @@ class TokenEvent(BaseModel):
 class CitationEvent(BaseModel):
     event: Literal["citation"] = "citation"
     citation: Citation
+
+
+class StatusEvent(BaseModel):
+    """What the answer is waiting on, for a client to show: ``checking``, a sentence is written and being checked
+    against the provisions it cites before it is sent (the next ``token`` ends the wait)."""
+
+    event: Literal["status"] = "status"
+    stage: Literal["checking"]
 
 
 class WarningEvent(BaseModel):
@@ -145,6 +157,6 @@ class ErrorEvent(BaseModel):
 
 
 StreamEvent = Annotated[
-    MetaEvent | TokenEvent | CitationEvent | WarningEvent | FinalEvent | ErrorEvent,
+    MetaEvent | TokenEvent | CitationEvent | StatusEvent | WarningEvent | FinalEvent | ErrorEvent,
     Field(discriminator="event"),
 ]

@@ -465,7 +465,11 @@ async function ask(question) {
       if (name === "meta") {
         turn.route = event.route;
         setStatus(turn, "Writing the answer…", true);
+      } else if (name === "status") {
+        // A sentence is written and held until it is checked against the provisions it cites.
+        if (event.stage === "checking") setStatus(turn, "Checking…", true);
       } else if (name === "token") {
+        setStatus(turn, "Writing the answer…", true);
         turn.text += event.text;
         answer.dataset.state = "streaming";
         renderAnswer(turn);

@@ -8,6 +8,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
+from api.composer.judge import ClaimJudge, RulesJudge
 from api.composer.skills import Skill
 from api.composer.structured import LLMCall, TimeoutPause, ask_json
 from api.settings import Settings
@@ -38,6 +39,8 @@ class QueryDeps:
     judge: EvidenceJudge | None = None
     """Decides from the evidence whether the corpus answers a question (a fitted model); None: not judged."""
     pauses: TimeoutPause = field(default_factory=lambda: TimeoutPause(after=0, pause_s=60.0))
+    claims: ClaimJudge = field(default_factory=RulesJudge)
+    """Judges whether a cited provision supports a sentence of an answer (``Settings.gate.judge``)."""
     """Skills not asked for now because their calls keep running out of time (by default never paused)."""
 
     def llm_calls_left(self, complexity: Complexity, made: Sequence[LLMCall]) -> int:

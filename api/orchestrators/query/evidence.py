@@ -11,7 +11,6 @@ from typing import Protocol
 
 from api.composer.answerability import AnswerabilityModel, evidence_features
 from api.composer.support import content_terms, same_family, topic_terms
-from api.composer.verification import split_sentences
 from api.schemas.documents import Chunk
 from api.tools.bm25 import LexicalIndex
 from api.tools.retrieval import RetrievalResult
@@ -161,14 +160,3 @@ def searched_note(queries: Sequence[str]) -> str:
     if not distinct:
         return ""
     return "Searches run: " + "; ".join(f"“{q}”" for q in distinct[:4]) + "."
-
-
-_COMPLETE = re.compile(r"(?:[.!?:;]|\]|[.!?][\"”’)]+)$")
-
-
-def complete_sentences(text: str) -> str:
-    """``text`` without a trailing fragment (a sentence the model had not finished: "The landlord may")."""
-    pieces = split_sentences(text)
-    while pieces and not _COMPLETE.search(pieces[-1][0]):
-        pieces.pop()
-    return "".join(sentence + separator for sentence, separator in pieces).strip()

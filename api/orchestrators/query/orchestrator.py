@@ -26,6 +26,7 @@ from api.schemas.events import (
     Outcome,
     ResearchStep,
     Route,
+    StatusEvent,
     StreamEvent,
     TokenEvent,
     WarningEvent,
@@ -173,6 +174,7 @@ class QueryOrchestrator:
         }
         state: QueryState | None = None
         late = False
+        sent, cited = "", []  # the answer's text and citations as sent: what a question cut short keeps
         try:
             # The stall watchdog and the nodes keep to the deadline; this is the backstop that always ends the stream.
             async with asyncio.timeout_at(deadline):
@@ -186,7 +188,11 @@ class QueryOrchestrator:
                     if isinstance(payload, RouteDecided):
                         for event in opening(payload.route):
                             yield event
-                    elif isinstance(payload, TokenEvent | CitationEvent | WarningEvent):
+                    elif isinstance(payload, TokenEvent | CitationEvent | StatusEvent | WarningEvent):
+                        if isinstance(payload, TokenEvent):
+                            sent += payload.text
+                        elif isinstance(payload, CitationEvent):
+                            cited.append(payload.citation.model_dump())
                         if meta_sent:
                             yield payload
                         else:
@@ -216,11 +222,14 @@ class QueryOrchestrator:
             # What was streamed may be unfinished or unverified: the answer kept replaces it, streamed whole.
             yield WarningEvent(code="deadline_reached", message="the question ran out of time; only what was "
                                "verified before then is kept")  # fmt: skip
-            state = past_deadline(state)
-            yield WarningEvent(code="answer_revised", message="the answer that follows replaces anything above")
-            yield TokenEvent(text=state.answer)
-            for citation in state.citations:
-                yield CitationEvent(citation=Citation.model_validate(citation))
+            # Everything sent was verified before it was sent, so it stands; with nothing sent, a plain statement.
+            state = (
+                dataclasses.replace(state, answer=sent, citations=cited, verified=True)
+                if sent
+                else past_deadline(state)
+            )
+            if not sent:
+                yield TokenEvent(text=state.answer)
         for event in repeal_warnings(state.citations, self.deps.corpus):
             yield event
         timings = {**state.timings, **llm_timings(state), "total": round((time.perf_counter() - start) * 1000, 2)}

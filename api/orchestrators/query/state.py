@@ -53,17 +53,6 @@ class HitRef(TypedDict):
     ranks: dict[str, int]
 
 
-class HeldAnswer(TypedDict):
-    """The model's first answer as the gate rebuilt it (verified sentences only), kept while the corrective step runs:
-    shown instead if the corrective answer comes out worse."""
-
-    source: Literal["model", "model_trimmed"]
-    answer: str
-    citations: list[dict[str, Any]]
-    removed: int
-    """Statements the gate removed from it."""
-
-
 class Step(TypedDict):
     """One research step: the query searched (after any rewrite), what it added, and the grade."""
 
@@ -100,7 +89,14 @@ class QueryState:
     searched: int = 0
     """How many passages the caller could read when the corpus was searched (said in abstentions)."""
     answer: str = ""
-    """The final answer text, with [n] citation markers."""
+    """The answer text the reader has been sent (verified before it was sent), with [n] citation markers."""
+    draft: str = ""
+    """What the latest synthesis wrote and the reader has not been sent as written: the model's answer as the model
+    wrote it (its verified sentences are in ``answer``), or quotes that verification sends once they pass."""
+    draft_citations: list[dict[str, Any]] = field(default_factory=list)
+    """The citations of a quote-only ``draft`` (``Citation.model_dump()``)."""
+    shown_at: int = 0
+    """How much of ``answer`` the reader had been sent before the latest synthesis (a refinement adds to it)."""
     citations: list[dict[str, Any]] = field(default_factory=list)
     """Citations used in the answer (``Citation.model_dump()``), in order of first use; plain data for checkpoints."""
     abstained: bool = False
@@ -168,8 +164,6 @@ class QueryState:
     """True once answer re-evaluation has spent its one refinement step."""
     uncovered: list[str] = field(default_factory=list)
     """Parts of the question (the plan's sub-questions) the answer did not cover after refinement."""
-    held: HeldAnswer | None = None
-    """The model's first, verified-as-trimmed answer while the corrective step runs (see ``HeldAnswer``)."""
     llm: Annotated[list[LLMCall], operator.add] = field(default_factory=list)
     """One record per LLM call: skill, ms, tokens, attempts, outcome."""
     prefer: list[str] = field(default_factory=list)
@@ -197,6 +191,9 @@ class QueryUpdate(TypedDict, total=False):
     hits: list[HitRef]
     searched: int
     answer: str
+    draft: str
+    draft_citations: list[dict[str, Any]]
+    shown_at: int
     citations: list[dict[str, Any]]
     abstained: bool
     outcome: Outcome | Literal[""]
@@ -229,7 +226,6 @@ class QueryUpdate(TypedDict, total=False):
     choice: dict[str, Any] | None
     refined: bool
     uncovered: list[str]
-    held: HeldAnswer | None
     llm: list[LLMCall]
     prefer: list[str]
     turns: list[Turn]

@@ -11,20 +11,22 @@ from collections.abc import Awaitable
 
 from langgraph.runtime import Runtime
 
-from api.composer.answerability import missing_laws
-from api.composer.citations import CitationTracker, stream_words
+from api.composer.answerability import missing_laws, topic_words
+from api.composer.citations import MARKER, CitationTracker, TextSink, stream_words
 from api.composer.extractive import Part, abstention, extractive_answer, extractive_answer_in_parts
+from api.composer.gated import GatedTracker
 from api.composer.llm import is_abstention, source_citations, stream_llm_answer
 from api.composer.related import related_quotes, related_text
 from api.composer.structured import LLMCall, LLMOutcome
+from api.composer.verification import SentenceGate
 from api.errors import BackendError, UpstreamLLMError
 from api.schemas.events import Citation, WarningCode
 from api.tools.retrieval import Retrieved
 
 from ..deps import QueryDeps
 from ..evidence import searched_note, suggestions
-from ..state import Cut, QueryState, QueryUpdate
-from .common import depends_on_session, finish, history, memory_key, ms, scope, warn
+from ..state import Cut, QueryState, QueryUpdate, SentWarning
+from .common import depends_on_session, finish, history, memory_key, ms, provisions_for, scope, warn
 
 log = logging.getLogger(__name__)
 POLL_S = 0.1
@@ -96,7 +98,7 @@ async def quoted(state: QueryState, deps: QueryDeps, hits: list[Retrieved], star
 
 
 async def watched(
-    work: Awaitable[dict[str, int]], tracker: CitationTracker, stall_s: float, deadline: float
+    work: Awaitable[dict[str, int]], tracker: TextSink, stall_s: float, deadline: float
 ) -> tuple[Cut, dict[str, int]]:
     """Run the model's answer; stop it when no token has come for ``stall_s`` or at ``deadline`` (a
     ``time.monotonic()`` reading, 0 for none). Returns why it was stopped ("" when it finished) and the usage it
@@ -128,39 +130,57 @@ def finish_by(state: QueryState, deps: QueryDeps) -> float:
     return state.deadline - min(3.0, 0.25 * deps.settings.question_deadline_s)
 
 
+def part_asked(state: QueryState) -> str:
+    """What this synthesis answers: the question; or, for a refinement step after an answer was sent, the part of
+    the question the answer left uncovered (what the step searched), which is added below what was sent."""
+    if state.answer and state.steps and state.steps[-1]["kind"] == "refinement":
+        return state.steps[-1]["query"]
+    return state.asked
+
+
+def next_index(state: QueryState) -> int:
+    """The first citation marker free after those already sent."""
+    return max((int(c["index"]) for c in state.citations), default=0) + 1
+
+
 async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
     """Answer from the hits: with the LLM when one is configured and time and budget allow, else (or when it fails)
-    with direct quotes."""
+    with direct quotes. The model's sentences are sent as each passes the gate (``GatedTracker``); quotes are sent by
+    ``verify`` once checked. After an answer was sent (a refinement step), what this writes is added below it."""
     start = time.perf_counter()
     deps = runtime.context
     hits = evidence_hits(state, deps)
-    warnings = []
-    if state.answer:
-        warnings.append(warn(runtime, "answer_revised", "the answer above could not be verified in full; a revised "
-                             "answer from a further search follows and replaces it"))  # fmt: skip
-    tracker = CitationTracker([], runtime.stream_writer)
+    asked = part_asked(state)
+    first = next_index(state)
+    warnings: list[SentWarning] = []
+    shown = state.answer
+    update = QueryUpdate(shown_at=len(shown), draft="", draft_citations=[])
     stages: dict[str, float] = {}
     calls: list[LLMCall] = []
     in_time = not state.deadline or time.monotonic() < finish_by(state, deps)
     if deps.chat is not None and in_time and deps.llm_calls_left(state.complexity, state.llm) >= 1:
         bundle = await deps.bundler.bundle(hits)
-        tracker.available = {c.index: c for c in source_citations(bundle)}
-        offered = [c.model_dump() for c in tracker.available.values()]
+        offered = {c.index + first - 1: c.model_copy(update={"index": c.index + first - 1})
+                   for c in source_citations(bundle)}  # fmt: skip
         stages["bundle"] = bundle.ms
+        provisions, slow = await provisions_for(runtime, offered.values())
+        warnings += slow
+        topic = topic_words(asked, deps.retriever.lexical, deps.retriever.thesaurus)
+        tracker = GatedTracker(offered, runtime.stream_writer, SentenceGate(offered, provisions, topic, deps.claims))
+        tracker.after(shown)
         call_start = time.perf_counter()
         outcome: LLMOutcome = "ok"
         usage: dict[str, int] = {}
         cut: Cut = ""
-        work = stream_llm_answer(deps.chat, deps.skills["synthesize"], state.asked, history(state), tracker)
+        work = stream_llm_answer(deps.chat, deps.skills["synthesize"], asked, history(state), tracker)
         try:
             cut, usage = await watched(work, tracker, deps.settings.llm.stall_timeout_s, finish_by(state, deps))
         except UpstreamLLMError as exc:
-            tracker.flush()  # the model's last words go out before the warning about it
             outcome = "error"
+            tracker.close(finished=False)  # the model's verified sentences go out before the warning about it
             warnings.append(warn(runtime, "llm_unavailable", f"{exc.message}; answering with direct quotes instead"))
-            if tracker.text:
-                tracker.feed("\n\n")
-        tracker.flush()
+        else:
+            tracker.close(finished=not cut)
         if cut:
             outcome = "timeout"
             why = "no word came from the language model" if cut == "stalled" else "the question's time ran out"
@@ -168,22 +188,30 @@ async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpd
             warnings.append(warn(runtime, code, f"{why}, so it was stopped; only what could be verified is kept"))
         calls.append(LLMCall(skill="synthesize", ms=ms(call_start), input_tokens=usage.get("input_tokens", 0),
                              output_tokens=usage.get("output_tokens", 0), attempts=1, outcome=outcome))  # fmt: skip
-        if outcome == "ok" and not tracker.used and not is_abstention(tracker.text):
-            warnings.append(warn(runtime, "uncited_answer", "the model's answer cites no source; check it"))
+        if outcome == "ok" and not MARKER.search(tracker.text) and not is_abstention(tracker.text):
+            warnings.append(warn(runtime, "uncited_answer", "the model's answer cites no source; the gate looks for "
+                                 "the provisions that support it"))  # fmt: skip
+        shown += tracker.shown
+        update |= QueryUpdate(answer=shown, citations=[*state.citations, *(c.model_dump() for c in tracker.used)])
         if outcome != "error":
-            update = finish(state, tracker, is_abstention(tracker.text) and not cut, ms(start), record_turn=False)
-            update |= QueryUpdate(warnings=warnings, llm=calls, composer="model", offered=offered, cut=cut,
-                                  timings={**stages, **update.get("timings", {})})  # fmt: skip
+            update |= QueryUpdate(
+                draft=tracker.text, abstained=is_abstention(tracker.text) and not cut, warnings=warnings, llm=calls,
+                composer="model", offered=[c.model_dump() for c in offered.values()], cut=cut,
+                timings={**stages, "synthesize": ms(start)},
+            )  # fmt: skip
             return update
+        first = max(first, *(c.index + 1 for c in tracker.used)) if tracker.used else first
     if deps.chat is not None:  # the model failed or had no time or calls left: the quote-only path's answer
         hits = await quote_only_evidence(state, deps) or []
-    start_at = len(tracker.available) + 1
-    text, cited = await quoted(state, deps, hits, start_at)
-    tracker.available.update({c.index: c for c in cited})
-    stream_words(text or abstention_text(state, deps), tracker)
-    update = finish(state, tracker, not tracker.used, ms(start), record_turn=False)
-    update |= QueryUpdate(warnings=warnings, llm=calls, composer="extractive", offered=[],
-                          timings={**stages, **update.get("timings", {})})  # fmt: skip
+    if asked == state.asked:
+        text, cited = await quoted(state, deps, hits, first)
+    else:
+        text, cited = await extractive_answer(deps.retriever.embedder, asked, hits, first, state.lay_terms)
+    update |= QueryUpdate(
+        draft=text or ("" if shown else abstention_text(state, deps)), draft_citations=[c.model_dump() for c in cited],
+        abstained=not text and not shown, warnings=warnings, llm=calls, composer="extractive", offered=[],
+        timings={**stages, "synthesize": ms(start)},
+    )  # fmt: skip
     return update
 
 

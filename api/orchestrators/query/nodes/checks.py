@@ -3,9 +3,10 @@ question, keep it, and answer a multiple-choice question from the researched evi
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from collections.abc import Iterable
+from dataclasses import replace
 
 from langgraph.runtime import Runtime
 
@@ -15,21 +16,22 @@ from api.composer.llm import render_sources
 from api.composer.structured import LLMCall
 from api.composer.verification import (
     ExtractiveAnswer,
-    FinalAnswer,
     GateResult,
     choose_final,
+    complete_sentences,
     corrective_query,
     gate_model_answer,
+    unsent_tail,
     verify_answer,
 )
 from api.schemas.events import Citation, MultipleChoice, WarningCode
 
 from ..choices import by_evidence, choice_text, from_model, render_choices
 from ..deps import QueryDeps
-from ..evidence import complete_sentences, uncovered_parts
-from ..state import HeldAnswer, QueryState, QueryUpdate, SentWarning
-from .answer import abstention_text, finish_by, quote_only_evidence, quoted
-from .common import depends_on_session, memory_key, ms, turn, warn
+from ..evidence import uncovered_parts
+from ..state import QueryState, QueryUpdate, SentWarning
+from .answer import abstention_text, finish_by, next_index, part_asked, quote_only_evidence, quoted
+from .common import depends_on_session, memory_key, ms, provisions_for, turn, warn
 
 log = logging.getLogger(__name__)
 WARNING_CODES: dict[str, WarningCode] = {
@@ -39,151 +41,151 @@ WARNING_CODES: dict[str, WarningCode] = {
 }
 
 
-async def _provisions(
-    runtime: Runtime[QueryDeps], citations: Iterable[Citation]
-) -> tuple[dict[str, str], list[SentWarning]]:
-    """The cited provisions' text, by section id, from their parent documents, read at once and for at most the
-    object store's ``answer_wait_s``. A provision whose document is late (a slow or failing store) is checked
-    against its indexed text instead, with a warning; one whose document is gone is left out (its quotes fail)."""
-    deps = runtime.context
-    cited = list(citations)
-    reads = await deps.corpus.documents([c.doc_key for c in cited], deps.settings.object_store.answer_wait_s)
-    provisions: dict[str, str] = {}
-    for citation in cited:
-        document = reads.found.get(citation.doc_key)
-        section = document.section(citation.section_id) if document else None
-        if section is not None:
-            provisions[citation.section_id] = section.text
-        elif citation.doc_key in reads.late and (text := deps.corpus.section_text(citation.section_id)):
-            provisions[citation.section_id] = text
-    if not reads.late:
-        return provisions, []
-    return provisions, [warn(runtime, "sources_slow", f"the document store did not answer in time for "
-                             f"{len(reads.late)} cited document(s), so their quotes were checked against the indexed "
-                             "text of the provisions")]  # fmt: skip
-
-
 def _time_left(state: QueryState, deps: QueryDeps) -> bool:
     return not state.deadline or time.monotonic() < finish_by(state, deps)
 
 
 async def verify(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
-    """Check the answer against the provisions it cites; a failure earns one corrective step when the budget and the
-    deadline allow; a model's answer that still fails gives way to the verified extractive answer."""
+    """Check the answer against the provisions it cites before the reader sees it; a failure earns one corrective
+    step when nothing has been sent yet and the budget and the deadline allow; a model's answer that falls short is
+    completed, or replaced, by the verified quote-only answer."""
     start = time.perf_counter()
-    if state.abstained and state.composer != "model":
-        return {"timings": {"verify": 0.0}}  # an abstention states nothing to check
     if state.composer == "model":
         return await _verify_model(state, runtime, start)
     deps = runtime.context
-    offered = {c["index"]: Citation.model_validate(c) for c in state.citations}
-    provisions, warnings = await _provisions(runtime, offered.values())
-    result = verify_answer(state.answer, offered, provisions, len(set(state.relevant_sections)))
+    if state.abstained:  # an abstention states nothing to check
+        sent = send(runtime, state, state.draft, [])
+        return sent | QueryUpdate(draft="", timings={"verify": 0.0})
+    offered = {c["index"]: Citation.model_validate(c) for c in state.draft_citations}
+    provisions, warnings = await provisions_for(runtime, offered.values())
+    result = verify_answer(state.draft, offered, provisions, len(set(state.relevant_sections)))
+    update = QueryUpdate(verification=result.summary(), timings={"verify": ms(start)})
+    if not result.passed and _may_correct(state, deps):
+        # Nothing is sent: the corrective step's answer is checked in turn (the failed quote is the corpus's own
+        # text, never a model's words).
+        suggestion = result.quotes_failed[0] if result.quotes_failed else state.asked
+        return update | QueryUpdate(verified=False, warnings=warnings, corrected=True, step_kind="corrective",
+                                    pending=[" ".join(suggestion.split()[:40])], draft="")  # fmt: skip
+    kept = [p for p in paragraphs(state.draft) if not any(q in p for q in result.quotes_failed)]
     if result.quotes_failed:
         warnings.append(warn(runtime, "unverified_quote", f"{len(result.quotes_failed)} quoted passage(s) do not "
-                             "appear in the cited provisions; treat them as unverified"))  # fmt: skip
+                             "appear in the cited provisions and were left out"))  # fmt: skip
     if result.uncited_paragraphs or result.unknown_markers:
         warnings.append(warn(runtime, "unsupported_statement", "part of the answer cites no provision it was given; "
                              "treat it as unverified"))  # fmt: skip
-    update = QueryUpdate(
-        verification=result.summary(), verified=result.passed, warnings=warnings, timings={"verify": ms(start)}
-    )
-    if not result.passed and _may_correct(state, deps):
-        suggestion = result.quotes_failed[0] if result.quotes_failed else state.asked
-        update |= QueryUpdate(corrected=True, step_kind="corrective", pending=[" ".join(suggestion.split()[:40])])
-    return update
+    text = "\n\n".join(kept) or abstention_text(state, deps)
+    cited = [c for c in offered.values() if f"[{c.index}]" in text] if kept else []
+    sent = await send_quotes(runtime, state, text, cited)
+    return update | sent | QueryUpdate(verified=result.passed, warnings=warnings, abstained=not kept and not
+                                       state.answer, draft="")  # fmt: skip
+
+
+def paragraphs(text: str) -> list[str]:
+    return [p.strip() for p in text.split("\n\n") if p.strip()]
+
+
+def send(runtime: Runtime[QueryDeps], state: QueryState, text: str, citations: list[Citation]) -> QueryUpdate:
+    """Send verified ``text`` (below what was already sent) and the citations it uses; the answer and citations
+    the reader now has."""
+    tracker = CitationTracker(citations, runtime.stream_writer)
+    if state.answer and text:
+        tracker.feed("\n\n")
+    stream_words(text, tracker)
+    return QueryUpdate(answer=state.answer + tracker.text,
+                       citations=[*state.citations, *(c.model_dump() for c in tracker.used)])  # fmt: skip
+
+
+async def send_quotes(
+    runtime: Runtime[QueryDeps], state: QueryState, text: str, citations: list[Citation]
+) -> QueryUpdate:
+    """``send``, a paragraph (a quote) at a time, each going out before the next is prepared: the stream's writer
+    gets its turn between them, so a client shows each quote as it comes rather than the whole answer at once."""
+    answer, cited = state.answer, list(state.citations)
+    for paragraph in paragraphs(text):
+        step = send(runtime, replace(state, answer=answer, citations=cited), paragraph, citations)
+        answer, cited = step["answer"], step["citations"]
+        await asyncio.sleep(0)
+    return QueryUpdate(answer=answer, citations=cited)
 
 
 def _may_correct(state: QueryState, deps: QueryDeps) -> bool:
+    """One corrective step, while nothing of the answer has been sent (what was sent stays: it was verified)."""
     calls_left = deps.llm_calls_left(state.complexity, state.llm)
-    return not state.corrected and not state.cut and calls_left >= 1 and _time_left(state, deps)
+    return not state.answer and not state.corrected and not state.cut and calls_left >= 1 and _time_left(state, deps)
 
 
-def _failure_warning(runtime: Runtime[QueryDeps], gate: GateResult, single_source: bool) -> SentWarning:
+def _failure_warning(runtime: Runtime[QueryDeps], gate: GateResult) -> SentWarning:
     if any(s.quotes_failed for s in gate.failed):
         failed = sum(len(s.quotes_failed) for s in gate.failed)
         return warn(runtime, "unverified_quote", f"{failed} quoted passage(s) do not appear in the provisions "
-                    "given; treat them as unverified")  # fmt: skip
-    if gate.failed or not gate.passed:
-        return warn(runtime, "unsupported_statement", f"{len(gate.failed)} statement(s) are not supported by the "
-                    "provisions they cite; treat them as unverified")  # fmt: skip
-    return warn(runtime, "single_source", "the answer rests on one provision although the search found several "
-                "relevant ones; check the others before relying on it")  # fmt: skip
+                    "given; they were not sent")  # fmt: skip
+    return warn(runtime, "unsupported_statement", f"{len(gate.failed)} statement(s) are not supported by the "
+                "provisions they cite; they were not sent")  # fmt: skip
 
 
 async def _verify_model(state: QueryState, runtime: Runtime[QueryDeps], start: float) -> QueryUpdate:
     deps = runtime.context
     offered = {c["index"]: Citation.model_validate(c) for c in state.offered}
-    text = complete_sentences(state.answer)  # a fragment the model had not finished is never kept
-    provisions, slow = await _provisions(runtime, offered.values())
-    topic = topic_words(state.asked, deps.retriever.lexical, deps.retriever.thesaurus)
-    gate = gate_model_answer(text, offered, provisions, topic)
+    text = complete_sentences(state.draft)  # a fragment the model had not finished is never kept
+    provisions, slow = await provisions_for(runtime, offered.values())
+    topic = topic_words(part_asked(state), deps.retriever.lexical, deps.retriever.thesaurus)
+    gate = gate_model_answer(text, offered, provisions, topic, deps.claims)
     relevant = len(set(state.relevant_sections))
-    log.debug("gate offered: %s", {i: (c.section_id, c.quote[:80]) for i, c in offered.items()})
     for failed in gate.failed:
-        log.debug("gate: %s (%s): %r", failed.verdict, ", ".join(failed.missing_facts) or "-", failed.text[:200])
-    # An abstention cites nothing by design: searching again for a second source would only ask the model again (a
-    # real small model abstained twice running); it gives way to the extractive answer below instead.
+        log.debug("gate: %s (%s)", failed.verdict, ", ".join(failed.missing_facts) or "-")
     single_source = (
         gate.passed and bool(gate.claims) and relevant >= 2 and len({c.section_id for c in gate.citations}) < 2
     )
     summary = {**gate.summary(), "too_few_sources": int(single_source)}
-    if (not gate.passed or single_source) and _may_correct(state, deps):
-        warning = _failure_warning(runtime, gate, single_source)
-        held: HeldAnswer | None = None
-        if gate.answer and (gate.passed or gate.usable) and not gate.abstained:
-            held = HeldAnswer(source="model" if gate.passed else "model_trimmed", answer=gate.answer,
-                              citations=[c.model_dump() for c in gate.citations], removed=len(gate.failed))  # fmt: skip
-        return QueryUpdate(
-            verification=summary, verified=False, warnings=[*slow, warning], corrected=True, step_kind="corrective",
-            pending=[corrective_query(gate, state.asked)], timings={"verify": ms(start)}, held=held,
-        )  # fmt: skip
+    base = QueryUpdate(verification=summary, timings={"verify": ms(start)}, draft="")
+    if len(state.answer) > state.shown_at:
+        return base | await _complete(state, runtime, gate, single_source, slow)
+    # Nothing of this answer was sent: its sentences all failed, or it abstained.
+    if not gate.passed and _may_correct(state, deps):
+        warning = _failure_warning(runtime, gate)
+        return base | QueryUpdate(verified=False, warnings=[*slow, warning], corrected=True, step_kind="corrective",
+                                  pending=[corrective_query(gate, state.asked)])  # fmt: skip
     extractive = ExtractiveAnswer("", [], True)
     # The quotes are needed only when the model's answer falls short, and only where the quote-only path would show
-    # them (gw-dev-062 over the 385 Acts: the grade lifted loan-interest sections over the threshold, the model
-    # abstained, and the quotes of a section on the Consolidated Revenue Fund were shown for a question on student
-    # loans; gw-dev-046: the model's own research steps found customs sections "answering" a question on Bitcoin).
-    falls_short = not (gate.passed and gate.answer) or gate.abstained
-    if falls_short and (hits := await quote_only_evidence(state, deps)):
-        extracted, cited = await quoted(state, deps, hits, 1)
+    # them: a grade that lifts loosely related provisions must not have their quotes shown for an unanswerable
+    # question the model rightly abstained on.
+    if hits := await quote_only_evidence(state, deps):
+        extracted, cited = await quoted(state, deps, hits, next_index(state))
         extractive = ExtractiveAnswer(extracted, cited, not extracted)
-    final = kept_if_better(choose_final(gate, extractive, abstention_text(state, deps)), state.held)
+    final = choose_final(gate, extractive, abstention_text(state, deps))
     warnings = slow + [warn(runtime, WARNING_CODES.get(code, "unsupported_statement"), message)
                        for code, message in final.warnings]  # fmt: skip
-    # The model's answer as streamed when every marker it wrote is the citation the gate attached and nothing was
-    # trimmed; anything else the reader is shown replaces it, streamed again after an answer_revised warning.
-    as_written = final.source == "model" and final.answer == gate.answer
-    as_written = as_written and all(s.markers == s.cited for s in gate.claims)
-    if as_written and text == state.answer.strip():
-        answer, citations = state.answer, [Citation.model_validate(c) for c in state.citations]
-    else:
-        warnings.append(warn(runtime, "answer_revised", "the answer above could not be verified as written; the "
-                             "answer that follows replaces it"))  # fmt: skip
-        tracker = CitationTracker(final.citations, runtime.stream_writer)
-        stream_words(final.answer, tracker)
-        answer, citations = tracker.text, tracker.used
-    return QueryUpdate(
-        answer=answer, citations=[c.model_dump() for c in citations], abstained=final.abstained,
-        verified=final.verified, verification=summary, warnings=warnings, composer="extractive"
-        if final.source in ("extractive", "abstention") else "model", timings={"verify": ms(start)}, held=None,
+    sent = await send_quotes(runtime, state, final.answer, final.citations)
+    return base | sent | QueryUpdate(
+        abstained=final.abstained and not state.answer, verified=final.verified, warnings=warnings,
+        composer="extractive" if final.source in ("extractive", "abstention") else "model",
     )  # fmt: skip
 
 
-RANK = {"model": 3, "model_trimmed": 2, "extractive": 1, "abstention": 0}
-
-
-def kept_if_better(final: FinalAnswer, held: HeldAnswer | None) -> FinalAnswer:
-    """The model's first answer (verified sentences only) when the corrective step's answer came out worse: a real
-    small model, sent back for uncited sentences, once replaced a right answer about the formalities of a will with
-    one about oral wills."""
-    if held is None or RANK[held["source"]] <= RANK[final.source]:
-        return final
-    citations = [Citation.model_validate(c) for c in held["citations"]]
-    notes: tuple[tuple[str, str], ...] = ()
-    if held["source"] == "model_trimmed":
-        notes = (("statements_removed", f"{held['removed']} statement(s) in the model's answer could not be matched "
-                  "to the provisions cited and were removed"),)  # fmt: skip
-    return FinalAnswer(held["source"], held["answer"], citations, True, False, notes)
+async def _complete(
+    state: QueryState, runtime: Runtime[QueryDeps], gate: GateResult, single_source: bool, slow: list[SentWarning]
+) -> QueryUpdate:
+    """The model's verified sentences were sent: add its closing words that state nothing (held while a claim
+    could still fail), and when most of its claims failed (what was sent may have lost the answer's point) the
+    quote-only answer below them."""
+    deps = runtime.context
+    warnings = list(slow)
+    tracker = CitationTracker([], runtime.stream_writer)
+    tracker.feed(unsent_tail(gate))  # the tail continues the last sentence sent, after its own whitespace
+    tracker.flush()
+    sent = QueryUpdate(answer=state.answer + tracker.text, citations=state.citations)
+    if gate.failed:
+        warnings.append(warn(runtime, "statements_removed", f"{len(gate.failed)} statement(s) in the model's answer "
+                             "could not be matched to the provisions cited and were not sent"))  # fmt: skip
+    if single_source:
+        warnings.append(warn(runtime, "single_source", "the answer rests on one provision although the search found "
+                             "several relevant ones; check the others before relying on it"))  # fmt: skip
+    if not gate.usable and (hits := await quote_only_evidence(state, deps)):
+        after = replace(state, answer=sent["answer"], citations=sent["citations"])
+        extracted, cited = await quoted(after, deps, hits, next_index(after))
+        if extracted:
+            sent = await send_quotes(runtime, after, extracted, cited)
+    return sent | QueryUpdate(abstained=False, verified=True, warnings=warnings)
 
 
 async def reevaluate(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
@@ -229,7 +231,7 @@ async def select_choice(state: QueryState, runtime: Runtime[QueryDeps]) -> Query
     start = time.perf_counter()
     deps = runtime.context
     cited = [Citation.model_validate(c) for c in state.citations]
-    provisions, slow = await _provisions(runtime, cited)
+    provisions, slow = await provisions_for(runtime, cited)
     evidence = {c.index: provisions.get(c.section_id, c.quote) for c in cited}
     chosen: MultipleChoice | None = None
     calls: list[LLMCall] = []

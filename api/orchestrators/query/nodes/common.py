@@ -5,13 +5,14 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from langgraph.runtime import Runtime
 
 from api.composer.citations import CitationTracker
 from api.composer.prompts import format_history
-from api.schemas.events import WarningCode, WarningEvent
+from api.schemas.events import Citation, WarningCode, WarningEvent
 from api.tools.vector_store import SearchFilters
 
 from ..choices import split_choices
@@ -87,3 +88,27 @@ def finish(
     if record_turn:
         update["turns"] = [turn(state, tracker.text, update["citations"])]
     return update
+
+
+async def provisions_for(
+    runtime: Runtime[QueryDeps], citations: Iterable[Citation]
+) -> tuple[dict[str, str], list[SentWarning]]:
+    """The cited provisions' text, by section id, from their parent documents, read at once and for at most the
+    object store's ``answer_wait_s``. A provision whose document is late (a slow or failing store) is checked
+    against its indexed text instead, with a warning; one whose document is gone is left out (its quotes fail)."""
+    deps = runtime.context
+    cited = list(citations)
+    reads = await deps.corpus.documents([c.doc_key for c in cited], deps.settings.object_store.answer_wait_s)
+    provisions: dict[str, str] = {}
+    for citation in cited:
+        document = reads.found.get(citation.doc_key)
+        section = document.section(citation.section_id) if document else None
+        if section is not None:
+            provisions[citation.section_id] = section.text
+        elif citation.doc_key in reads.late and (text := deps.corpus.section_text(citation.section_id)):
+            provisions[citation.section_id] = text
+    if not reads.late:
+        return provisions, []
+    return provisions, [warn(runtime, "sources_slow", f"the document store did not answer in time for "
+                             f"{len(reads.late)} cited document(s), so their quotes were checked against the indexed "
+                             "text of the provisions")]  # fmt: skip

@@ -147,7 +147,7 @@ async def research(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdat
     retry_left = (
         state.rewrites < cfg.llm.max_rewrites and deps.llm_calls_left(state.complexity, [*state.llm, *made]) >= 2
     )
-    # A rewrite that only adds a question mark or changes case asks the same (Qwen2.5-Coder-1.5B's did, for gw-dev-046).
+    # A rewrite that only adds a question mark or changes case asks the same question again: not a retry.
     if not sufficient and rewrite and normalize_query(rewrite) != normalize_query(query) and retry_left:
         update |= QueryUpdate(pending=[rewrite, *state.pending[1:]], rewrites=state.rewrites + 1, retry=True)
         return update
@@ -180,7 +180,7 @@ def _judged(deps: QueryDeps, state: QueryState, query: str, found: RetrievalResu
     if deps.judge is None:
         return update
     # The judge was fitted on one search's evidence: fused expansions' hits carry no dense/BM25 ranks (best_rank 0),
-    # which made a real model's lay questions abstain where the extractive path answered.
+    # so judged on them, a question the extractive path answers could be abstained on.
     verdict = deps.judge(query, found.own or found, grade, state.tenant)
     log.info("evidence for %s: %s", describe_question(query, deps.settings.privacy), verdict.reason)
     update |= QueryUpdate(answerable=bool(state.answerable) or verdict.answerable, evidence_note=verdict.reason,

@@ -1,0 +1,102 @@
+"""Verified streaming: hold a model's answer until each sentence is complete, check it, and send only what passes.
+
+The model's text is read as it arrives. Once a sentence is complete (the next one has begun, or the model has
+stopped), the gate (``SentenceGate``) judges it against the provisions it cites; a sentence that passes goes out as
+``token`` events with its ``citation`` events, its markers those of the provisions that support it; one that fails is
+never sent. A sentence that states nothing about the law ("Here is what the Act says:", "This is not legal advice.")
+or only says where the answer is ("This is stated in section 3 [1].") waits for the next sentence that passes: sent
+before a claim that fails, it could stand alone in front of an answer that then comes from the quotes instead.
+While a sentence is held, one ``status`` event (``checking``) says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from api.schemas.events import Citation, StatusEvent
+
+from .citations import CitationTracker, Emit
+from .verification import SentenceCheck, SentenceGate, complete_sentences, only_points, passes, sentence_spans
+
+
+class GatedTracker:
+    """Takes the model's text as ``CitationTracker`` does (``feed``, ``text``, ``available``), but sends a sentence
+    only once the gate has passed it. ``shown`` is what the reader has been sent; ``held`` the sentences that state
+    nothing and wait for a claim; ``checks`` every sentence judged so far."""
+
+    def __init__(self, offered: Mapping[int, Citation], emit: Emit, gate: SentenceGate) -> None:
+        self.available = dict(offered)
+        self.gate = gate
+        self.emit = emit
+        self.text = ""
+        """The model's text as written (what the stall watchdog watches and the gate's summary reads)."""
+        self.out = CitationTracker([], emit)
+        self.checks: list[SentenceCheck] = []
+        self.held: list[SentenceCheck] = []
+        self._judged = 0  # how much of ``text`` has been split into judged sentences
+        self._separator = ""  # the whitespace after the last sentence sent: sent only before the next one
+        self._checking = False
+
+    @property
+    def shown(self) -> str:
+        return self.out.text
+
+    @property
+    def used(self) -> list[Citation]:
+        return self.out.used
+
+    def after(self, shown: str) -> None:
+        """Sentences sent follow an answer already sent (``shown``): the first is set a paragraph below it."""
+        if shown:
+            self._separator = "\n\n"
+
+    def feed(self, piece: str) -> None:
+        self.text += piece
+        self._judge(last=False)
+        if not self._checking and self.text[self._judged :].strip():
+            self._checking = True
+            self.emit(StatusEvent(stage="checking"))
+
+    def flush(self) -> None:
+        self.out.flush()
+
+    def close(self, finished: bool) -> None:
+        """The model has stopped: judge what is left. ``finished``: it ended its answer (else it was cut short, and
+        a sentence it had not finished is dropped unjudged)."""
+        rest = self.text[self._judged :]
+        if not finished:
+            rest = complete_sentences(rest)
+        self._judge_spans(rest, sentence_spans(rest), self._judged)
+        self._judged = len(self.text)
+        self.out.flush()
+
+    def _judge(self, last: bool) -> None:
+        rest = self.text[self._judged :]
+        spans = sentence_spans(rest)
+        if not last:
+            # The last piece may go on; a sentence is complete once text that is not its marker follows it.
+            spans = [s for s in spans if rest[s[2] :].strip() and not rest[s[2] :].lstrip().startswith("[")]
+        if spans:
+            self._judge_spans(rest, spans, self._judged)
+            self._judged += spans[-1][2]
+
+    def _judge_spans(self, rest: str, spans: list[tuple[str, str, int]], offset: int) -> None:
+        for sentence, separator, end in spans:
+            check = self.gate.judge(sentence, separator, self.text[: offset + end])
+            self.checks.append(check)
+            if not check.claim or (passes(check) and only_points(check)):
+                self.held.append(check)  # states nothing, or only where the answer is: waits for a claim
+            elif passes(check):
+                for waiting in self.held:
+                    self._send(waiting)
+                self.held = []
+                self._send(check)
+                self.out.flush()
+                self._checking = False
+
+    def _send(self, check: SentenceCheck) -> None:
+        for index in check.cited:
+            if index not in self.out.available:
+                self.out.available[index] = self.gate.citation(check, index)
+        self.out.feed(self._separator + self.gate.shown(check))
+        self._separator = check.separator
