@@ -75,9 +75,9 @@ def _heading_key(chunk: Chunk) -> tuple[str, ...]:
 
 def _distinct_headings(chunks: Sequence[Chunk]) -> set[tuple[str, ...]]:
     """Heading queries that name one provision of the corpus. Where a heading is shared, its query points to all
-    of them, and training each to find its own teaches the model to tell apart what the query cannot: ObliQA's
-    guidance documents head every paragraph with the document's name and a number (192 provisions of one sample
-    document under one heading: 483 of the 1,206 pairs mined there, ``benchmarks/results/tune_guard.md``)."""
+    of them, and training each to find its own teaches the model to tell apart what the query cannot: some guidance
+    documents head every paragraph with the document's name and a number, so one heading can name hundreds of
+    provisions and most of a document's mined pairs."""
     named: dict[tuple[str, ...], set[str]] = {}
     for chunk in chunks:
         if key := _heading_key(chunk):

@@ -68,8 +68,8 @@ B_GRID = (0.3, 0.5, 0.75, 0.9)
 DENSE_WEIGHTS = (1.0, 2.0)
 LABELLED_DENSE_WEIGHTS = (0.5, 1.0, 2.0)  # real questions are not biased to either side: any weight may win
 # (stem, bigrams). Chosen only on labelled questions: mined queries copy whole phrases of their provision, so on them
-# adjacent-word pairs always win (ObliQA heading queries' MRR@10 0.28 -> 0.59), whatever real questions say, and on
-# the Zimbabwe lay questions they do not help (benchmarks/results/bm25_analyzers.md).
+# adjacent-word pairs always win on them whatever real questions say, and on lay questions they do not help
+# (benchmarks/results/bm25_analyzers.md).
 ANALYZERS = ((False, False), (True, False), (False, True), (True, True))
 # (title, heading) weights against the text's 1. Chosen only on labelled questions too: a heading query is its
 # provision's own heading, so on mined pairs the heading's weight would always win.

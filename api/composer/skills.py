@@ -30,7 +30,7 @@ class Skill:
     user: str
     placeholders: frozenset[str]
     """The reply template's value descriptions ("a better query, or empty", "..."), casefolded: a small model
-    sometimes copies one back as its answer (Qwen2.5-Coder-1.5B rewrote a query to "a better query, or empty")."""
+    sometimes copies one back as its answer (a rewrite that reads "a better query, or empty")."""
 
     def scrub(self, reply: dict[str, Any]) -> dict[str, Any]:
         """``reply`` with every string that only copies a template description emptied, at any depth (a list

@@ -32,8 +32,8 @@ LISTS = ("dense", "bm25")
 MISSING = 61  # the rank given to a chunk a list did not return: one past two lists of 30
 RRF_K = 60
 TOP = 10  # the fused top whose share a document holds is a feature
-# BM25 scores are read this deep: a candidate the dense list found below BM25's own top 30 still has its score (on
-# ObliQA's development questions R@10 0.805 with the list's scores alone, 0.809 with these: benchmarks/learned_fusion).
+# BM25 scores are read this deep: a candidate the dense list found below BM25's own top 30 still has its score, which
+# the trees use (measured in benchmarks/results/learned_fusion.md).
 SCORED_DEPTH = 300
 NEIGHBOURS = (-2, -1, 1, 2)
 FEATURES = (

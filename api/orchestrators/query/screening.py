@@ -116,10 +116,9 @@ def guard_action(message: str, verdict: dict[str, object] | None) -> tuple[Guard
     research only the question the model found inside it ("clean"), or block it.
 
     An attack is something besides the question, so a verdict of attack whose question keeps all but at most one of
-    the message's words contradicts itself and passes. A small model says "attack" of plain questions about a
-    rulebook's Rules: Qwen2.5-Coder-1.5B did so for 7 of the 146 ObliQA development questions that reach it, 4 of
-    them with the whole message as the question (``benchmarks/results/guard_model.md``). A question the model
-    extracts that still carries a suspicious word is not trusted: blocked."""
+    the message's words contradicts itself and passes: a small model says "attack" of plain questions about a
+    rulebook's "Rules", often giving back the whole message as the question (``benchmarks/results/guard_model.md``).
+    A question the model extracts that still carries a suspicious word is not trusted: blocked."""
     if verdict is None or verdict.get("attack") is not True:
         return "pass", message
     question = str(verdict.get("question") or "").strip()

@@ -38,9 +38,8 @@ def as_query(value: object) -> str:
     """``value`` as a search query the model wrote, or "" when it is not one: not text, or more than one sentence or
     ``MAX_QUERY_WORDS`` words.
 
-    Qwen2.5-Coder-1.5B once planned "Is it legal to buy and trade Bitcoin in Zimbabwe? The Reserve Bank of Zimbabwe
-    Act allows for …" and three more sentences of claims: it was searched, and the abstention listed it to the asker
-    as a search run, uncited claims about the law in the service's own reply."""
+    A small model may write a plan step that is a question followed by claims about the law; searched as it is, an
+    abstention would list it to the asker as a search run — uncited claims in the service's own reply."""
     query = " ".join(value.split()) if isinstance(value, str) else ""
     if len(query.split()) > MAX_QUERY_WORDS or len(split_sentences(query)) > 1:
         return ""
@@ -53,8 +52,8 @@ async def plan(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
 
     A question that asks two things ("… and when does …?") is researched one part at a time, as asked and as the
     quote-only path researches it, with no plan call: the evidence is judged per part, the replanner writes any
-    further step with the first part's evidence in hand, and the call would hold up the first search (a paced hosted
-    model's plan took 0.9-1.1 s; Qwen2.5-Coder-1.5B's plans dropped a part or made one a paragraph of claims)."""
+    further step with the first part's evidence in hand, and the call would hold up the first search (a plan call
+    costs about a second, and small models' plans drop a part or turn one into claims)."""
     start = time.perf_counter()
     query = state.asked
     if not MULTI_HOP.search(query):
