@@ -180,6 +180,8 @@ def _print_ingest_report(report: IngestReport, source: str) -> None:
     out.print(f"corpus version {report.corpus_version}: {report.total_chunks} chunks searchable ({stages})")
     if report.repealed:
         out.print(f"{report.repealed} document(s) repealed by another document here: answers that cite them say so")
+    if report.definitions or report.references:
+        out.print(f"{report.definitions} defined terms and {report.references} references between provisions read")
 
 
 @app.command()
