@@ -38,9 +38,11 @@ def test_ingest_then_ask_prints_a_cited_answer(tmp_path: Path) -> None:
     assert lines[0].startswith(f"Ingested {corpus} in ") and lines[0].endswith("s")
     assert lines[1:6] == ["ingested   5", "unchanged  0", "removed    0", "skipped    1", "failed     0"]
     assert f"skipped {corpus.resolve() / 'manifest.json'}: unsupported file type '.json'" in lines
-    assert re.fullmatch(r"corpus version \w+: \d+ chunks searchable \(.*\)", lines[-1]), lines[-1]
-    sentences = re.fullmatch(r"(\d+) quotable sentences embedded for answers \((\d+) this run\)", lines[-2])
-    assert sentences and int(sentences[1]) == int(sentences[2]) > 0, lines[-2]
+    links = re.fullmatch(r"(\d+) defined terms and (\d+) references between provisions read", lines[-1])
+    assert links and int(links[1]) > 0 and int(links[2]) > 0, lines[-1]
+    assert re.fullmatch(r"corpus version \w+: \d+ chunks searchable \(.*\)", lines[-2]), lines[-2]
+    sentences = re.fullmatch(r"(\d+) quotable sentences embedded for answers \((\d+) this run\)", lines[-3])
+    assert sentences and int(sentences[1]) == int(sentences[2]) > 0, lines[-3]
     assert "Files" in ingest.stderr and "6/6" in ingest.stderr  # the progress bar
     asked = gweta("ask", "How much notice must a tenant give to end a lease?", data_dir=data_dir)
     assert asked.returncode == 0, asked.stderr
