@@ -13,7 +13,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 from pydantic import TypeAdapter
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.routing import Match, Route
+from starlette.routing import Match
 
 from api.admission import AdmissionControl
 from api.auth import CallerDep, FailedAttempts
@@ -140,14 +140,15 @@ def _install_error_handlers(app: FastAPI) -> None:
         return error_response("internal_error", "Something went wrong on our side.", 500)
 
 
+METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
 def allowed_methods(request: Request) -> list[str]:
     """Every method some route of the app serves at the request's path: Starlette's 405 names only the first route
-    that matched the path, and a path served by one route per method (GET and POST) lists only one of them."""
-    methods: set[str] = set()
-    for route in request.app.router.routes:
-        if isinstance(route, Route) and route.methods and route.matches(request.scope)[0] is not Match.NONE:
-            methods |= route.methods
-    return sorted(methods)
+    that matched the path, and a path served by one route per method (GET and POST) lists only one of them. Each
+    method is matched against the app's routes (included routers among them) as the router itself would match it."""
+    routes = request.app.router.routes
+    return [m for m in METHODS if any(r.matches({**request.scope, "method": m})[0] is Match.FULL for r in routes)]
 
 
 def _install_limits(app: FastAPI, settings: Settings) -> None:
