@@ -12,6 +12,7 @@ from typing import get_args
 from langgraph.runtime import Runtime
 
 from api.composer.citations import CitationTracker, stream_words
+from api.composer.support import content_terms, topic_terms
 from api.schemas.events import Route
 from api.tools.vector_store import SearchFilters
 
@@ -116,8 +117,14 @@ async def contextualize(state: QueryState, runtime: Runtime[QueryDeps]) -> Query
     within = dataclasses.replace(scope(state, deps), doc_keys=tuple(acts))
     update["timings"] = {"contextualize": ms(start)}
     if acts and not names_a_law(query) and "law_id" not in state.filters:
-        # The Act(s) just discussed first: the question in its own words, then with the subject carried.
-        for wording in dict.fromkeys([light, query] if not rewritten else [query]):
+        # The Act(s) just discussed first: the question in its own words, then with the subject carried. A question
+        # that does not refer back and uses a topic word those Acts never use has a new subject: it is not bent
+        # toward the last one to fit it.
+        own = topic_terms(light)
+        used = content_terms(" ".join(s.text for d in documents if d for s in d.sections)) if own else set()
+        new_subject = not signalled and not rewritten and bool(own - used)
+        wordings = [query] if rewritten else [light] if new_subject else [light, query]
+        for wording in dict.fromkeys(wordings):
             if await _answers(deps, state, wording, within):
                 update |= QueryUpdate(query=wording, prefer=acts, timings={"contextualize": ms(start)})
                 return update
