@@ -86,14 +86,16 @@ async def test_the_corrective_step_searches_again_for_what_it_verifies(private_d
     wrong = "“A landlord may increase the rent twice in any period of twelve months.” [1]"
     upstream = FakeOpenAI([Reply([wrong]), Reply(["A landlord shall give written notice [1]."])])
     ((events, _),) = await ask(upstream, private_data_dir, DEPOSIT)
-    assert_contract(events)
+    final = assert_contract(events)
     prompts = [r["messages"][1]["content"] for r, skill in zip(upstream.requests, upstream.skills_called, strict=True)
                if skill == "synthesize"]  # fmt: skip
     first, second = prompts
-    # The first answer was given section 3 first; the corrective search for the rent-increase claim finds section 4
-    # (already found by the first step, so a search that excluded it would have added nothing) and puts it first.
+    # The first answer was given section 3 first; the corrective step searches again for what it verifies, from the
+    # question and the cited provision, never from the rejected claim's words, and gives the model that evidence.
     assert "[1] Residential Tenancies Act, 2024, section 3" in first
-    assert "[1] Residential Tenancies Act, 2024, section 4" in second
+    assert "Residential Tenancies Act, 2024, section 3" in second
+    (corrective,) = [s for s in final["research"] if s["kind"] == "corrective"]
+    assert corrective["query"].startswith(DEPOSIT.rstrip("?")) and "twice" not in corrective["query"]
 
 
 async def test_strong_evidence_overrules_the_models_clarify(private_data_dir: Path) -> None:

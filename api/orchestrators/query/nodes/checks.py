@@ -73,7 +73,9 @@ async def verify(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
     if result.uncited_paragraphs or result.unknown_markers:
         warnings.append(warn(runtime, "unsupported_statement", "part of the answer cites no provision it was given; "
                              "treat it as unverified"))  # fmt: skip
-    text = "\n\n".join(kept) or abstention_text(state, deps)
+    # Below an answer already sent (a refinement that found nothing), nothing is added: the part still uncovered is
+    # said plainly by re-evaluation, not by an abstention about the whole question.
+    text = "\n\n".join(kept) or ("" if state.answer else abstention_text(state, deps))
     cited = [c for c in offered.values() if f"[{c.index}]" in text] if kept else []
     sent = await send_quotes(runtime, state, text, cited)
     return update | sent | QueryUpdate(verified=result.passed, warnings=warnings, abstained=not kept and not
