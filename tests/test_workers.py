@@ -82,7 +82,10 @@ async def test_workers_give_the_answers_the_serving_process_gives(private_data_d
         for question in QUESTIONS:
             request = QueryRequest(q=question, session_id=f"w-{QUESTIONS.index(question)}")
             here = await answer(services.orchestrator.stream(request))
-            there = await answer(workers.stream(request.model_copy(update={"session_id": "other"})))
+            # A fresh session there too: a short question asked after others in one session reads as a follow-up.
+            there = await answer(
+                workers.stream(request.model_copy(update={"session_id": f"other-{request.session_id}"}))
+            )
             assert isinstance(there[0], MetaEvent)
             assert [type(e) for e in there] == [type(e) for e in here], question
             assert essentials(there[-1]) == essentials(here[-1]), question
