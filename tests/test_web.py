@@ -446,10 +446,12 @@ RAW = re.compile(r"\b(null|undefined|NaN)\b|\[object |\b(q|session_id|doc_key|se
 
 async def visible_strings(page: Page) -> str:
     """Every string a person can see or hear: the page's text and its labels."""
+    # Only attributes that are set: a literal "null" or "undefined" written into one is kept, and caught.
     labels = await page.evaluate(
-        "[...document.querySelectorAll('[aria-label],[title],[placeholder]')].map(e => "
-        "[e.getAttribute('aria-label'), e.getAttribute('title'), e.getAttribute('placeholder')].join(' ')).join(' ')"
+        "[...document.querySelectorAll('[aria-label],[title],[placeholder]')].flatMap(e => "
+        "['aria-label', 'title', 'placeholder'].map(a => e.getAttribute(a)).filter(v => v !== null)).join(' ')"
     )
+    assert labels.strip(), "the page's labels were not read"
     return str(await page.locator("body").inner_text()) + " " + str(labels)
 
 

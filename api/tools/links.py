@@ -22,6 +22,7 @@ research can fetch what the cited evidence depends on and leave plain mentions a
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 
@@ -133,14 +134,27 @@ class Links(BaseModel):
     definitions: dict[str, list[Definition]] = Field(default_factory=dict)
     references: list[Reference] = Field(default_factory=list)
 
+    @functools.cached_property
+    def _by_section(self) -> tuple[dict[str, list[Reference]], dict[str, list[Reference]]]:
+        """References by the section they are made in, and by the section they point to: research asks for a few
+        sections' references on every question, so the list is not scanned each time."""
+        made: dict[str, list[Reference]] = {}
+        received: dict[str, list[Reference]] = {}
+        for reference in self.references:
+            made.setdefault(reference.source.split("(")[0], []).append(reference)
+            received.setdefault(reference.target.split("(")[0], []).append(reference)
+        return made, received
+
     def refers_to(self, provision_id: str) -> list[Reference]:
         """References made inside ``provision_id`` or any provision within it."""
-        return [r for r in self.references if _within(r.source, provision_id)]
+        made = self._by_section[0].get(provision_id.split("(")[0], [])
+        return [r for r in made if _within(r.source, provision_id)]
 
     def referred_by(self, provision_id: str) -> list[Reference]:
         """References to ``provision_id`` or to any provision within it, from other sections."""
         section = provision_id.split("(")[0]
-        return [r for r in self.references if _within(r.target, provision_id) and not _within(r.source, section)]
+        received = self._by_section[1].get(section, [])
+        return [r for r in received if _within(r.target, provision_id) and not _within(r.source, section)]
 
     def defined_in(self, text: str, doc_key: str, section_id: str = "", part: str = "") -> list[Definition]:
         """The definitions of ``doc_key`` whose term ``text`` uses (as a whole word), longest term first; those
@@ -281,7 +295,7 @@ class _Index:
 
 
 def _labels(text: str) -> list[str]:
-    return [label for label in _LABELS.findall(text)]
+    return list(_LABELS.findall(text))
 
 
 def section_number(written: str) -> str:
