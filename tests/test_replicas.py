@@ -11,7 +11,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import httpx
@@ -62,6 +62,18 @@ def serve(
             [str(gweta), "serve", "--data-dir", str(data_dir), "--port", str(port)], env=env, stdout=out, stderr=out
         )
     return proc, f"http://127.0.0.1:{port}"
+
+
+def stop(replicas: Sequence[tuple[subprocess.Popen[bytes], str]]) -> None:
+    """Stop the replica processes: terminate each, and kill one that has not ended within 30 s."""
+    for proc, _ in replicas:
+        proc.terminate()
+    for proc, _ in replicas:
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 async def version_of(client: httpx.AsyncClient, url: str) -> str | None:
@@ -145,11 +157,4 @@ async def test_two_replicas_move_to_a_new_ingestion_without_a_restart(s3: Object
                 assert body["corpus_version"] == after[0]
                 assert any(h["chunk_id"].startswith("sample/act/2025/2#") for h in body["hits"][:3])
     finally:
-        for proc, _ in replicas:
-            proc.terminate()
-        for proc, _ in replicas:
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop(replicas)

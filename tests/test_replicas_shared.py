@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +18,7 @@ from api.settings import ObjectStoreSettings, Settings, StateSettings
 from tests.conftest import SAMPLE_CORPUS, ingest_into
 from tests.redis_server import RedisServer
 from tests.servers import FakeGraphAPI, FakeOpenAI, LiveServer, Reply, moto_s3, s3_bucket
-from tests.test_replicas import BEEKEEPING_ACT, serve, version_of, wait_for
+from tests.test_replicas import BEEKEEPING_ACT, serve, stop, version_of, wait_for
 from tests.test_resume import PIECES, QUESTION, read
 from tests.test_whatsapp import APP_SECRET, PHONE_ID, SENDER, VERIFY_TOKEN, notification, post, text_message
 
@@ -112,11 +111,4 @@ async def test_two_replicas_share_answers_limits_whatsapp_and_corpus(
                     assert time.monotonic() - ended < 2.0, "the replicas did not switch within 2 s"
                     await asyncio.sleep(0.05)
         finally:
-            for proc, _ in replicas:
-                proc.terminate()
-            for proc, _ in replicas:
-                try:
-                    proc.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+            stop(replicas)
