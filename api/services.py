@@ -16,7 +16,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 
 from api.auth import LOCAL, Caller, IdTokenVerifier, build_id_token_verifier
 from api.composer.answerability import load_answerability_model
-from api.composer.judge import build_claim_judge
+from api.composer.judge import build_claim_judge, llm_asker
 from api.composer.skills import load_skills
 from api.composer.structured import TimeoutPause
 from api.errors import ConfigError
@@ -153,12 +153,18 @@ async def open_services(settings: Settings, serving: bool = False) -> AsyncItera
 
             retriever, bundler, judge = assemble(corpus, lexical, sentences)
             memory = build_memory(settings, firestore)
+            llm = build_llm(settings.llm, http)
+            ask = (
+                llm_asker(llm, skills["judge"], settings.gate.llm_timeout_s, settings.llm.call_attempts)
+                if llm is not None and settings.gate.judge == "llm"
+                else None
+            )
             deps = QueryDeps(
                 settings=settings, corpus=corpus, retriever=retriever, bundler=bundler,
-                llm=build_llm(settings.llm, http), chat=build_chat_stream(settings.llm, http), skills=skills,
+                llm=llm, chat=build_chat_stream(settings.llm, http), skills=skills,
                 memory=memory, judge=judge,
                 pauses=TimeoutPause(settings.llm.pause_after_timeouts, settings.llm.pause_s),
-                claims=build_claim_judge(settings.gate.judge),
+                claims=build_claim_judge(settings.gate, ask),
             )  # fmt: skip
             log.info("corpus %s: %d documents, %d chunks", corpus.version, len(corpus.manifest.documents), len(corpus))
             model = settings.llm.model if settings.llm.backend != "none" else "extractive"

@@ -538,11 +538,28 @@ class AdmissionSettings(BaseModel):
 
 
 class GateSettings(BaseModel):
-    judge: Literal["rules"] = Field(
+    judge: Literal["rules", "cross_encoder", "llm"] = Field(  # api.composer.judge.JudgeName
         "rules",
         description="What judges whether a cited provision supports a sentence of the answer (the gate's "
-        "ClaimJudge): 'rules', the hand-written facts, meaning, polarity and topic checks.",
+        "ClaimJudge): 'rules', the hand-written facts, meaning, polarity and topic checks; 'cross_encoder', an NLI or "
+        "support-scoring model from gate.cross_encoder_path; 'llm', the configured chat model (the judge skill). "
+        "The rules' fact and topic checks apply on top of either model.",
     )
+    cross_encoder_path: str = Field(
+        "",
+        description="Local folder of the cross-encoder judge's model (transformers format: an NLI model with an "
+        "'entailment' label, or a one-output support scorer). Nothing is downloaded.",
+    )
+    cross_encoder_threshold: float = Field(
+        0.5, gt=0, lt=1, description="The cross-encoder's support (entailment) probability a sentence needs."
+    )
+    llm_max_calls: int = Field(
+        12,
+        ge=0,
+        description="New judge-skill calls one answer may make (cached pairs are free); past it, the rules decide.",
+    )
+    llm_timeout_s: float = Field(4.0, gt=0, description="Limit for one judge-skill call; a late one leaves the "
+                                 "decision to the rules.")  # fmt: skip
 
 
 class Settings(BaseSettings):

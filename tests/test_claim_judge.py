@@ -1,18 +1,18 @@
 """The claim-judge seam: every judge behind ``ClaimJudge`` runs the same labelled cases, and its precision and recall
-are pinned (a judge added to ``JudgeName`` joins these tests as it is)."""
+are pinned. The judges that need a model (a cross-encoder's weights, a chat model) run the same cases in
+``tests/test_learned_judges.py`` on a model the tests build or script."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import get_args
 
 import pytest
 
 from api.composer.judge import ClaimJudge, JudgeName, RulesJudge, build_claim_judge, reasons
 from api.composer.verification import gate_model_answer
 from api.schemas.events import Citation
-from api.settings import Settings
+from api.settings import GateSettings, Settings
 
 DATA = Path(__file__).parent / "data"
 PROVISIONS: dict[str, str] = json.loads((DATA / "provisions.json").read_text())
@@ -33,18 +33,18 @@ def scores(judge: ClaimJudge, examples: list[dict[str, object]]) -> tuple[float,
     return precision, recall
 
 
-@pytest.mark.parametrize("name", get_args(JudgeName))
+@pytest.mark.parametrize("name", ["rules"])
 @pytest.mark.parametrize("suite", sorted(SUITES))
 def test_every_judge_keeps_its_precision_and_recall_on_the_labelled_cases(name: JudgeName, suite: str) -> None:
     examples = SUITES[suite]
     assert sum(bool(e["supported"]) for e in examples) >= 10 and sum(not e["supported"] for e in examples) >= 10
-    precision, recall = scores(build_claim_judge(name), examples)
+    precision, recall = scores(build_claim_judge(GateSettings(judge=name)), examples)
     assert (precision, recall) >= PINNED[name][suite], (suite, precision, recall)
 
 
 def test_the_setting_chooses_the_judge_and_the_rules_are_the_default() -> None:
     assert Settings().gate.judge == "rules"
-    assert isinstance(build_claim_judge(Settings().gate.judge), RulesJudge)
+    assert isinstance(build_claim_judge(Settings().gate), RulesJudge)
 
 
 def test_a_verdict_names_why_it_fails() -> None:
@@ -58,6 +58,8 @@ def test_a_verdict_names_why_it_fails() -> None:
 
 class Refuses:
     """A judge that supports nothing: the gate must follow the judge it is given."""
+
+    blocking = False
 
     def judge(self, sentence: str, provision: str, *, topic: object, identity: str = "", heading: str = "") -> object:
         return RulesJudge().judge("nothing at all here", provision, topic={})

@@ -35,6 +35,11 @@ class TextSink(Protocol):
 
     def feed(self, piece: str) -> None: ...
 
+    async def settle(self) -> None:
+        """Act on what the pieces fed so far completed (a gate judges its sentences); nothing to do for a sink that
+        sends text as it comes."""
+        ...
+
 
 def provision_label(chunk: Chunk) -> str:
     if not chunk.section_number:
@@ -85,6 +90,9 @@ class CitationTracker:
         self.pending = ""
         self.sent_any = False
         self._timer: asyncio.TimerHandle | None = None
+
+    async def settle(self) -> None:
+        return None  # text is sent as it is fed
 
     def feed(self, piece: str) -> None:
         scan_from = max(0, len(self.text) - 4)  # a marker may straddle two pieces

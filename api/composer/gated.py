@@ -11,6 +11,7 @@ While a sentence is held, one ``status`` event (``checking``) says so.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 
 from api.schemas.events import Citation, StatusEvent
@@ -51,8 +52,13 @@ class GatedTracker:
             self._separator = "\n\n"
 
     def feed(self, piece: str) -> None:
+        """Take the next piece of the model's text; ``settle`` then judges and sends what it completed."""
         self.text += piece
-        self._judge(last=False)
+
+    async def settle(self) -> None:
+        """Judge the sentences the text so far has completed and send those that pass; say that what is left is
+        being checked."""
+        await self._judge(last=False)
         if not self._checking and self.text[self._judged :].strip():
             self._checking = True
             self.emit(StatusEvent(stage="checking"))
@@ -60,29 +66,36 @@ class GatedTracker:
     def flush(self) -> None:
         self.out.flush()
 
-    def close(self, finished: bool) -> None:
+    async def close(self, finished: bool) -> None:
         """The model has stopped: judge what is left. ``finished``: it ended its answer (else it was cut short, and
         a sentence it had not finished is dropped unjudged)."""
-        rest = self.text[self._judged :]
+        start = self._judged
+        rest = self.text[start:]
         if not finished:
             rest = complete_sentences(rest)
-        self._judge_spans(rest, sentence_spans(rest), self._judged)
         self._judged = len(self.text)
+        await self._judge_spans(sentence_spans(rest), start)
         self.out.flush()
 
-    def _judge(self, last: bool) -> None:
+    async def _judge(self, last: bool) -> None:
         rest = self.text[self._judged :]
         spans = sentence_spans(rest)
         if not last:
             # The last piece may go on; a sentence is complete once text that is not its marker follows it.
             spans = [s for s in spans if rest[s[2] :].strip() and not rest[s[2] :].lstrip().startswith("[")]
         if spans:
-            self._judge_spans(rest, spans, self._judged)
+            start = self._judged
             self._judged += spans[-1][2]
+            await self._judge_spans(spans, start)
 
-    def _judge_spans(self, rest: str, spans: list[tuple[str, str, int]], offset: int) -> None:
+    async def _judge_spans(self, spans: list[tuple[str, str, int]], offset: int) -> None:
+        # ``text`` only grows, so what was complete stays as judged while a model-backed judge runs in a worker thread.
+        context = self.text
         for sentence, separator, end in spans:
-            check = self.gate.judge(sentence, separator, self.text[: offset + end])
+            if self.gate.blocking:
+                check = await asyncio.to_thread(self.gate.judge, sentence, separator, context[: offset + end])
+            else:
+                check = self.gate.judge(sentence, separator, context[: offset + end])
             self.checks.append(check)
             if not check.claim or (passes(check) and only_points(check)):
                 self.held.append(check)  # states nothing, or only where the answer is: waits for a claim

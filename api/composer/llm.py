@@ -53,6 +53,7 @@ async def stream_llm_answer(
             if isinstance(piece, str):
                 pieces += 1
                 tracker.feed(piece)
+                await tracker.settle()
             else:
                 add_usage(usage, piece)
     except BaseException as exc:  # UpstreamLLMError, or the watchdog cancelling a stalled answer

@@ -514,7 +514,11 @@ class SentenceGate:
         topic: Topic | None = None,
         judge: ClaimJudge | None = None,
     ) -> None:
-        self.judge_claim = judge or RulesJudge()
+        judge = judge or RulesJudge()
+        # A judge with a per-answer budget gets a fresh copy for this answer.
+        per_answer = getattr(judge, "for_answer", None)
+        self.judge_claim: ClaimJudge = per_answer() if per_answer is not None else judge
+        self.blocking = judge.blocking
         self.offered = dict(offered)
         self.texts = {i: provisions.get(c.section_id) or c.quote for i, c in offered.items()}
         self.flat = {i: " ".join(text.lower().split()) for i, text in self.texts.items()}

@@ -177,10 +177,10 @@ async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpd
             cut, usage = await watched(work, tracker, deps.settings.llm.stall_timeout_s, finish_by(state, deps))
         except UpstreamLLMError as exc:
             outcome = "error"
-            tracker.close(finished=False)  # the model's verified sentences go out before the warning about it
+            await tracker.close(finished=False)  # the model's verified sentences go out before the warning about it
             warnings.append(warn(runtime, "llm_unavailable", f"{exc.message}; answering with direct quotes instead"))
         else:
-            tracker.close(finished=not cut)
+            await tracker.close(finished=not cut)
         if cut:
             outcome = "timeout"
             why = "no word came from the language model" if cut == "stalled" else "the question's time ran out"

@@ -131,7 +131,10 @@ async def _verify_model(state: QueryState, runtime: Runtime[QueryDeps], start: f
     text = complete_sentences(state.draft)  # a fragment the model had not finished is never kept
     provisions, slow = await provisions_for(runtime, offered.values())
     topic = topic_words(part_asked(state), deps.retriever.lexical, deps.retriever.thesaurus)
-    gate = gate_model_answer(text, offered, provisions, topic, deps.claims)
+    if deps.claims.blocking:  # a model judges: off the event loop (its verdicts from streaming are cached)
+        gate = await asyncio.to_thread(gate_model_answer, text, offered, provisions, topic, deps.claims)
+    else:
+        gate = gate_model_answer(text, offered, provisions, topic, deps.claims)
     relevant = len(set(state.relevant_sections))
     for failed in gate.failed:
         log.debug("gate: %s (%s)", failed.verdict, ", ".join(failed.missing_facts) or "-")
