@@ -16,7 +16,8 @@ is not exercised here. "Supported" is the positive class: precision is the share
 are supported, recall the share of supported sentences it passes, and "caught" the share of unsupported sentences it
 rejects. With ``--errors``, the judge's mistakes on the development part (never the held-out part) are listed by kind.
 
-``judge_suite(judge, …)`` takes any ``ClaimJudge``; ``--judge`` names one of ``api.composer.judge.JudgeName``.
+``judge_suite(judge, cases)`` and ``report(name, judge, …)`` take any ``ClaimJudge``; ``--judge`` names one of
+``api.composer.judge.JudgeName`` (repeat it to report several judges one after another).
 """
 
 from __future__ import annotations
@@ -254,14 +255,18 @@ def dev_errors(figures: Figures) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--judge", choices=get_args(JudgeName), default="rules")
+    parser.add_argument(
+        "--judge", choices=get_args(JudgeName), action="append", help="repeat to compare (default: rules)"
+    )
     parser.add_argument("--data-dir", type=Path, default=SHARED)
     parser.add_argument("--errors", action="store_true", help="list the errors on the development pairs")
     parser.add_argument("--replay", type=Path, default=REPLAY, help="the labelled real-model sentences, if present")
     parser.add_argument("--out", type=Path, help="also write the report here")
     args = parser.parse_args()
-    judge = build_claim_judge(args.judge)
-    publish(report(args.judge, judge, args.data_dir, errors=args.errors, replay=args.replay), args.out)
+    lines: list[str] = []
+    for name in args.judge or ["rules"]:
+        lines += report(name, build_claim_judge(name), args.data_dir, errors=args.errors, replay=args.replay)
+    publish(lines, args.out)
 
 
 if __name__ == "__main__":
