@@ -43,7 +43,14 @@ _ORDINALS = {"second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seve
              "thirtieth": 30}  # fmt: skip
 _MULTIPLIERS = {"double": 2.0, "twice": 2.0, "treble": 3.0, "triple": 3.0, "thrice": 3.0}
 _NUMBER_WORD = "|".join(sorted([*_UNITS, *_TENS, *_SCALES, "one"], key=len, reverse=True))
-_WORD_NUMBER = re.compile(rf"\b(?:(?:{_NUMBER_WORD})(?:[\s-]+(?:and[\s-]+)?(?=(?:{_NUMBER_WORD})\b))?)+\b", re.I)
+# "and" joins number words only after a scale ("one hundred and five"); elsewhere it joins two numbers ("sixteen- and
+# seventeen-year-olds" are 16 and 17, not 33).
+_AFTER_SCALE = "".join(f"(?<={scale}{gap})" + "|" for scale in ("hundred", "thousand", "million") for gap in (" ", "-"))
+_WORD_NUMBER = re.compile(
+    rf"\b(?:(?:{_NUMBER_WORD})(?:[\s-]+(?:(?:{_AFTER_SCALE[:-1]})and[\s-]+)?(?=(?:{_NUMBER_WORD})\b))?)+\b", re.I
+)
+# "one and a half", "2 and a half": a whole number and a half.
+_AND_A_HALF = re.compile(rf"\b({_NUMBER_WORD}|\d+)[\s-]+and[\s-]+a[\s-]+half\b", re.I)
 # 1,000 / 1 000 / 1000 / 2.5 / 12.50; a space-grouped thousand only with exactly three digits after the space.
 _DIGITS = re.compile(r"(?<![\w.])\d{1,3}(?:(?:,|\u00a0|\u2009| )\d{3})+(?:\.\d+)?(?!\d)|(?<![\w.])\d+(?:\.\d+)?(?!\d)")
 _MONTHS = ("january february march april may june july august september october november december").split()
@@ -228,7 +235,14 @@ _ARTICLE_PERIOD = re.compile(
     r"(year|month|week|day|hour)\b",
     re.I,
 )
+# Words that qualify a period between its number and its unit.
+_PERIOD_QUALIFIERS = frozenset(
+    "continuous consecutive successive working business calendar clear full complete unbroken".split()
+)
 _NEXT_WORD = re.compile(r"\s*(?:[-\u2011]\s*)?(%|[a-z]+)", re.I)
+# A number restated in the other notation before its unit: "twenty-four (24) hours", "14 (fourteen) days"; or the
+# closing bracket after the restatement itself.
+_RESTATED = re.compile(r"\s*\(\s*(?:[\d.,]+|[a-z]+(?:[\s-][a-z]+)*)\s*\)|\)", re.I)
 _LEVEL = re.compile(r"\blevel\s*$", re.I)
 _CURRENCY_BEFORE = re.compile(rf"(?:[$£€]|\b(?:US|{JURISDICTION.currency_pattern()})\$?)\s*$", re.I)
 
@@ -240,13 +254,24 @@ def _unit(text: str, start: int, end: int) -> str:
         return "level"
     if _CURRENCY_BEFORE.search(text[max(0, start - 6) : start]):
         return "currency"
+    restated = _RESTATED.match(text, end)
+    if restated and (restated.group(0) == ")" or _restates(restated.group(0))):
+        end = restated.end()
     follower = _NEXT_WORD.match(text, end)
+    if follower and follower.group(1).lower() in _PERIOD_QUALIFIERS:
+        follower = _NEXT_WORD.match(text, follower.end())  # "twenty-four continuous hours", "five business days"
     if follower:
         word = follower.group(1).lower()
         if word in ("of", "and") or word in _UNITS or word in _TENS:
             return ""
         return _UNIT_WORDS.get(word, "")
     return ""
+
+
+def _restates(bracketed: str) -> bool:
+    """Whether a bracketed piece is a number (in digits or words), not a list label such as "(a)" or "(iv)"."""
+    inner = bracketed.strip().strip("()").strip()
+    return bool(re.fullmatch(r"[\d.,]+", inner)) or _words_value(inner) is not None and bool(_WORD_NUMBER.fullmatch(inner))
 
 
 def quantities(text: str) -> set[tuple[float, str]]:
@@ -257,7 +282,15 @@ def quantities(text: str) -> set[tuple[float, str]]:
     for match in _DIGITS.finditer(cleaned):
         raw = re.sub(r"[,\u00a0\u2009 ]", "", match.group(0))
         found.add((float(raw), _unit(cleaned, match.start(), match.end())))
+    halves = list(_AND_A_HALF.finditer(cleaned))
+    for match in halves:
+        whole = match.group(1)
+        value = float(whole) if whole.isdigit() else _words_value(whole)
+        if value is not None:
+            found.add((float(value) + 0.5, _unit(cleaned, match.start(), match.end())))
     for match in _WORD_NUMBER.finditer(cleaned):
+        if any(h.start() <= match.start() < h.end() for h in halves):
+            continue  # the whole part of "one and a half": read with its half above
         phrase = match.group(0)
         unit = _unit(cleaned, match.start(), match.end())
         if phrase.strip().lower() == "one" and not unit:
