@@ -158,8 +158,12 @@ def replay_cases(data_dir: Path, path: Path = REPLAY) -> tuple[list[Case], int]:
     sections = read_sections(data_dir, (str(r["law_id"]) for r in rows))
     cases, unresolved = [], 0
     for r in rows:
-        number = str(r["section"]).removeprefix("section ").split("(")[0].strip()
+        # "s12B" as the gold sets write it; "s69~2": the second section numbered 69 (ingestion's id for it)
+        number = str(r["section"]).removeprefix("section ").removeprefix("s").split("(")[0].strip()
+        number, _, nth = number.partition("~")
         found = sections.get((str(r["law_id"]), number), [])
+        if nth and len(found) >= int(nth):
+            found = [found[int(nth) - 1]]
         if len(found) != 1:
             unresolved += 1
             continue

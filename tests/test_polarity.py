@@ -3,7 +3,9 @@
 import json
 from pathlib import Path
 
-from api.composer.polarity import forbids, opposite
+import pytest
+
+from api.composer.polarity import forbids, imposes_discretion, opposite
 from api.composer.support import support
 from api.composer.verification import gate_model_answer
 from api.schemas.events import Citation
@@ -73,3 +75,26 @@ def test_the_gate_removes_a_sentence_that_reverses_its_cited_provision() -> None
     kept = gate_model_answer("No person under the age of eighteen years may contract a marriage [1].", offered,
                              provisions)  # fmt: skip
     assert kept.passed and kept.summary()["claims_opposite"] == 0
+
+
+@pytest.mark.parametrize(
+    ("sentence", "window", "imposed"),
+    [
+        ("The Director must grant assistance to every applicant.", "The Director may grant assistance.", True),
+        ("The court is required to order a refund.", "The court may order a refund.", True),
+        # The window imposes a duty too: the sentence may restate it.
+        (
+            "The officer must acknowledge the request.",
+            "(1) A person may apply. (2) The officer must acknowledge it.",
+            False,
+        ),
+        # A deadline on using a permission is how it is usually put in plain words.
+        ("You must appeal within thirty days.", "A person aggrieved may appeal within thirty days.", False),
+        ("The Director may grant assistance.", "The Director may grant assistance.", False),
+        ("The employer must pay the wages.", "The employer shall pay the wages.", False),
+    ],
+)
+def test_a_duty_where_the_provision_gives_a_discretion_is_an_opposite_meaning(
+    sentence: str, window: str, imposed: bool
+) -> None:
+    assert imposes_discretion(sentence, window) is imposed

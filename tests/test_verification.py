@@ -653,3 +653,22 @@ def test_an_answer_that_only_says_where_the_answer_is_gives_way_to_the_quotes() 
     both = gate_model_answer("A landlord shall not require a deposit that exceeds two months' rent [1]. This is "
                              "stated in section 3 of the Residential Tenancies Act [1].", offered, TEXTS)  # fmt: skip
     assert choose_final(both, extractive, "nothing found").source in ("model", "model_trimmed")
+
+
+def test_a_marker_inside_the_closing_quotation_mark_cites_the_quote_and_is_not_part_of_it() -> None:
+    section = (
+        "3. Minimum age of marriage (1) No person under the age of eighteen years may contract a marriage or enter "
+        "into an unregistered customary law marriage or a civil partnership ."
+    )
+    cited = Citation(index=1, doc_key="d", title="Marriages Act", section_id="d#s3", section="section 3",
+                     chunk_id="d#s3/c0", quote=section)  # fmt: skip
+    for answer in (
+        "Section 3 provides: “No person under the age of eighteen years may contract a marriage or enter into an "
+        "unregistered customary law marriage or a civil partnership [1].”",
+        "Section 3 provides: “No person under the age of eighteen years may contract a marriage [1]”.",
+    ):
+        gate = gate_model_answer(answer, {1: cited}, {"d#s3": section})
+        assert gate.passed and not gate.claims[0].quotes_failed, answer
+    # A quote that is not the provision's words still fails, marker inside or not.
+    invented = "Section 3 provides: “Any person over sixteen years may contract a marriage [1].”"
+    assert not gate_model_answer(invented, {1: cited}, {"d#s3": section}).passed

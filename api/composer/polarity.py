@@ -143,6 +143,36 @@ _CONDITION_OBJECT = re.compile(
 )
 
 
+# A discretion the clause gives ("may", "is entitled to", "at the discretion of", "it shall be lawful for … to").
+_DISCRETION = re.compile(
+    r"\bmay\b(?!\s+not\b)|\bis\s+entitled\s+to\b|\bat\s+(?:its|his|her|their|the)\s+(?:\w+\s+)?discretion\b"
+    r"|\bit\s+shall\s+be\s+lawful\b",
+    re.I,
+)
+# What keeps a duty sentence from reading as one: a deadline or a condition on using the discretion ("must appeal
+# within thirty days", "to claim it, you must apply"), which restates a limit, not a new duty.
+_DUTY_SCOPE = re.compile(
+    r"\b(?:within|before|not\s+later\s+than|by|if|when|where|unless|to\s+(?:claim|get|obtain|keep|use|do\s+so)|"
+    r"in\s+order\s+to)\b",
+    re.I,
+)
+
+
+def imposes_discretion(sentence: str, clause: str) -> bool:
+    """Whether ``sentence`` puts a duty ("must", "shall", "is required to", "has to") where ``clause`` only gives a
+    discretion ("may", "is entitled to") and imposes no duty itself: a court that "may order" is not one that "must
+    order". A sentence that sets the duty inside a deadline or a condition is left alone: "you must appeal within
+    thirty days" is how a permission with a time limit is usually put."""
+    return (
+        bool(_DUTY.search(sentence))
+        and not _NO_DUTY.search(sentence)
+        and not _DUTY_SCOPE.search(sentence)
+        and bool(_DISCRETION.search(clause))
+        and not _DUTY.search(_NO_DUTY.sub(" ", clause))
+        and not forbids(clause)
+    )
+
+
 def _conditions(text: str) -> set[str]:
     """The conditions and exceptions ``text`` states, by their first word ("without the consent" -> "without the
     consent")."""

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from api.composer.jurisdiction import JURISDICTION
-from api.composer.polarity import opposite
+from api.composer.polarity import imposes_discretion, opposite
 from api.tools.bm25 import stem
 
 SUPPORT_THRESHOLD = 0.5
@@ -271,7 +271,9 @@ def _unit(text: str, start: int, end: int) -> str:
 def _restates(bracketed: str) -> bool:
     """Whether a bracketed piece is a number (in digits or words), not a list label such as "(a)" or "(iv)"."""
     inner = bracketed.strip().strip("()").strip()
-    return bool(re.fullmatch(r"[\d.,]+", inner)) or _words_value(inner) is not None and bool(_WORD_NUMBER.fullmatch(inner))
+    return (
+        bool(re.fullmatch(r"[\d.,]+", inner)) or _words_value(inner) is not None and bool(_WORD_NUMBER.fullmatch(inner))
+    )
 
 
 def quantities(text: str) -> set[tuple[float, str]]:
@@ -636,6 +638,10 @@ def support(
                 best, best_span, best_units = score, span, (i, j)
     # Polarity against the window's clause that shares most of the sentence's words (the first on ties).
     clause = max(range(best_units[0], best_units[1] + 1), key=lambda k: (len(wanted & unit_terms[k]), -k))
-    flipped = opposite(without_heading(sentence, heading), provision[units[clause][0] : units[clause][1]])
+    claim = without_heading(sentence, heading)
+    flipped = opposite(claim, provision[units[clause][0] : units[clause][1]])
+    # A duty where the window only gives a discretion: read over the whole window, since a duty in the clause beside
+    # the closest one ("(2) … must acknowledge" after "(1) … may apply") is the window's too.
+    flipped = flipped or imposes_discretion(claim, provision[best_span[0] : best_span[1]])
     flipped = flipped and not _copied(sentence, provision, units)
     return Support(round(best, 4), best_span, missing, threshold, flipped, strays)

@@ -343,7 +343,9 @@ def _check_sentence(
     answer, for the words a sentence names a provision by)."""
     sentence = _LIST_PREFIX.sub("", _strip_markers(_as_read(check.text)))  # a list item's number states nothing
     check.markers = [int(m) for m in MARKER.findall(check.text)]
-    check.quotes = [q for q in _GATE_QUOTED.findall(check.text) if len(q.split()) >= MIN_GATE_QUOTE_WORDS]
+    # A marker written inside the closing quotation mark ("… partnership [1].”) cites the quote; it is not quoted.
+    check.quotes = [_strip_markers(q).rstrip() for q in _GATE_QUOTED.findall(check.text)
+                    if len(_strip_markers(q).split()) >= MIN_GATE_QUOTE_WORDS]  # fmt: skip
     check.claim = _is_claim(sentence, check.markers, check.quotes)
     if not check.claim or _uncheckable(sentence, check.quotes):
         return
