@@ -6,8 +6,9 @@ import sys
 from pathlib import Path
 
 from api.auth import LOCAL
+from api.composer.verification import gate_model_answer
 from api.schemas.documents import Document, Section
-from api.schemas.events import FinalEvent, WarningEvent
+from api.schemas.events import Citation, FinalEvent, WarningEvent
 from api.schemas.query import QueryRequest
 from api.services import open_services
 from api.settings import Settings
@@ -102,6 +103,11 @@ async def test_an_answer_that_cites_a_repealed_law_says_which_law_repealed_it(tm
             assert ("test/act/1990/1" in cited) is cites_old
             repealed = [e.message for e in events if isinstance(e, WarningEvent) and e.code == "repealed_law"]
             if cites_old:
+                # The quote-only answer says so beside the quote, not only in a warning after it.
+                assert (
+                    "(The Dog Licensing Act was repealed by section 3 of the Animal Keeping Act, 2020: this may "
+                    "no longer be the law.)" in final.answer
+                )
                 assert repealed == [
                     'the Dog Licensing Act was repealed by section 3 of the Animal Keeping Act, 2020 ("The Dog '
                     'Licensing Act [Chapter 9:01] is repealed."); what it says may no longer be the law'
@@ -123,3 +129,21 @@ async def test_an_answer_that_cites_a_repealed_law_says_which_law_repealed_it(tm
     )  # fmt: skip
     assert shown.returncode == 0, shown.stdout
     assert any(line.startswith("warning: the Dog Licensing Act was repealed") for line in shown.stdout.splitlines())
+
+
+def test_a_repealed_law_supports_a_sentence_only_when_it_says_the_law_is_no_longer_in_force() -> None:
+    """Later law wins: the gate lets a repealed law's provision support a sentence only if the sentence says it is
+    no longer the law."""
+    fee = "2. Licence fee for dogs Every owner of a dog shall pay a dog licence fee of ten dollars each year."
+    cited = Citation(index=1, doc_key="test/act/1990/1", title="Dog Licensing Act", section_id="test/act/1990/1#s2",
+                     section="section 2", chunk_id="test/act/1990/1#s2/c0", quote=fee)  # fmt: skip
+    repealed = {"test/act/1990/1": "section 3 of the Animal Keeping Act, 2020"}
+    today = "Every dog owner must pay a licence fee of ten dollars each year [1]."
+    assert gate_model_answer(today, {1: cited}, {cited.section_id: fee}).passed  # not repealed: supported
+    failed = gate_model_answer(today, {1: cited}, {cited.section_id: fee}, repealed=repealed)
+    assert not failed.passed
+    assert failed.claims[0].missing_facts == ["in force (repealed by section 3 of the Animal Keeping Act, 2020)"]
+    history = (
+        "Under the repealed Dog Licensing Act, every dog owner had to pay a licence fee of ten dollars each year [1]."
+    )
+    assert gate_model_answer(history, {1: cited}, {cited.section_id: fee}, repealed=repealed).passed

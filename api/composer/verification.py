@@ -338,9 +338,11 @@ def _check_sentence(
     context: str,
     topic: Topic,
     judge: ClaimJudge,
+    repealed: Mapping[str, str],
 ) -> None:
     """Decide one sentence; ``flat``: each offered text lower-cased with its spacing collapsed (read once per
-    answer, for the words a sentence names a provision by)."""
+    answer, for the words a sentence names a provision by); ``repealed``: the offered documents a later document of
+    the corpus repeals (doc key -> what repeals it)."""
     sentence = _LIST_PREFIX.sub("", _strip_markers(_as_read(check.text)))  # a list item's number states nothing
     check.markers = [int(m) for m in MARKER.findall(check.text)]
     # A marker written inside the closing quotation mark ("… partnership [1].”) cites the quote; it is not quoted.
@@ -408,6 +410,10 @@ def _check_sentence(
             ),
             key=lambda r: (r.supported, r.score),
         )  # fmt: skip
+        if cited.doc_key in repealed and not says_not_in_force(sentence):
+            # Later law wins: a repealed law's provision supports a sentence about the law only when the sentence
+            # says it is no longer in force; stated as today's law, it is a fact the corpus contradicts.
+            result = replace(result, missing=(*result.missing, f"in force (repealed by {repealed[cited.doc_key]})"))
         results.append(result)
         if index in quote_homes and not result.missing and _quote_carries(sentence, check.quotes, texts[index]):
             result = replace(result, score=max(result.score, SUPPORT_THRESHOLD))
@@ -515,7 +521,9 @@ class SentenceGate:
         provisions: Mapping[str, str],
         topic: Topic | None = None,
         judge: ClaimJudge | None = None,
+        repealed: Mapping[str, str] | None = None,
     ) -> None:
+        self.repealed = dict(repealed or {})
         judge = judge or RulesJudge()
         # A judge with a per-answer budget gets a fresh copy for this answer.
         per_answer = getattr(judge, "for_answer", None)
@@ -528,7 +536,9 @@ class SentenceGate:
 
     def judge(self, sentence: str, separator: str, context: str) -> SentenceCheck:
         check = SentenceCheck(sentence, separator)
-        _check_sentence(check, self.offered, self.texts, self.flat, context, self.topic, self.judge_claim)
+        _check_sentence(
+            check, self.offered, self.texts, self.flat, context, self.topic, self.judge_claim, self.repealed
+        )
         return check
 
     def shown(self, check: SentenceCheck) -> str:
@@ -547,6 +557,19 @@ class SentenceGate:
         provision = provision_at(provision_starts(text, offered.section_id), at, offered.section_id)
         label = subsection_label(section_label, offered.section_id, provision)
         return offered.model_copy(update={"quote": span, "provision_id": provision, "section": label})
+
+
+# Words by which a sentence says that what it states is no longer the law.
+_NOT_IN_FORCE = re.compile(
+    r"\b(?:repeal(?:s|ed|ing)?|no\s+longer|formerly|former|used\s+to|abolish(?:es|ed|ing)?|superseded|replaced\s+by"
+    r"|was\s+(?:once\s+)?in\s+force|before\s+(?:its|the)\s+repeal)\b",
+    re.I,
+)
+
+
+def says_not_in_force(sentence: str) -> bool:
+    """Whether ``sentence`` says that what it states is no longer the law ("the repealed Act provided …")."""
+    return bool(_NOT_IN_FORCE.search(sentence))
 
 
 def only_points(check: SentenceCheck) -> bool:
@@ -573,10 +596,11 @@ def gate_model_answer(
     provisions: Mapping[str, str],
     topic: Topic | None = None,
     judge: ClaimJudge | None = None,
+    repealed: Mapping[str, str] | None = None,
 ) -> GateResult:
     """Check a model's answer sentence by sentence (``SentenceGate``, its claims judged by ``judge``, the rules by
     default) and rebuild it from what passes, citations attached."""
-    gate = SentenceGate(offered, provisions, topic, judge)
+    gate = SentenceGate(offered, provisions, topic, judge, repealed)
     checks = [gate.judge(text, sep, answer[:end]) for text, sep, end in sentence_spans(answer)]
     kept: list[str] = []
     used: dict[int, Citation] = {}

@@ -26,7 +26,18 @@ from api.tools.retrieval import Retrieved
 from ..deps import QueryDeps
 from ..evidence import searched_note, suggestions
 from ..state import Cut, QueryState, QueryUpdate, SentWarning
-from .common import depends_on_session, finish, history, memory_key, ms, provisions_for, scope, warn
+from .common import (
+    depends_on_session,
+    finish,
+    history,
+    memory_key,
+    ms,
+    noted_repeals,
+    provisions_for,
+    repealed_by,
+    scope,
+    warn,
+)
 
 log = logging.getLogger(__name__)
 POLL_S = 0.1
@@ -93,8 +104,10 @@ async def quoted(state: QueryState, deps: QueryDeps, hits: list[Retrieved], star
             log.warning("a part's search failed; the quotes are chosen from all the evidence")
         else:
             parts = [Part(result.hits[:top], result.lay_terms) for result in found]
-            return await extractive_answer_in_parts(embedder, state.asked, hits, parts, start, state.lay_terms)
-    return await extractive_answer(embedder, state.asked, hits, start, state.lay_terms)
+            text, cited = await extractive_answer_in_parts(embedder, state.asked, hits, parts, start, state.lay_terms)
+            return noted_repeals(text, cited, deps.corpus), cited
+    text, cited = await extractive_answer(embedder, state.asked, hits, start, state.lay_terms)
+    return noted_repeals(text, cited, deps.corpus), cited
 
 
 async def watched(
@@ -166,7 +179,11 @@ async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpd
         provisions, slow = await provisions_for(runtime, offered.values())
         warnings += slow
         topic = topic_words(asked, deps.retriever.lexical, deps.retriever.thesaurus)
-        tracker = GatedTracker(offered, runtime.stream_writer, SentenceGate(offered, provisions, topic, deps.claims))
+        tracker = GatedTracker(
+            offered,
+            runtime.stream_writer,
+            SentenceGate(offered, provisions, topic, deps.claims, repealed_by(deps.corpus)),
+        )
         tracker.after(shown)
         call_start = time.perf_counter()
         outcome: LLMOutcome = "ok"
@@ -207,6 +224,7 @@ async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpd
         text, cited = await quoted(state, deps, hits, first)
     else:
         text, cited = await extractive_answer(deps.retriever.embedder, asked, hits, first, state.lay_terms)
+        text = noted_repeals(text, cited, deps.corpus)
     update |= QueryUpdate(
         draft=text or ("" if shown else abstention_text(state, deps)), draft_citations=[c.model_dump() for c in cited],
         abstained=not text and not shown, warnings=warnings, llm=calls, composer="extractive", offered=[],

@@ -31,7 +31,7 @@ from ..deps import QueryDeps
 from ..evidence import uncovered_parts
 from ..state import QueryState, QueryUpdate, SentWarning
 from .answer import abstention_text, finish_by, next_index, part_asked, quote_only_evidence, quoted
-from .common import depends_on_session, memory_key, ms, provisions_for, turn, warn
+from .common import depends_on_session, memory_key, ms, provisions_for, repealed_by, turn, warn
 
 log = logging.getLogger(__name__)
 WARNING_CODES: dict[str, WarningCode] = {
@@ -131,10 +131,11 @@ async def _verify_model(state: QueryState, runtime: Runtime[QueryDeps], start: f
     text = complete_sentences(state.draft)  # a fragment the model had not finished is never kept
     provisions, slow = await provisions_for(runtime, offered.values())
     topic = topic_words(part_asked(state), deps.retriever.lexical, deps.retriever.thesaurus)
+    repealed = repealed_by(deps.corpus)
     if deps.claims.blocking:  # a model judges: off the event loop (its verdicts from streaming are cached)
-        gate = await asyncio.to_thread(gate_model_answer, text, offered, provisions, topic, deps.claims)
+        gate = await asyncio.to_thread(gate_model_answer, text, offered, provisions, topic, deps.claims, repealed)
     else:
-        gate = gate_model_answer(text, offered, provisions, topic, deps.claims)
+        gate = gate_model_answer(text, offered, provisions, topic, deps.claims, repealed)
     relevant = len(set(state.relevant_sections))
     for failed in gate.failed:
         log.debug("gate: %s (%s)", failed.verdict, ", ".join(failed.missing_facts) or "-")

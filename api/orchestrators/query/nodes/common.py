@@ -10,9 +10,10 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from api.composer.citations import CitationTracker
+from api.composer.citations import MARKER, CitationTracker
 from api.composer.prompts import format_history
 from api.schemas.events import Citation, WarningCode, WarningEvent
+from api.tools.corpus import Corpus
 from api.tools.vector_store import SearchFilters
 
 from ..choices import split_choices
@@ -112,3 +113,25 @@ async def provisions_for(
     return provisions, [warn(runtime, "sources_slow", f"the document store did not answer in time for "
                              f"{len(reads.late)} cited document(s), so their quotes were checked against the indexed "
                              "text of the provisions")]  # fmt: skip
+
+
+def repealed_by(corpus: Corpus) -> dict[str, str]:
+    """The documents a later document of the corpus repeals: doc key -> the provision that repeals it, in words."""
+    return {key: f"{r.by_section} of the {r.by_title}" for key, r in corpus.repealed.items()}
+
+
+def noted_repeals(text: str, citations: Iterable[Citation], corpus: Corpus) -> str:
+    """A quote-only answer with a note after each paragraph that quotes a repealed law, saying what repealed it:
+    the law's own words are quoted as they stand, and the reader is told they may no longer be the law. (The note
+    rests on the repealing provision's own words, found at ingestion; the paragraph keeps its citation marker.)"""
+    by_index = {c.index: c for c in citations}
+    repealed = repealed_by(corpus)
+    paragraphs = []
+    for paragraph in text.split("\n\n"):
+        laws = dict.fromkeys(
+            c.doc_key for m in MARKER.findall(paragraph) if (c := by_index.get(int(m))) and c.doc_key in repealed
+        )
+        titles = {c.doc_key: c.title for c in by_index.values()}
+        notes = [f"(The {titles[key]} was repealed by {repealed[key]}: this may no longer be the law.)" for key in laws]
+        paragraphs.append(" ".join([paragraph.rstrip(), *notes]) if notes else paragraph)
+    return "\n\n".join(paragraphs)
