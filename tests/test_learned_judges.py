@@ -34,9 +34,10 @@ from tests.test_verified_streaming import DEPOSIT, MARRIAGE, pieces
 ROOT = Path(__file__).resolve().parent.parent
 DEPOSIT_RULE = "A landlord shall not require a deposit that exceeds the rent payable for two months."
 TENANCIES = (ROOT / "sample_corpus" / "residential-tenancies-act.md").read_text(encoding="utf-8")
-DEPOSIT_SECTION = TENANCIES[TENANCIES.index(DEPOSIT_RULE) - 4 : TENANCIES.index("(3) Within fourteen days")]
+# The deposits section as the gate reads it: heading and every subsection.
+DEPOSIT_SECTION = next(part for part in re.split(r"\n(?=\d+\. )", TENANCIES) if DEPOSIT_RULE in part)
 # A faithful answer in plain words that shares too few of the provision's words for the rules to pass it.
-PARAPHRASE = "You cannot be made to pay a security amount bigger than two months of rent when you move in."
+PARAPHRASE = "When you move in, nobody can make you put down security money bigger than two months of rent."
 # A claim the provision does not make, in words the rules find there.
 UNSUPPORTED = "The landlord may keep the deposit forever."
 

@@ -17,6 +17,7 @@ from api.composer.structured import LLMCall
 from api.composer.verification import (
     ExtractiveAnswer,
     GateResult,
+    Verification,
     choose_final,
     complete_sentences,
     corrective_query,
@@ -31,7 +32,16 @@ from ..deps import QueryDeps
 from ..evidence import uncovered_parts
 from ..state import QueryState, QueryUpdate, SentWarning
 from .answer import abstention_text, finish_by, next_index, part_asked, quote_only_evidence, quoted
-from .common import depends_on_session, memory_key, ms, provisions_for, repealed_by, turn, warn
+from .common import (
+    depends_on_session,
+    memory_key,
+    ms,
+    provisions_for,
+    repealed_by,
+    turn,
+    warn,
+    without_repeal_notes,
+)
 
 log = logging.getLogger(__name__)
 WARNING_CODES: dict[str, WarningCode] = {
@@ -59,14 +69,24 @@ async def verify(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
     offered = {c["index"]: Citation.model_validate(c) for c in state.draft_citations}
     provisions, warnings = await provisions_for(runtime, offered.values())
     result = verify_answer(state.draft, offered, provisions, len(set(state.relevant_sections)))
-    update = QueryUpdate(verification=result.summary(), timings={"verify": ms(start)})
+    # The same gate as a model's answer, sentence by sentence: a quote-only answer is the provisions' own words, so
+    # it passes unless a quote is not where it says, and both paths report the same summary.
+    # Its quotes of a repealed law carry the note that says so beside them (``noted_repeals``), whose words come from
+    # the repealing provision the repeal finder read, not from any provision offered: the gate reads the quotes.
+    gate = await _gate(state, deps, without_repeal_notes(state.draft), offered, provisions, notes_repeals=True)
+    rejected = [check.text for check in gate.failed]
+    update = QueryUpdate(verification=summary_of(gate, result), timings={"verify": ms(start)})
     if not result.passed and _may_correct(state, deps):
         # Nothing is sent: the corrective step's answer is checked in turn (the failed quote is the corpus's own
         # text, never a model's words).
         suggestion = result.quotes_failed[0] if result.quotes_failed else state.asked
         return update | QueryUpdate(verified=False, warnings=warnings, corrected=True, step_kind="corrective",
                                     pending=[" ".join(suggestion.split()[:40])], draft="")  # fmt: skip
-    kept = [p for p in paragraphs(state.draft) if not any(q in p for q in result.quotes_failed)]
+    kept = [p for p in paragraphs(state.draft)
+            if not any(q in p for q in result.quotes_failed) and not any(r in p for r in rejected)]  # fmt: skip
+    if rejected and not result.quotes_failed:
+        warnings.append(warn(runtime, "unsupported_statement", f"{len(rejected)} statement(s) the gate could not "
+                             "match to the provisions cited were left out"))  # fmt: skip
     if result.quotes_failed:
         warnings.append(warn(runtime, "unverified_quote", f"{len(result.quotes_failed)} quoted passage(s) do not "
                              "appear in the cited provisions and were left out"))  # fmt: skip
@@ -78,8 +98,35 @@ async def verify(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
     text = "\n\n".join(kept) or ("" if state.answer else abstention_text(state, deps))
     cited = [c for c in offered.values() if f"[{c.index}]" in text] if kept else []
     sent = await send_quotes(runtime, state, text, cited)
-    return update | sent | QueryUpdate(verified=result.passed, warnings=warnings, abstained=not kept and not
-                                       state.answer, draft="")  # fmt: skip
+    return update | sent | QueryUpdate(verified=result.passed and not rejected, warnings=warnings,
+                                       abstained=not kept and not state.answer, draft="")  # fmt: skip
+
+
+async def _gate(
+    state: QueryState,
+    deps: QueryDeps,
+    text: str,
+    offered: dict[int, Citation],
+    provisions: dict[str, str],
+    notes_repeals: bool = False,
+) -> GateResult:
+    """The answer through the sentence gate with the service's claim judge (off the event loop when a model judges;
+    verdicts from the streamed check are cached). ``notes_repeals``: the answer itself says, beside each quote of a
+    repealed law, that it is repealed, so the gate need not require each sentence to."""
+    topic = topic_words(part_asked(state), deps.retriever.lexical, deps.retriever.thesaurus)
+    repealed = {} if notes_repeals else repealed_by(deps.corpus)
+    if deps.claims.blocking:
+        return await asyncio.to_thread(gate_model_answer, text, offered, provisions, topic, deps.claims, repealed)
+    return gate_model_answer(text, offered, provisions, topic, deps.claims, repealed)
+
+
+def summary_of(gate: GateResult, quotes: Verification, too_few_sources: bool | None = None) -> dict[str, int]:
+    """One verification summary for either path: the gate's claim counts and the whole-answer checks (quotes,
+    uncited paragraphs, unknown markers, facts)."""
+    summary = {**quotes.summary(), **gate.summary()}
+    if too_few_sources is not None:
+        summary["too_few_sources"] = int(too_few_sources)
+    return summary
 
 
 def paragraphs(text: str) -> list[str]:
@@ -130,19 +177,15 @@ async def _verify_model(state: QueryState, runtime: Runtime[QueryDeps], start: f
     offered = {c["index"]: Citation.model_validate(c) for c in state.offered}
     text = complete_sentences(state.draft)  # a fragment the model had not finished is never kept
     provisions, slow = await provisions_for(runtime, offered.values())
-    topic = topic_words(part_asked(state), deps.retriever.lexical, deps.retriever.thesaurus)
-    repealed = repealed_by(deps.corpus)
-    if deps.claims.blocking:  # a model judges: off the event loop (its verdicts from streaming are cached)
-        gate = await asyncio.to_thread(gate_model_answer, text, offered, provisions, topic, deps.claims, repealed)
-    else:
-        gate = gate_model_answer(text, offered, provisions, topic, deps.claims, repealed)
+    gate = await _gate(state, deps, text, offered, provisions)
     relevant = len(set(state.relevant_sections))
     for failed in gate.failed:
         log.debug("gate: %s (%s)", failed.verdict, ", ".join(failed.missing_facts) or "-")
     single_source = (
         gate.passed and bool(gate.claims) and relevant >= 2 and len({c.section_id for c in gate.citations}) < 2
     )
-    summary = {**gate.summary(), "too_few_sources": int(single_source)}
+    quotes = verify_answer(gate.answer, offered, provisions)
+    summary = summary_of(gate, quotes, single_source)
     base = QueryUpdate(verification=summary, timings={"verify": ms(start)}, draft="")
     if len(state.answer) > state.shown_at:
         return base | await _complete(state, runtime, gate, single_source, slow)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -115,6 +116,15 @@ async def provisions_for(
                              "text of the provisions")]  # fmt: skip
 
 
+_REPEAL_NOTE = "(The {title} was repealed by {by}: this may no longer be the law.)"
+_A_REPEAL_NOTE = re.compile(r" ?\(The [^()\n]+? was repealed by [^()\n]+?: this may no longer be the law\.\)")
+
+
+def without_repeal_notes(text: str) -> str:
+    """``text`` without the notes ``noted_repeals`` added."""
+    return _A_REPEAL_NOTE.sub("", text)
+
+
 def repealed_by(corpus: Corpus) -> dict[str, str]:
     """The documents a later document of the corpus repeals: doc key -> the provision that repeals it, in words."""
     return {key: f"{r.by_section} of the {r.by_title}" for key, r in corpus.repealed.items()}
@@ -132,6 +142,6 @@ def noted_repeals(text: str, citations: Iterable[Citation], corpus: Corpus) -> s
             c.doc_key for m in MARKER.findall(paragraph) if (c := by_index.get(int(m))) and c.doc_key in repealed
         )
         titles = {c.doc_key: c.title for c in by_index.values()}
-        notes = [f"(The {titles[key]} was repealed by {repealed[key]}: this may no longer be the law.)" for key in laws]
+        notes = [_REPEAL_NOTE.format(title=titles[key], by=repealed[key]) for key in laws]
         paragraphs.append(" ".join([paragraph.rstrip(), *notes]) if notes else paragraph)
     return "\n\n".join(paragraphs)
