@@ -156,7 +156,9 @@ async def run_all(data_dir: Path, questions: list[dict[str, Any]], refs: dict[st
     with LiveServer(model.app) as llm_server:
         # QA memory off: the altered answer is never served from the true one's memory, nor the reverse.
         llm = LLMSettings(backend="openai", base_url=f"{llm_server.url}/v1", model="reference", memory_ttl_s=0)
-        with LiveServer(create_app(Settings(data_dir=data_dir, llm=llm)), start_timeout_s=600) as app:
+        # One caller asks every question back to back: no per-caller rate limit.
+        settings = Settings(data_dir=data_dir, llm=llm, limits={"requests_per_minute": 0})
+        with LiveServer(create_app(settings), start_timeout_s=600) as app:
             async with httpx.AsyncClient(base_url=app.url, timeout=120) as client:
                 for q in questions:
                     ref = refs[q["id"]]
@@ -194,7 +196,7 @@ def report(runs: list[Run], refs: dict[str, dict[str, Any]], kinds: dict[str, st
     by = {(r.qid, r.variant): r for r in runs}
     ids = list(refs)
     rows, true_fail, alt_fail = [], [], []
-    whole = half = missing = whole_offered = offered_n = 0
+    whole = half = missing = not_asked = whole_offered = offered_n = 0
     kept_out = leaked_n = alt_offered = alt_kept_offered = 0
     token_lost = 0
     for qid in ids:
@@ -210,6 +212,7 @@ def report(runs: list[Run], refs: dict[str, dict[str, Any]], kinds: dict[str, st
         whole += is_whole
         half += sum(shown) * 2 >= len(shown)
         missing += not gold_in
+        not_asked += not t.offered
         offered_n += gold_in
         whole_offered += is_whole and gold_in
         false_sentence = sentences(ref["altered"])[ref["altered_sentence"]]
@@ -246,7 +249,8 @@ def report(runs: list[Run], refs: dict[str, dict[str, Any]], kinds: dict[str, st
         f"| true answers that reached the reader whole and verified | {whole} of {n} ({whole / n:.0%}) |",
         f"| the same, where the gold provision was among the sources offered | {whole_offered} of {offered_n} |",
         f"| true answers with at least half their sentences shown | {half} of {n} |",
-        f"| true answers whose gold provision was not among the sources offered (retrieval) | {missing} |",
+        f"| true answers whose gold provision was not among the sources offered to the model | {missing}, of which "
+        f"{not_asked} where the model was never asked |",
         f"| altered answers whose false sentence never reached a `token` event | {kept_out} of {n} "
         f"({kept_out / n:.0%}) |",
         f"| the same, where the gold provision was offered | {alt_kept_offered} of {alt_offered} |",

@@ -20,7 +20,7 @@ ABSTAIN = "I could not find this in the documents I have."
 _SOURCE = re.compile(r"^\[(\d+)\] (.+)$", re.MULTILINE)
 _MARKER = re.compile(r"\s*\[\d+\]")
 _PLACEHOLDER = re.compile(r"\{(\d+)\}")
-_SECTION = re.compile(r"\bsection (\w+)", re.IGNORECASE)
+_HEADER = re.compile(r"^(.*?), section (\w+)")  # "Title, section 12B (Heading, which may hold commas)"
 _WORD = re.compile(r"[a-z0-9]+")
 _QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
 
@@ -63,10 +63,10 @@ def gold_sources(user: str, gold: list[Gold]) -> dict[int, list[tuple[int, str]]
     are pieces of it: (marker, text). A source header reads "Title, section N (heading)"."""
     found: dict[int, list[tuple[int, str]]] = {}
     for number, header, text in prompt_sources(user):
-        title, _, label = header.rpartition(", ")
-        match = _SECTION.search(label)
+        if not (match := _HEADER.match(header)):
+            continue
         for i, g in enumerate(gold, 1):
-            if title == g.title and match and match.group(1).casefold() == g.section.casefold():
+            if match.group(1) == g.title and match.group(2).casefold() == g.section.casefold():
                 found.setdefault(i, []).append((number, text))
     return found
 
