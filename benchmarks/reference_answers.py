@@ -28,6 +28,7 @@ import argparse
 import asyncio
 import json
 import logging
+import re
 import subprocess
 import sys
 import tempfile
@@ -41,7 +42,9 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from report import SHARED, publish  # noqa: E402
+from topic_check import Replay  # noqa: E402
 
+from api.composer.answerability import TOPIC_SHARE  # noqa: E402
 from api.main import create_app  # noqa: E402
 from api.settings import LLMSettings, Settings  # noqa: E402
 from tests.reference_model import REFERENCES, Gold, ReferenceModel, core, norm, sentences  # noqa: E402
@@ -175,6 +178,33 @@ async def run_all(data_dir: Path, questions: list[dict[str, Any]], refs: dict[st
     return runs
 
 
+async def replay_verdicts(data_dir: Path, items: list[tuple[str, list[str], str]]) -> list[str]:
+    """The rules judge's verdict on each (question, gold section ids, sentence), replayed offline with the whole gold
+    sections offered as [1], [2]… and the question's topic words (as `gate_replay.py` does): the reasons behind a
+    sentence the service failed or passed. The service judged the pieces it offered, so a verdict may differ."""
+    replay = await Replay.open(data_dir)
+    out = []
+    for question, sections, sentence in items:
+        cited = {i: section for i, section in enumerate(sections, 1)}
+        text = re.sub(r"\{(\d+)\}", r"[\1]", sentence)
+        gate = replay.gate({"sections": cited, "question": question, "answer": text}, TOPIC_SHARE)
+        checks = [c for c in gate.claims if c.claim] or gate.claims
+        out.append("; ".join(describe(c) for c in checks) or "no claim found")
+    return out
+
+
+def describe(check: Any) -> str:
+    """One sentence's verdict with its reasons: score, missing facts, opposite meaning, off-topic words."""
+    reasons = [f"score {check.score:.2f}"]
+    if check.missing_facts:
+        reasons.append("missing facts: " + ", ".join(check.missing_facts))
+    if check.opposite:
+        reasons.append("opposite meaning")
+    if check.off_topic:
+        reasons.append("off topic: " + ", ".join(check.off_topic))
+    return f"{check.verdict} ({'; '.join(reasons)})"
+
+
 def offered_label(run: Run) -> str:
     """Whether the gold provision was among the sources of any synthesize call, or the model was never asked."""
     return "yes" if any(run.offered) else "no" if run.offered else "model not asked"
@@ -192,7 +222,7 @@ def gate_said(run: Run) -> str:
 
 
 def report(runs: list[Run], refs: dict[str, dict[str, Any]], kinds: dict[str, str], data_dir: Path,
-           n_acts: int) -> list[str]:  # fmt: skip
+           n_acts: int, judged: dict[tuple[str, str], str]) -> list[str]:  # fmt: skip
     by = {(r.qid, r.variant): r for r in runs}
     ids = list(refs)
     rows, true_fail, alt_fail = [], [], []
@@ -261,6 +291,11 @@ def report(runs: list[Run], refs: dict[str, dict[str, Any]], kinds: dict[str, st
         "`model_abstained`) and no other text streamed. A false sentence counts as reaching the reader when its "
         "whole text is in the streamed `token` text.",
         "",
+        'Below, "gate" is what the service reported for the answer (the `final` event\'s outcome and non-zero '
+        "verification counts, its warnings, and the verdict and missing facts it logs for each sentence it fails, in "
+        'order); "replayed" is the rules judge\'s verdict on that one sentence, replayed offline against the whole '
+        "gold section with the question's topic words (`benchmarks/gate_replay.py`'s way), for its reasons.",
+        "",
         "## Per question",
         "",
         "| id | kind | gold offered | true: sentences shown | verified | fallback | whole | change | false kept "
@@ -273,7 +308,7 @@ def report(runs: list[Run], refs: dict[str, dict[str, Any]], kinds: dict[str, st
     ]
     for qid, kind, lost, extra, why in true_fail:
         lines.append(f"- **{qid}** ({kind}): {why}")
-        lines.extend(f"  - not shown: {norm(s)}" for s in lost)
+        lines.extend(f"  - not shown: {norm(s)} — replayed: {judged[(qid, s)]}" for s in lost)
         if extra:
             lines.append(f"  - also streamed: {extra[:300]}")
     lines += ["", f"## False sentences that reached the reader ({len(alt_fail)})", ""]
@@ -283,7 +318,8 @@ def report(runs: list[Run], refs: dict[str, dict[str, Any]], kinds: dict[str, st
     for change in sorted(by_change):
         lines.append(f"### {change} ({len(by_change[change])})")
         lines.append("")
-        lines.extend(f"- **{qid}**: {norm(s)} — gate: {why}" for qid, s, why in by_change[change])
+        lines.extend(f"- **{qid}**: {norm(s)} — gate: {why} — replayed: {judged[(qid, s)]}"
+                     for qid, s, why in by_change[change])  # fmt: skip
         lines.append("")
     return lines
 
@@ -305,7 +341,15 @@ def main() -> None:
         refs = {k: v for k, v in refs.items() if k in args.only}
     kinds = {str(q["id"]): str(q["kind"]) for q in questions}
     runs = asyncio.run(run_all(args.data_dir, questions, refs))
-    publish(report(runs, refs, kinds, args.data_dir, n_acts), args.out)
+    items = [
+        (str(q["id"]), str(q["question"]), [f"{g['law_id']}#{g['section']}" for g in q["gold"]], sentence)
+        for q in questions
+        for sentence in [*sentences(refs[q["id"]]["answer"]), sentences(refs[q["id"]]["altered"])[
+            refs[q["id"]]["altered_sentence"]]]
+    ]  # fmt: skip
+    verdicts = asyncio.run(replay_verdicts(args.data_dir, [(q, sections, s) for _, q, sections, s in items]))
+    judged = {(qid, s): v for (qid, _, _, s), v in zip(items, verdicts, strict=True)}
+    publish(report(runs, refs, kinds, args.data_dir, n_acts, judged), args.out)
 
 
 if __name__ == "__main__":
