@@ -17,7 +17,9 @@ Reported: true answers that reached the reader whole and verified (every referen
 `token` text, `final.verified` true, no quote-only fallback), with at least half their sentences shown, and those
 whose gold provision was not among the sources offered (retrieval, not the gate); altered answers whose changed
 sentence never appeared in any `token` event (text compared with markers stripped, whitespace and quotes
-normalised).
+normalised), by kind of change; a per-question table; and for each failure what the service reported (the `final`
+event's verification counts, its warnings, the gate's logged verdicts) and the rules judge's reasons for that one
+sentence, replayed offline against the gold section. QA memory and the per-caller rate limit are off for the run.
 
     .venv/bin/python benchmarks/reference_answers.py [--data-dir D] [--out benchmarks/results/reference_answers.md]
 """
@@ -33,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -311,6 +314,11 @@ def report(runs: list[Run], refs: dict[str, dict[str, Any]], kinds: dict[str, st
         lines.extend(f"  - not shown: {norm(s)} — replayed: {judged[(qid, s)]}" for s in lost)
         if extra:
             lines.append(f"  - also streamed: {extra[:300]}")
+    kinds_n = Counter(str(refs[qid]["change"]) for qid in ids)
+    leaked_by = Counter(change for _, change, _, _ in alt_fail)
+    lines += ["", "## Altered answers by kind of change", "", "| change | answers | false sentence kept out |",
+              "| --- | ---: | ---: |"]  # fmt: skip
+    lines += [f"| {k} | {kinds_n[k]} | {kinds_n[k] - leaked_by[k]} |" for k in sorted(kinds_n)]
     lines += ["", f"## False sentences that reached the reader ({len(alt_fail)})", ""]
     by_change: dict[str, list[tuple[str, str, str]]] = {}
     for qid, change, sentence, why in alt_fail:
