@@ -27,13 +27,14 @@ from api.settings import ObjectStoreSettings
 class LiveServer:
     """An ASGI app under a real uvicorn on 127.0.0.1, in a background thread with its own event loop."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, start_timeout_s: float = 30.0) -> None:
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, lifespan="on"))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.start_timeout_s = start_timeout_s
 
     def __enter__(self) -> LiveServer:
         self.thread.start()
-        for _ in range(600):
+        for _ in range(int(self.start_timeout_s / 0.05)):
             if self.server.started or not self.thread.is_alive():
                 break
             threading.Event().wait(0.05)
