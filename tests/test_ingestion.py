@@ -6,6 +6,7 @@ from api.settings import Settings
 from api.tools.bm25 import BM25_KEY
 from api.tools.corpus import MANIFEST_KEY, Corpus
 from api.tools.object_store import LocalObjectStore
+from api.tools.token_arrays import artifact_chunk_ids
 from api.tools.vector_store import MilvusVectorStore
 from ingestion.pipeline import discover, fetch_store_sources
 from tests.conftest import SAMPLE_CORPUS, ingest_into
@@ -30,7 +31,7 @@ async def test_sample_corpus_ingests_into_every_store(tmp_path: Path) -> None:
     corpus = await Corpus.load(LocalObjectStore(tmp_path / "objects"))
     assert count == len(ids) == len(corpus) == report.total_chunks > 20
     assert ids == set(corpus.chunks)
-    assert set(json.loads(bm25)["chunk_ids"]) == ids
+    assert set(artifact_chunk_ids(bm25)) == ids
     doc = await corpus.document("sample/act/2024/3")
     assert doc is not None and doc.section("sample/act/2024/3#s6") is not None
     for chunk in corpus.chunks.values():
@@ -61,7 +62,7 @@ async def test_a_changed_document_is_replaced_without_leftovers(tmp_path: Path) 
     report = await ingest_into(settings, corpus_dir)
     assert report.count("ingested") == 1 and report.count("unchanged") == 4 and report.parsed_files == 1
     ids, count, bm25, _ = await snapshot(tmp_path / "data")
-    assert count == len(ids) == len(json.loads(bm25)["chunk_ids"])
+    assert count == len(ids) == len(artifact_chunk_ids(bm25))
     assert not any(i.startswith(("sample/act/2024/3#s5", "sample/act/2024/3#s6")) for i in ids)
     assert any(i.startswith("sample/act/2024/3#s4") for i in ids)
 
@@ -104,7 +105,7 @@ async def test_a_source_removed_from_the_folder_is_removed_from_every_index(tmp_
     ids, count, bm25, manifest = await snapshot(tmp_path / "data")
     assert "sample/act/2022/11" not in manifest["documents"]  # type: ignore[operator]
     assert not any(i.startswith("sample/act/2022/11") for i in ids) and count == len(ids)
-    assert not any(i.startswith("sample/act/2022/11") for i in json.loads(bm25)["chunk_ids"])
+    assert not any(i.startswith("sample/act/2022/11") for i in artifact_chunk_ids(bm25))
     store = LocalObjectStore(tmp_path / "data" / "objects")
     assert len(await store.list_keys("docs/")) == len(await store.list_keys("chunks/")) == 4
 
