@@ -21,7 +21,14 @@ from api.errors import ConfigError
 from api.schemas.documents import Chunk
 from api.settings import BM25Settings
 from api.tools.object_store import ObjectStore, get_json, local_path
-from api.tools.token_arrays import ArtifactFormatError, TokenArrays, doc_counts, map_arrays, score_matrix
+from api.tools.token_arrays import (
+    ArtifactFormatError,
+    TokenArrays,
+    doc_counts,
+    map_arrays,
+    return_freed_memory,
+    score_matrix,
+)
 from api.tools.vector_store import Hit
 
 log = logging.getLogger(__name__)
@@ -265,6 +272,9 @@ class Bm25sIndex(_TokenIndex):
         self._vocab, term_of, source = self._term_ids()
         weight_of = self._field_weights if self._weighted_fields() and not cfg.bigrams else None
         self._matrix = score_matrix(source, term_of, len(self._vocab), cfg.k1, cfg.b, weight_of)
+        if source is self.tokens and term_of is None and weight_of is None:
+            # Each term is one token, counted once: a column's length is how many chunks hold that token.
+            self.__dict__["_document_frequency"] = np.diff(self._matrix.indptr)
 
     def _term_ids(self) -> tuple[dict[str, int], npt.NDArray[np.int32] | None, TokenArrays]:
         """The indexed terms' ids, how a token maps to its term (None: the token is the term) and the arrays the
@@ -364,6 +374,7 @@ async def load_lexical_index(store: ObjectStore, cfg: BM25Settings) -> LexicalIn
     await asyncio.to_thread(index.family_frequency, "")
     await asyncio.to_thread(index.document_frequency, "")
     tokens.release()  # the build read every page of the tokens; answers read a few chunks' again
+    await asyncio.to_thread(return_freed_memory)
     return index
 
 

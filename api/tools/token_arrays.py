@@ -18,6 +18,7 @@ reads the same file anywhere else.
 
 from __future__ import annotations
 
+import ctypes
 import io
 import json
 import mmap
@@ -34,9 +35,9 @@ IntArray = npt.NDArray[np.int32] | npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float32]
 
 FORMAT_VERSION = 2
-# Chunks whose tokens are counted together in one step: bounds the temporary arrays to a few tens of MiB whatever
+# Chunks whose tokens are counted together in one step: bounds the temporary arrays to tens of MiB whatever
 # the corpus size, so the peak while building stays near the memory the result keeps.
-BLOCK_TOKENS = 4_000_000
+BLOCK_TOKENS = 1_000_000
 
 
 class ArtifactFormatError(ValueError):
@@ -117,6 +118,16 @@ class TokenArrays:
                 with archive.open(info, "w", force_zip64=True) as member:
                     np.lib.format.write_array(member, np.ascontiguousarray(array), allow_pickle=False)
         return out.getvalue()
+
+
+def return_freed_memory() -> None:
+    """Hand the C heap's free pages back to the system. glibc keeps the pages of freed temporary arrays in the heap
+    of the thread that freed them (an index is built in a worker thread), where they would stay resident for the
+    life of the process; elsewhere a no-op."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def _members(file: IO[bytes]) -> dict[str, tuple[int, np.dtype[Any], tuple[int, ...], bool]]:
@@ -204,10 +215,11 @@ class ScoreMatrix:
 
     def scores(self, term_ids: Sequence[int]) -> FloatArray:
         """Each chunk's score for the query's terms (one column added per term, repeats included)."""
+        ids = np.asarray(term_ids, dtype=np.int32)
+        starts, ends = self.indptr[ids], self.indptr[ids + 1]
         scores = np.zeros(self.n_docs, dtype=np.float32)
-        for term in term_ids:
-            lo, hi = self.indptr[term], self.indptr[term + 1]
-            scores[self.indices[lo:hi]] += self.data[lo:hi]  # a chunk is in a column once: no repeated index
+        for i in range(len(ids)):  # as bm25s adds them: column after column, in the query's order
+            np.add.at(scores, self.indices[starts[i] : ends[i]], self.data[starts[i] : ends[i]])
         return scores
 
 
@@ -254,9 +266,8 @@ def score_matrix(
     for start, end in tokens.blocks():
         keys, _ = counted(start, end)
         df += np.bincount(keys // (end - start), minlength=n_terms)
-    idf = np.zeros(n_terms, dtype=np.float32)
-    for value in np.unique(df[df > 0]).tolist():
-        idf[df == value] = robertson_idf(int(value), n_docs)
+    values, inverse = np.unique(df, return_inverse=True)  # each distinct count's idf computed once, in Python
+    idf = np.array([robertson_idf(v, n_docs) if v else 0.0 for v in values.tolist()], dtype=np.float32)[inverse]
 
     indptr = np.zeros(n_terms + 1, dtype=np.int64)
     np.cumsum(df, out=indptr[1:])
