@@ -153,6 +153,30 @@ def load_and_query(variant: str, module_path: str, data_dir: str, qs: list[str],
     return result
 
 
+def chunk_objects(n: int) -> dict[str, float]:
+    """What ``n`` chunks cost resident as the corpus holds them (``Corpus.chunks``: a ``Chunk`` each, parsed from its
+    document's chunks object, 50 to a document), their texts cut from the Acts' lines (in a fresh process)."""
+    from api.schemas.documents import Chunk
+
+    texts = []
+    with (SHARED / "corpus/zimbabwe_legislation/acts.jsonl").open() as lines:
+        for line in lines:
+            act = json.loads(line)
+            texts += [(act["id"], act["title"], text[i : i + 1200]) for text in act["text"].splitlines()
+                      for i in range(0, len(text), 1200) if text[i : i + 1200].strip()]  # fmt: skip
+    before = status()["VmRSS"]
+    chunks: dict[str, Chunk] = {}
+    for first in range(0, n, 50):
+        raw = json.dumps([{"chunk_id": f"{doc}/{i}#s{i}-0", "doc_key": f"{doc}/{first}", "section_id": f"{doc}#s{i}",
+                           "section_number": str(i), "section_heading": "Heading", "title": title, "text": text,
+                           "ordinal": 0, "provision_id": f"{doc}#s{i}"}
+                          for i in range(first, min(n, first + 50))
+                          for doc, title, text in [texts[i % len(texts)]]])  # fmt: skip
+        chunks.update((c.chunk_id, c) for c in (Chunk.model_validate(r) for r in json.loads(raw)))
+    size = sum(len(c.text) for c in chunks.values()) / len(chunks)
+    return {"chunks": len(chunks), "mib": status()["VmRSS"] - before, "text_chars": size}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path, help="an ingested data dir to resample (else the shared Acts)")
@@ -160,7 +184,18 @@ def main() -> int:
     parser.add_argument("--old-ref", default="daa6d09^", help="the commit whose api/tools/bm25.py is `old`")
     parser.add_argument("--work", type=Path, default=Path("/tmp/bm25-memory"))
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--chunk-objects", type=int, help="instead: what this many corpus chunks hold resident")
     args = parser.parse_args()
+    if args.chunk_objects:
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+            r = pool.submit(chunk_objects, args.chunk_objects).result()
+        command = " ".join(["python", "benchmarks/bm25_memory.py", *sys.argv[1:]])
+        publish([f"# The corpus's chunks resident ({time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC)", "",
+                 f"`{command}`: {r['chunks']:,} `Chunk` objects, parsed from JSON as `Corpus.load` parses them, with "
+                 f"texts cut from the 385 Acts' lines (at most 1,200 characters, {r['text_chars']:.0f} on average), "
+                 f"hold {r['mib']:,.0f} MiB of the process's RSS: {r['mib'] * 1024 / r['chunks']:.2f} KiB a chunk."],
+                args.out)  # fmt: skip
+        return 0
     args.work.mkdir(parents=True, exist_ok=True)
     old_module = args.work / "bm25_old.py"
     old_module.write_text(subprocess.run(["git", "show", f"{args.old_ref}:api/tools/bm25.py"], cwd=ROOT,
