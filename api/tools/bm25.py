@@ -282,7 +282,7 @@ class Bm25sIndex(_TokenIndex):
         listed (``_terms``) and kept as arrays of their own; otherwise a term is one token's (stemmed or not)."""
         vocabulary = self.tokens.vocabulary
         if self.cfg.bigrams:
-            terms = TokenArrays.of_lists([self._terms(i) for i in range(len(self.tokens))])
+            terms = TokenArrays.of_lists(self._terms(i) for i in range(len(self.tokens)))
             return {t: i for i, t in enumerate(terms.vocabulary)}, None, terms
         if not self.cfg.stem:
             return dict(self._token_id), None, self.tokens

@@ -18,13 +18,14 @@ reads the same file anywhere else.
 
 from __future__ import annotations
 
+import array
 import ctypes
 import io
 import json
 import mmap
 import struct
 import zipfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -57,17 +58,17 @@ class TokenArrays:
     """The file the arrays are views of, when memory-mapped."""
 
     @classmethod
-    def of_lists(cls, tokens: Sequence[Sequence[str]], fields: Sequence[tuple[int, int]] | None = None) -> TokenArrays:
-        """The arrays of token lists (ids in order of first appearance)."""
+    def of_lists(cls, tokens: Iterable[Sequence[str]], fields: Sequence[tuple[int, int]] | None = None) -> TokenArrays:
+        """The arrays of token lists (ids in order of first appearance), read one list at a time: an iterator of
+        lists made on the fly is never held whole."""
         index: dict[str, int] = {}
-        ids = np.fromiter(
-            (index.setdefault(t, len(index)) for doc in tokens for t in doc), dtype=np.int32,
-            count=sum(len(doc) for doc in tokens),
-        )  # fmt: skip
-        offsets = np.zeros(len(tokens) + 1, dtype=np.int64)
-        np.cumsum([len(doc) for doc in tokens], out=offsets[1:])
-        field_array = None if fields is None else np.asarray(fields, dtype=np.int32).reshape(len(tokens), 2)
-        return cls(list(index), ids, offsets, field_array)
+        ids, lengths = array.array("i"), array.array("q", [0])
+        for doc in tokens:
+            ids.extend(index.setdefault(t, len(index)) for t in doc)
+            lengths.append(len(doc))
+        offsets = np.cumsum(np.frombuffer(lengths, dtype=np.int64))
+        field_array = None if fields is None else np.asarray(fields, dtype=np.int32).reshape(len(offsets) - 1, 2)
+        return cls(list(index), np.frombuffer(ids, dtype=np.int32).copy(), offsets, field_array)
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
