@@ -3,9 +3,9 @@ import shutil
 from pathlib import Path
 
 from api.settings import Settings
-from api.tools.bm25 import BM25_KEY
+from api.tools.bm25 import BM25_KEY, LEGACY_BM25_KEY, read_lexical_artifact
 from api.tools.corpus import MANIFEST_KEY, Corpus
-from api.tools.object_store import LocalObjectStore
+from api.tools.object_store import LocalObjectStore, put_json
 from api.tools.token_arrays import artifact_chunk_ids
 from api.tools.vector_store import MilvusVectorStore
 from ingestion.pipeline import discover, fetch_store_sources
@@ -49,6 +49,17 @@ async def test_ingesting_the_same_folder_twice_leaves_the_same_index(tmp_path: P
     assert again.count("unchanged") == 5 and again.count("ingested") == 0
     assert again.parsed_files == 0  # known fingerprints: not even parsed
     assert await snapshot(tmp_path) == before
+
+    # A data dir with the older JSON artifact (every token a string): the next run writes the same arrays, byte for
+    # byte, and removes the JSON, re-embedding nothing.
+    store = LocalObjectStore(tmp_path / "objects")
+    opened = await read_lexical_artifact(store)
+    assert opened is not None
+    await store.delete(BM25_KEY)
+    await put_json(store, LEGACY_BM25_KEY, {"version": 1, "chunk_ids": opened[0], "tokens": list(opened[1])})
+    converted = await ingest_into(settings, SAMPLE_CORPUS)
+    assert converted.count("unchanged") == 5 and converted.parsed_files == 0
+    assert await snapshot(tmp_path) == before and await store.get_bytes(LEGACY_BM25_KEY) is None
 
 
 async def test_a_changed_document_is_replaced_without_leftovers(tmp_path: Path) -> None:
