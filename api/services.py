@@ -218,7 +218,7 @@ async def open_services(settings: Settings, serving: bool = False) -> AsyncItera
 
 
 def settle_heap() -> None:
-    """Put what a serving process has loaded to stay (the corpus, BM25's tokens, the models) out of the garbage
+    """Put what a serving process has loaded to stay (the corpus, BM25's lists, the models) out of the garbage
     collector's reach. Its full collections walk every tracked object while the event loop answers nothing: 0.4 s over
     the 385 Acts' 770k objects, about once every 20 s under load; frozen, under 10 ms
     (``benchmarks/results/load_gc.md``). No collection first: one finds about 20 unreachable objects after loading

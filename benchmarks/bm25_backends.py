@@ -13,6 +13,7 @@ its peak during build and queries (VmHWM), and query P50/P95. No tracemalloc the
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import multiprocessing
 import os
@@ -27,7 +28,15 @@ from pathlib import Path
 from report import publish, shared_questions
 
 from api.settings import BM25Settings
-from api.tools.bm25 import BACKENDS, BM25_KEY
+from api.tools.bm25 import BACKENDS, read_lexical_artifact
+from api.tools.object_store import LocalObjectStore
+
+
+def ingested(data_dir: Path) -> tuple[list[str], list[list[str]]]:
+    """The chunk ids and token lists of an ingested data dir's lexical artifact."""
+    opened = asyncio.run(read_lexical_artifact(LocalObjectStore(data_dir / "objects")))
+    assert opened is not None, f"{data_dir} has no lexical artifact"
+    return opened[0], list(opened[1])
 
 
 def synthetic(tokens: list[list[str]], size: int, seed: int = 7) -> list[list[str]]:
@@ -67,10 +76,10 @@ def status_mib(field: str) -> float:
 def scale_child(data_dir: Path, size: int, qs: list[str], via_artifact: bool) -> dict[str, float]:
     """One size in a fresh (spawned) process: resample, build bm25s, query; what it took. ``via_artifact`` first
     round-trips the chunks through the JSON artifact, as a replica loads them (every token its own string then)."""
-    artifact = json.loads((data_dir / "objects" / BM25_KEY).read_text())
+    _, source = ingested(data_dir)
     start = time.perf_counter()
-    fake = synthetic(artifact["tokens"], size)
-    del artifact
+    fake = synthetic(source, size)
+    del source
     generate_s = time.perf_counter() - start
     ids = [f"syn-{i}" for i in range(size)]
     artifact_mib = parse_s = 0.0
@@ -105,7 +114,7 @@ def scale_child(data_dir: Path, size: int, qs: list[str], via_artifact: bool) ->
 
 def scale(data_dir: Path, sizes: list[int], qs: list[str], paths: list[str]) -> list[str]:
     load = os.getloadavg()
-    source = json.loads((data_dir / "objects" / BM25_KEY).read_text())["tokens"]
+    _, source = ingested(data_dir)
     n_tokens, vocabulary = sum(map(len, source)), len({t for doc in source for t in doc})
     command = " ".join(["python", "benchmarks/bm25_backends.py", *sys.argv[1:]])
     lines = ["# BM25 (bm25s) at scale", "",
@@ -148,8 +157,7 @@ def main() -> int:
         sizes, paths = [int(s) for s in args.scale.split(",")], args.scale_paths.split(",")
         publish(scale(args.data_dir, sizes, shared_questions(165), paths), args.out)
         return 0
-    artifact = json.loads((args.data_dir / "objects" / BM25_KEY).read_text())
-    ids, tokens = artifact["chunk_ids"], artifact["tokens"]
+    ids, tokens = ingested(args.data_dir)
     qs = shared_questions(165)
     corpora = {f"ingested ({len(ids)} chunks)": (ids, tokens)}
     if args.synthetic:

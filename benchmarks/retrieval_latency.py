@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import random
 import resource
 import statistics
@@ -27,7 +26,8 @@ from report import percentile, publish, shared_questions
 from api.schemas.documents import Chunk
 from api.services import open_services
 from api.settings import RetrievalSettings, Settings
-from api.tools.bm25 import BM25_KEY, Bm25sIndex
+from api.tools.bm25 import Bm25sIndex, read_lexical_artifact
+from api.tools.object_store import LocalObjectStore
 from api.tools.vector_store import MilvusVectorStore
 
 
@@ -120,8 +120,9 @@ def main() -> int:
             f"| {name} | {statistics.median(values):.1f} | {percentile(values, 0.95):.1f} | {max(values):.1f} |"
         )
     if args.synthetic:
-        artifact = json.loads((args.data_dir / "objects" / BM25_KEY).read_text())
-        syn = asyncio.run(synthetic(args.synthetic, vectors[0].shape[0], vectors, artifact["tokens"], qs))
+        opened = asyncio.run(read_lexical_artifact(LocalObjectStore(args.data_dir / "objects")))
+        assert opened is not None, f"{args.data_dir} has no lexical artifact"
+        syn = asyncio.run(synthetic(args.synthetic, vectors[0].shape[0], vectors, list(opened[1]), qs))
         lines += ["", f"Synthetic {args.synthetic} chunks (search calls alone):", "",
                   "| search | P50 ms | P95 ms |", "| --- | ---: | ---: |"]  # fmt: skip
         inserted, settled = syn.pop("insert_s")[0], syn.pop("settle_s")[0]

@@ -37,6 +37,7 @@ from api.tools.fusion import Candidates, lexical_depth
 from api.tools.object_store import build_object_store, put_json
 from api.tools.onnx_embedder import export_folder, for_sentences, forget_export
 from api.tools.sentence_vectors import artifact_key, rebuild_sentence_vectors
+from api.tools.token_arrays import TokenArrays
 from api.tools.vector_store import Hit, MilvusVectorStore, build_vector_store, collection_for
 from api.tuning import PACKAGED_NAME, TuningState, load_state, save_state, write_atomically
 from ingestion.indexes import write_lexical_index
@@ -125,11 +126,11 @@ def fit_bm25(
     ``fit_on`` at default k1 and b, then k1 x b with them; report default and chosen on ``report_on``. Ties go to
     the defaults."""
     ids = [c.chunk_id for c in chunks]
-    tokens, fields = lexical_tokens(chunks)
+    tokens = TokenArrays.of_lists(*lexical_tokens(chunks))  # once: every fit below indexes the same tokens
     units = unit_map(chunks, unit)
 
     def mrr(fit: Bm25Fit, pairs: Sequence[Pair]) -> float:
-        index = Bm25sIndex(ids, tokens, fit.settings, fields)
+        index = Bm25sIndex(ids, tokens, fit.settings)
         ranked = [_sections(units, [h.chunk_id for h in index._search(p.query, FUSION_POOL)]) for p in pairs]
         return _mrr(ranked, [p.section_id for p in pairs])
 

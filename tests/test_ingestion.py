@@ -3,9 +3,10 @@ import shutil
 from pathlib import Path
 
 from api.settings import Settings
-from api.tools.bm25 import BM25_KEY
+from api.tools.bm25 import BM25_KEY, LEGACY_BM25_KEY, read_lexical_artifact
 from api.tools.corpus import MANIFEST_KEY, Corpus
-from api.tools.object_store import LocalObjectStore
+from api.tools.object_store import LocalObjectStore, put_json
+from api.tools.token_arrays import artifact_chunk_ids
 from api.tools.vector_store import MilvusVectorStore
 from ingestion.pipeline import discover, fetch_store_sources
 from tests.conftest import SAMPLE_CORPUS, ingest_into
@@ -30,7 +31,7 @@ async def test_sample_corpus_ingests_into_every_store(tmp_path: Path) -> None:
     corpus = await Corpus.load(LocalObjectStore(tmp_path / "objects"))
     assert count == len(ids) == len(corpus) == report.total_chunks > 20
     assert ids == set(corpus.chunks)
-    assert set(json.loads(bm25)["chunk_ids"]) == ids
+    assert set(artifact_chunk_ids(bm25)) == ids
     doc = await corpus.document("sample/act/2024/3")
     assert doc is not None and doc.section("sample/act/2024/3#s6") is not None
     for chunk in corpus.chunks.values():
@@ -49,6 +50,17 @@ async def test_ingesting_the_same_folder_twice_leaves_the_same_index(tmp_path: P
     assert again.parsed_files == 0  # known fingerprints: not even parsed
     assert await snapshot(tmp_path) == before
 
+    # A data dir with the older JSON artifact (every token a string): the next run writes the same arrays, byte for
+    # byte, and removes the JSON, re-embedding nothing.
+    store = LocalObjectStore(tmp_path / "objects")
+    opened = await read_lexical_artifact(store)
+    assert opened is not None
+    await store.delete(BM25_KEY)
+    await put_json(store, LEGACY_BM25_KEY, {"version": 1, "chunk_ids": opened[0], "tokens": list(opened[1])})
+    converted = await ingest_into(settings, SAMPLE_CORPUS)
+    assert converted.count("unchanged") == 5 and converted.parsed_files == 0
+    assert await snapshot(tmp_path) == before and await store.get_bytes(LEGACY_BM25_KEY) is None
+
 
 async def test_a_changed_document_is_replaced_without_leftovers(tmp_path: Path) -> None:
     corpus_dir = tmp_path / "src"
@@ -61,7 +73,7 @@ async def test_a_changed_document_is_replaced_without_leftovers(tmp_path: Path) 
     report = await ingest_into(settings, corpus_dir)
     assert report.count("ingested") == 1 and report.count("unchanged") == 4 and report.parsed_files == 1
     ids, count, bm25, _ = await snapshot(tmp_path / "data")
-    assert count == len(ids) == len(json.loads(bm25)["chunk_ids"])
+    assert count == len(ids) == len(artifact_chunk_ids(bm25))
     assert not any(i.startswith(("sample/act/2024/3#s5", "sample/act/2024/3#s6")) for i in ids)
     assert any(i.startswith("sample/act/2024/3#s4") for i in ids)
 
@@ -104,7 +116,7 @@ async def test_a_source_removed_from_the_folder_is_removed_from_every_index(tmp_
     ids, count, bm25, manifest = await snapshot(tmp_path / "data")
     assert "sample/act/2022/11" not in manifest["documents"]  # type: ignore[operator]
     assert not any(i.startswith("sample/act/2022/11") for i in ids) and count == len(ids)
-    assert not any(i.startswith("sample/act/2022/11") for i in json.loads(bm25)["chunk_ids"])
+    assert not any(i.startswith("sample/act/2022/11") for i in artifact_chunk_ids(bm25))
     store = LocalObjectStore(tmp_path / "data" / "objects")
     assert len(await store.list_keys("docs/")) == len(await store.list_keys("chunks/")) == 4
 

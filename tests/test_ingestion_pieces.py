@@ -15,7 +15,7 @@ import pytest
 from api.composer.extractive import quotable_units
 from api.schemas.documents import Chunk, Document
 from api.settings import EmbeddingSettings
-from api.tools.bm25 import BM25_KEY
+from api.tools.bm25 import read_lexical_artifact
 from api.tools.corpus import MANIFEST_KEY, Manifest, ManifestEntry, chunks_object_key, doc_object_key
 from api.tools.embeddings import Embedder, build_embedder
 from api.tools.object_store import LocalObjectStore, get_json, put_json
@@ -282,7 +282,8 @@ async def test_reconcile_drops_what_no_manifest_entry_owns_and_the_lexical_index
     owned = set(manifest.documents.pop(stray.doc_key).chunk_ids)  # as if killed before its manifest entry
     chunks = await indexes.load_chunks(store, manifest)
     assert await indexes.rebuild_lexical_index(store, chunks) == len(manifest.documents[kept.doc_key].chunk_ids)
-    assert set((await get_json(store, BM25_KEY))["chunk_ids"]) == set(manifest.documents[kept.doc_key].chunk_ids)
+    lexical = await read_lexical_artifact(store)
+    assert lexical is not None and set(lexical[0]) == set(manifest.documents[kept.doc_key].chunk_ids)
     removed = await indexes.reconcile(store, vectors, manifest)
     assert removed == len(owned) + 2  # its vectors, its document and its chunks objects
     assert await vectors.ids() == set(manifest.documents[kept.doc_key].chunk_ids)

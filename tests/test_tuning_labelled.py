@@ -13,11 +13,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+
 from api.evaluation.core import load_questions, section_unit
 from api.settings import Settings
-from api.tools.bm25 import BM25_KEY
+from api.tools.bm25 import BM25_KEY, LEGACY_BM25_KEY
 from api.tools.corpus import Corpus
 from api.tools.object_store import build_object_store
+from api.tools.token_arrays import artifact_chunk_ids
 from api.tools.vector_store import MilvusVectorStore
 from api.tuning import TuningState, apply_tuning, load_state, save_state
 from ingestion.pairs import Pair, labelled_pairs, split_questions
@@ -112,12 +115,15 @@ def test_the_command_tunes_on_labelled_questions_and_refuses_bad_files(private_d
     assert "Traceback" not in bad.stderr and load_state(private_data_dir).version == 0  # nothing switched
 
     artifact = private_data_dir / "objects" / BM25_KEY
-    older = json.loads(artifact.read_text())
-    del older["fields"]  # as ingested before field weights: tuning writes them before it switches
-    artifact.write_text(json.dumps(older))
+    ingested = artifact_chunk_ids(artifact.read_bytes())
+    artifact.unlink()  # as ingested before field weights and token arrays: tuning writes them before it switches
+    older = private_data_dir / "objects" / LEGACY_BM25_KEY
+    older.write_text(json.dumps({"version": 1, "chunk_ids": ingested, "tokens": [["deposit"]] * len(ingested)}))
     done = gweta("--questions", str(QUESTIONS), "--max-minutes", "0.01", "--batch-size", "4", "--force")
     assert done.returncode == 0, done.stderr
-    assert len(json.loads(artifact.read_text())["fields"]) == len(older["chunk_ids"])
+    with np.load(artifact) as arrays:
+        assert arrays["fields"].shape == (len(ingested), 2) and arrays["fields"].any()
+    assert artifact_chunk_ids(artifact.read_bytes()) == ingested and not older.exists()
     assert re.search(r"pairs from the labelled questions: train (\d+), held_out \d+, labelled \1, generated 0\n",
                      done.stdout)  # fmt: skip
     assert "held-out labelled questions, MRR@10: dense (tuned) " in done.stdout

@@ -5,7 +5,7 @@ Object store layout (shared with ``ingestion``)::
     docs/<slug>.json          a Document: the parsed source with its sections (the parents)
     chunks/<slug>.json        the Chunks cut from that document
     indexes/manifest.json     doc_key -> content hash, chunk ids; the corpus version
-    indexes/bm25.json         the lexical index artifact
+    indexes/bm25.npz          the lexical index artifact (token arrays: ``api.tools.token_arrays``)
 """
 
 from __future__ import annotations

@@ -175,6 +175,12 @@ async def get_many_json(store: ObjectStore, keys: Sequence[str], concurrency: in
     return list(await asyncio.gather(*(one(k) for k in keys)))
 
 
+def local_path(store: ObjectStore, key: str) -> Path | None:
+    """Where ``key``'s object lies on this machine when the store is a folder here (so it can be memory-mapped in
+    place rather than read into memory); None for a remote store."""
+    return store._path(key) if isinstance(store, LocalObjectStore) else None
+
+
 def build_object_store(cfg: ObjectStoreSettings, data_dir: Path) -> ObjectStore:
     match cfg.backend:
         case "local":
