@@ -37,7 +37,8 @@ from api.composer.judge import RulesJudge
 from api.composer.support import Topic
 from api.composer.verification import SentenceCheck, gate_model_answer
 from api.schemas.documents import Chunk, Document
-from api.tools.bm25 import lexical_tokens, stem
+from api.text.words import stem
+from api.tools.bm25 import lexical_tokens
 from api.tools.embeddings import load_sentence_transformer
 from api.tools.thesaurus import load_thesaurus
 from ingestion.chunking import chunk_document

@@ -23,7 +23,8 @@ import numpy as np
 from api.evaluation.core import Question, load_questions
 from api.schemas.documents import Chunk
 from api.settings import BM25Settings
-from api.tools.bm25 import Bm25sIndex, lexical_text, tokenize
+from api.text.words import tokenize
+from api.tools.bm25 import Bm25sIndex, lexical_text
 from api.tools.embeddings import load_sentence_transformer
 from benchmarks.tune_retrieval import DATA, POOL, load, print_scores, units
 from ingestion.pairs import labelled_pairs, split_questions

@@ -25,7 +25,8 @@ import numpy as np
 from api.evaluation.core import section_unit
 from api.schemas.documents import Chunk
 from api.settings import BM25Settings
-from api.tools.bm25 import Bm25sIndex, lexical_text, tokenize
+from api.text.words import tokenize
+from api.tools.bm25 import Bm25sIndex, lexical_text
 from api.tools.embeddings import load_sentence_transformer
 from ingestion.chunking import chunk_document
 from ingestion.pairs import mine_pairs, split_pairs

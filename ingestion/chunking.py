@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from api.composer.provisions import provision_at, provision_starts
 from api.schemas.documents import Chunk, Document, Section
+from api.text.provisions import provision_at, provision_starts
 from ingestion.limits import MAX_LINE_CHARS, cut_spans, max_chunk_chars
 
 TokenCounter = Callable[[str], int]

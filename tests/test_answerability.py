@@ -27,7 +27,8 @@ from api.schemas.events import FinalEvent
 from api.schemas.query import QueryRequest
 from api.services import open_services
 from api.settings import BM25Settings, Settings
-from api.tools.bm25 import RankBM25Index, stem, tokenize
+from api.text.words import stem, tokenize
+from api.tools.bm25 import RankBM25Index
 from api.tools.thesaurus import load_thesaurus
 
 ANSWERABLE = "How much deposit can a landlord ask for?"

@@ -7,6 +7,7 @@ import pytest
 
 from api.schemas.documents import Chunk
 from api.settings import BM25Settings
+from api.text.words import stem, tokenize
 from api.tools.bm25 import (
     BACKENDS,
     BM25_KEY,
@@ -16,8 +17,6 @@ from api.tools.bm25 import (
     lexical_text,
     load_lexical_index,
     save_lexical_artifact,
-    stem,
-    tokenize,
 )
 from api.tools.object_store import LocalObjectStore, put_json
 

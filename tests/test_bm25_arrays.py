@@ -15,6 +15,7 @@ import pytest
 from api.errors import ConfigError
 from api.schemas.documents import Chunk
 from api.settings import BM25Settings
+from api.text.words import stem, tokenize
 from api.tools.bm25 import (
     BM25_KEY,
     Bm25sIndex,
@@ -22,8 +23,6 @@ from api.tools.bm25 import (
     lexical_tokens,
     load_lexical_index,
     save_lexical_artifact,
-    stem,
-    tokenize,
     weigh_fields,
 )
 from api.tools.object_store import LocalObjectStore, S3ObjectStore

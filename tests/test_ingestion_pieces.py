@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from api.composer.extractive import quotable_units
 from api.schemas.documents import Chunk, Document
 from api.settings import EmbeddingSettings
+from api.text.units import quotable_units
 from api.tools.bm25 import read_lexical_artifact
 from api.tools.corpus import MANIFEST_KEY, Manifest, ManifestEntry, chunks_object_key, doc_object_key
 from api.tools.embeddings import Embedder, build_embedder

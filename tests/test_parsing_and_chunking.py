@@ -107,7 +107,7 @@ def test_a_reference_to_a_subsection_is_not_a_split_point() -> None:
 
 
 def test_provisions_continue_from_where_a_chunk_starts() -> None:
-    from api.composer.provisions import provision_at, provision_starts
+    from api.text.provisions import provision_at, provision_starts
 
     text = "served for five years; or\n(b) three months, where the employee has served longer."
     starts = provision_starts(text, "x#s6", start_in="x#s6(1)(a)")

@@ -64,7 +64,8 @@ from pydantic import BaseModel, Field, ValidationError, model_validator
 from api.composer.jurisdiction import JURISDICTION
 from api.composer.support import Topic, without_references
 from api.errors import ConfigError
-from api.tools.bm25 import LexicalIndex, stem, tokenize
+from api.text.words import stem, tokenize
+from api.tools.bm25 import LexicalIndex
 from api.tools.retrieval import RetrievalResult
 from api.tools.thesaurus import Thesaurus
 

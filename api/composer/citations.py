@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from api.schemas.documents import Chunk
 from api.schemas.events import Citation, CitationEvent, TokenEvent
+from api.text.instruments import title_words
 
 from .support import numbers
 
@@ -237,11 +238,6 @@ _REFERENCE = re.compile(
     r"(?-i:Act|Code|Ordinance|Regulations|Rules|Constitution)(?:,?\s*\d{4})?))?",
     re.I,
 )
-_TITLE_STOP = frozenset("the of and on for act chapter no".split())
-
-
-def title_words(title: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z]+", title.lower()) if w not in _TITLE_STOP}
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,23 +262,6 @@ def find_references(text: str) -> list[Reference]:
         title = (match.group("title") or "").strip(" ,")
         found.append(Reference(match.start(), match.end(), unit, match.group("number"), subs, title))
     return found
-
-
-# "the Consumer Protection Act provides …": the instrument a sentence names in words, with or without a section.
-_INSTRUMENT = re.compile(
-    r"\b((?:[A-Z][\w'-]*\s+(?:(?:of|and|on|for)\s+)?|\([A-Z][\w' -]*\)\s+)+)(?:Act|Code|Ordinance|Regulations)\b"
-)
-
-
-def instruments_named(text: str) -> list[tuple[str, set[str]]]:
-    """Each instrument ``text`` names ("the Consumer Protection Act"): its words as written, and its title words
-    (none for "the Act", which names no particular one)."""
-    return [(m.group(0), words) for m in _INSTRUMENT.finditer(text) if (words := title_words(m.group(1)))]
-
-
-def names(title: str, words: set[str]) -> bool:
-    """Whether an instrument named by ``words`` (``instruments_named``) is the one titled ``title``."""
-    return words <= title_words(title)
 
 
 def resolve_reference(reference: Reference, offered: Sequence[Citation], context_titles: str = "") -> list[int]:

@@ -15,23 +15,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from api.errors import GwetaError
-from api.schemas.documents import Chunk
 from api.schemas.events import Citation
-from api.tools.bm25 import stem, tokenize
+from api.text.provisions import provision_at, provision_starts
+from api.text.units import quotable_units
+from api.text.words import stem, tokenize
 from api.tools.embeddings import Embedder
 from api.tools.retrieval import Retrieved
 from api.tools.thesaurus import with_legal_terms
 
 from .citations import CitationTracker, make_citation, provision_label, stream_words
-from .provisions import provision_at, provision_starts
 from .support import QUESTION_FILLER
 
 log = logging.getLogger(__name__)
 MAX_QUOTES = 3
 PART_QUOTES = 2
 """What the own search of each part of a question asked in parts may add to its answer, in quotes at most."""
-MAX_QUOTE_WORDS = 70
-MIN_UNIT_WORDS = 5
 # Cosine similarity (all-MiniLM-L6-v2) below SIM_FLOOR says nothing; at SIM_FULL and above it is a strong match.
 SIM_FLOOR, SIM_FULL = 0.25, 0.65
 MIN_LEXICAL = 0.2
@@ -44,10 +42,6 @@ RANK_SHARE = 0.3
 MIN_MERIT = 0.12  # below this a sentence does not answer, whatever its rank
 CLOSE_ENOUGH = 0.75  # an answer's further quotes score at least this share of its best quote's score
 LAY_TERM_WEIGHT = 0.5  # a thesaurus term counts half as much as one of the question's own words
-# Sentences end at a line break, or after . ; : before what looks like the next sentence or provision.
-_UNIT = re.compile(r"\n+|(?<=[.;:])\s+(?=[(\"“A-Z])")
-_LEADING_MARKER = re.compile(r"^(?:\(\w{1,4}\)\s+)+")
-_CLAUSE_END = re.compile(r"[,;]\s")
 
 
 def terms(text: str) -> set[str]:
@@ -60,32 +54,6 @@ class Quote:
     rank: int
     text: str
     score: float
-
-
-def quotable_units(chunk: Chunk) -> list[str]:
-    """The sentences of ``chunk`` an answer may quote (their vectors are kept: ``api.tools.sentence_vectors``)."""
-    units = []
-    for raw in _UNIT.split(chunk.text):
-        unit = raw.strip()
-        # Drop the "3. Heading" that opens a section so the quote starts at the provision's words.
-        prefix = f"{chunk.section_number}. "
-        if chunk.section_number and unit.startswith(prefix):
-            unit = unit[len(prefix) :]
-        if chunk.section_heading and unit.startswith(chunk.section_heading):
-            unit = unit[len(chunk.section_heading) :].lstrip()
-        unit = _LEADING_MARKER.sub("", unit).strip()
-        if len(unit.split()) >= MIN_UNIT_WORDS:
-            units.append(_shorten(unit))
-    return units
-
-
-def _shorten(unit: str) -> str:
-    words = unit.split()
-    if len(words) <= MAX_QUOTE_WORDS:
-        return unit
-    cut = len(" ".join(words[:MAX_QUOTE_WORDS]))
-    clause = [m.start() for m in _CLAUSE_END.finditer(unit, 0, cut)]
-    return unit[: clause[-1] if clause and clause[-1] > cut // 2 else cut].rstrip(" ,;")
 
 
 # "contravenes subsection (1)", "in contravention of subsection (2)", "fails to comply with subsection (3)": what a

@@ -26,7 +26,7 @@ from functools import lru_cache
 
 from api.composer.jurisdiction import JURISDICTION
 from api.composer.polarity import imposes_discretion, opposite
-from api.tools.bm25 import stem
+from api.text.words import stem
 
 SUPPORT_THRESHOLD = 0.5
 WINDOW_UNITS = 3

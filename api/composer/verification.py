@@ -17,19 +17,18 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from api.schemas.events import Citation
+from api.text.instruments import instruments_named, names
+from api.text.provisions import provision_at, provision_starts
 
 from .citations import (
     MARKER,
     find_references,
-    instruments_named,
     locate_quote,
-    names,
     resolve_reference,
     subsection_label,
 )
 from .judge import ClaimJudge, RulesJudge
 from .llm import ABSTAIN_PHRASE
-from .provisions import provision_at, provision_starts
 from .support import (
     SUPPORT_THRESHOLD,
     Support,

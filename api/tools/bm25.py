@@ -8,7 +8,6 @@ import functools
 import itertools
 import logging
 import math
-import re
 import tempfile
 from collections import Counter
 from collections.abc import Sequence
@@ -20,6 +19,7 @@ import numpy.typing as npt
 from api.errors import ConfigError
 from api.schemas.documents import Chunk
 from api.settings import BM25Settings
+from api.text.words import stem, tokenize
 from api.tools.object_store import ObjectStore, get_json, local_path
 from api.tools.token_arrays import (
     ArtifactFormatError,
@@ -36,44 +36,6 @@ log = logging.getLogger(__name__)
 BM25_KEY = "indexes/bm25.npz"
 LEGACY_BM25_KEY = "indexes/bm25.json"  # every token a JSON string: still read, with a warning to ingest again
 LEGACY_VERSION = 1
-
-# Function words only: legal words such as "shall", "may", "not", "any" carry meaning and stay.
-STOPWORDS = frozenset(
-    "a an and are as at be by for from has have how i in is it its of on or so that the their then there these "
-    "this those to was what when where which who whom why with do does did can my me we you your".split()
-)
-_TOKEN = re.compile(r"[a-z0-9]+")
-
-
-def tokenize(text: str) -> list[str]:
-    """Lower-case word and number tokens, without function words; "12A" stays one token ("12a")."""
-    return [t for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS]
-
-
-# Consonants a suffix doubles ("transferred", "committing", "programme"), undone in the stem; not l, s, f or z,
-# which many words' own forms end with ("called", "passed", "staffed", "buzzed"), nor digits ("2022").
-_UNDOUBLED = frozenset("bdgkmnprtv")
-# (suffix, what replaces it, the shortest word it is taken from); the first that fits is taken. "-ees" loses only its
-# "s": "employees" is the plural of "employee", not a form of "employ".
-_SUFFIXES = (
-    ("ies", "y", 7), ("ied", "y", 7), ("ees", "ee", 4), ("sses", "ss", 8), ("ing", "", 7), ("ed", "", 6),
-    ("es", "", 6), ("s", "", 5),
-)  # fmt: skip
-
-
-@functools.lru_cache(maxsize=65_536)
-def stem(word: str) -> str:
-    """A deliberately small stemmer that puts a word's family under one key: 'deposits'~'deposit',
-    'increase'~'increased'~'increases', 'reported'~'report', 'specify'~'specified'~'specifies',
-    'employee'~'employees', 'transfer'~'transferred'~'transferring' (a final "e" is folded, as the suffixes remove
-    it)."""
-    for suffix, repl, shortest in _SUFFIXES:
-        if len(word) >= shortest and word.endswith(suffix) and not word.endswith("ss"):
-            word = word[: -len(suffix)] + repl
-            break
-    if len(word) > 3 and word.endswith("e") and not word.endswith("ee"):
-        word = word[:-1]
-    return word[:-1] if len(word) > 3 and word[-1] == word[-2] and word[-1] in _UNDOUBLED else word
 
 
 def analyze(tokens: Sequence[str], cfg: BM25Settings) -> list[str]:

@@ -25,7 +25,8 @@ from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from api.errors import ConfigError
 from api.schemas.documents import Chunk
-from api.tools.bm25 import LexicalIndex, tokenize
+from api.text.words import tokenize
+from api.tools.bm25 import LexicalIndex
 from api.tools.vector_store import Hit
 
 LISTS = ("dense", "bm25")

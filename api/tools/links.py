@@ -28,9 +28,9 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, Field
 
-from api.composer.citations import instruments_named, title_words
-from api.composer.provisions import provision_at, provision_starts
 from api.schemas.documents import Document, Section
+from api.text.instruments import instruments_named, title_words
+from api.text.provisions import provision_at, provision_starts
 from api.tools.object_store import ObjectStore, get_json, put_json
 from api.tools.repeals import chapter_number
 

@@ -20,8 +20,8 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel
 
-from api.composer.citations import instruments_named, title_words
 from api.schemas.documents import Document, Section
+from api.text.instruments import instruments_named, title_words
 from api.tools.object_store import ObjectStore, get_json, put_json
 
 REPEALS_KEY = "indexes/repeals.json"

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from api.composer.extractive import quotable_units
 from api.schemas.documents import Chunk
+from api.text.units import quotable_units
 from api.tools.embeddings import Embedder, Vectors, model_label
 from api.tools.object_store import ObjectStore
 

@@ -16,7 +16,7 @@ from typing import Literal
 
 from api.composer.answerability import meaning_words
 from api.schemas.events import Route
-from api.tools.bm25 import tokenize
+from api.text.words import tokenize
 
 Intent = Literal["rag_qa", "conversational", "clarify", "out_of_scope"]
 

@@ -1,0 +1,44 @@
+"""The sentences of a provision an answer may quote: a chunk's text split where sentences and numbered items end,
+without the section's own number and heading, each at most ``MAX_QUOTE_WORDS`` words (cut at a clause's end).
+
+Shared by the quote-only composer and the sentence vectors ingestion keeps, so both see the same sentences.
+"""
+
+from __future__ import annotations
+
+import re
+
+from api.schemas.documents import Chunk
+
+MAX_QUOTE_WORDS = 70
+MIN_UNIT_WORDS = 5
+# Sentences end at a line break, or after . ; : before what looks like the next sentence or provision.
+_UNIT = re.compile(r"\n+|(?<=[.;:])\s+(?=[(\"“A-Z])")
+_LEADING_MARKER = re.compile(r"^(?:\(\w{1,4}\)\s+)+")
+_CLAUSE_END = re.compile(r"[,;]\s")
+
+
+def quotable_units(chunk: Chunk) -> list[str]:
+    """The sentences of ``chunk`` an answer may quote (their vectors are kept: ``api.tools.sentence_vectors``)."""
+    units = []
+    for raw in _UNIT.split(chunk.text):
+        unit = raw.strip()
+        # Drop the "3. Heading" that opens a section so the quote starts at the provision's words.
+        prefix = f"{chunk.section_number}. "
+        if chunk.section_number and unit.startswith(prefix):
+            unit = unit[len(prefix) :]
+        if chunk.section_heading and unit.startswith(chunk.section_heading):
+            unit = unit[len(chunk.section_heading) :].lstrip()
+        unit = _LEADING_MARKER.sub("", unit).strip()
+        if len(unit.split()) >= MIN_UNIT_WORDS:
+            units.append(_shorten(unit))
+    return units
+
+
+def _shorten(unit: str) -> str:
+    words = unit.split()
+    if len(words) <= MAX_QUOTE_WORDS:
+        return unit
+    cut = len(" ".join(words[:MAX_QUOTE_WORDS]))
+    clause = [m.start() for m in _CLAUSE_END.finditer(unit, 0, cut)]
+    return unit[: clause[-1] if clause and clause[-1] > cut // 2 else cut].rstrip(" ,;")
