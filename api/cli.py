@@ -426,7 +426,7 @@ def _print_event(event: StreamEvent, as_json: bool, line_open: bool = False) -> 
         out.print()
         for c in event.citations:
             heading = f" ({c.heading})" if c.heading else ""
-            out.print(f"[bold][{c.index}][/bold] {c.title}, {c.section}{heading} — {c.section_id}")
+            out.print(f"[bold][{c.index}][/bold] {c.cite_as or f'{c.title}, {c.section}'}{heading} — {c.section_id}")
         total = event.timings.get("total", 0)
         err.print(f"[dim]{len(event.citations)} citations · {total:.0f} ms[/dim]")
 

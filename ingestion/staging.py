@@ -146,6 +146,7 @@ class DocumentWriter:
                 await self.vectors.delete_ids(sorted(set(previous.chunk_ids) - set(new_ids)))
             manifest.documents[document.doc_key] = ManifestEntry(
                 content_hash=document.content_hash, source=document.source, title=document.title,
+                chapter=document.chapter,
                 chunk_ids=new_ids, origin=staged.report.source, source_fingerprint=staged.fingerprint,
             )  # fmt: skip
             staged.report.chunks = len(new_ids)

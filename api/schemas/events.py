@@ -60,6 +60,11 @@ class Citation(BaseModel):
     heading: str = ""
     chunk_id: str
     quote: str = Field(description="Text quoted from the provision; occurs verbatim in it.")
+    cite_as: str = Field(
+        "",
+        description="The provision as its jurisdiction cites it, e.g. 'Marriages Act [Chapter 5:15], s 3(1)' "
+        "(styles in api/data/citation_style.toml).",
+    )
 
 
 class MetaEvent(BaseModel):

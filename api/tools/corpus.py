@@ -22,6 +22,8 @@ from typing import NamedTuple
 from pydantic import BaseModel, Field
 
 from api.schemas.documents import Chunk, Document
+from api.schemas.events import Citation
+from api.text.citation_style import cite_as, jurisdiction_for
 from api.tools.cache import TTLCache
 from api.tools.links import Links, load_links
 from api.tools.object_store import ObjectStore, get_json, get_many_json
@@ -51,6 +53,7 @@ class ManifestEntry(BaseModel):
     content_hash: str
     source: str
     title: str
+    chapter: str = Field("", description="The document's chapter number, as its citations give it.")
     chunk_ids: list[str]
     origin: str = Field("", description="The resolved path of the file it was ingested from.")
     source_fingerprint: str = Field("", description="The file's bytes, parser version and OCR engine, hashed.")
@@ -127,6 +130,15 @@ class Corpus:
     def version(self) -> str:
         """The manifest's version, hashed once: a corpus version is never changed, a new one is loaded."""
         return self.manifest.version
+
+    def styled(self, citation: Citation) -> Citation:
+        """``citation`` with ``cite_as``: its provision as its document's jurisdiction cites it."""
+        entry = self.manifest.documents.get(citation.doc_key)
+        chunk = self.chunks.get(citation.chunk_id)
+        jurisdiction = jurisdiction_for(citation.doc_key, chunk.jurisdiction if chunk else "")
+        styled = cite_as(citation.title, citation.section, citation.provision_id or citation.section_id,
+                         entry.chapter if entry else "", jurisdiction)  # fmt: skip
+        return citation.model_copy(update={"cite_as": styled})
 
     def titles_for(self, tenant: str) -> list[str]:
         """Titles of the documents a caller of ``tenant`` may read: its own and the public corpus's."""

@@ -32,6 +32,7 @@ from api.schemas.events import Citation, ErrorEvent, FinalEvent, WarningEvent
 from api.schemas.query import MAX_QUESTION_CHARS, QueryRequest
 from api.schemas.whatsapp import InboundMessage
 from api.settings import StateSettings, WhatsAppSettings
+from api.text.citation_style import cite_as, jurisdiction_for
 from api.tools.corpus import Corpus
 from api.tools.shared_state import MemorySeenIds, MemorySenderLimits, SeenIds, SenderLimits, SharedState, Verdict
 
@@ -66,7 +67,6 @@ def mask(wa_id: str) -> str:
     return f"…{wa_id[-4:]}"
 
 
-_YEAR_SUFFIX = re.compile(r",?\s*\d{4}$")
 _BREAK = re.compile(r"(?:[.!?][\"')\]]*[ \t]+|\n+)")
 
 
@@ -85,16 +85,6 @@ def split_message(text: str, limit: int = MAX_TEXT) -> list[str]:
     if text:
         pieces.append(text)
     return [p for p in pieces if p]
-
-
-def provision_label(citation: Citation) -> str:
-    """'s 3(1)' for a statute's provision, 'para 12' for a judgment's paragraph, else the section's own label."""
-    fragment = (citation.provision_id or citation.section_id).partition("#")[2].split("~")[0]
-    if m := re.fullmatch(r"s(\w+)((?:\(\w+\))*)", fragment):
-        return f"s {m.group(1)}{m.group(2)}"
-    if m := re.fullmatch(r"p(\d+)", fragment):
-        return f"para {m.group(1)}"
-    return citation.section
 
 
 def reader_link(public_url: str, citation: Citation) -> str:
@@ -116,15 +106,12 @@ def sources_of(citations: Sequence[Citation]) -> list[list[Citation]]:
     return list(sections.values())
 
 
-def source_line(citations: Sequence[Citation], chapter: str) -> str:
-    """``Act [Chapter], s N``: the Act's short title with its chapter where it has one, else its full title."""
+def source_line(citations: Sequence[Citation], chapter: str, jurisdiction: str = "") -> str:
+    """The cited section as its jurisdiction cites it ("Marriages Act [Chapter 5:15], s 3"): one line however many
+    of its parts are cited."""
     first = citations[0]
-    title = first.title
-    if chapter:
-        chapter = chapter if chapter.lower().startswith("chapter") else f"Chapter {chapter}"
-        title = f"{_YEAR_SUFFIX.sub('', title)} [{chapter}]"
-    section = first.model_copy(update={"provision_id": ""})  # the section: one line however many parts are cited
-    return f"{title}, {provision_label(section)}"
+    return cite_as(first.title, first.section.split("(")[0], first.section_id, chapter,
+                   jurisdiction_for(first.doc_key, jurisdiction))  # fmt: skip
 
 
 def renumbered(answer: str, numbers: dict[int, int]) -> str:
@@ -139,7 +126,11 @@ def renumbered(answer: str, numbers: dict[int, int]) -> str:
 
 
 def format_reply(
-    final: FinalEvent, chapters: dict[str, str], public_url: str = "", repealed: Sequence[str] = ()
+    final: FinalEvent,
+    chapters: dict[str, str],
+    public_url: str = "",
+    repealed: Sequence[str] = (),
+    jurisdictions: dict[str, str] | None = None,
 ) -> str:
     """A reply that fits a phone: the answer first, then a note for each cited law that another law repeals
     (``repealed``: the warnings' messages), then at most ``MAX_SOURCES`` sources, one per cited section, as
@@ -155,7 +146,8 @@ def format_reply(
     if sources:
         lines = ["*Closest provisions (not an answer)*" if final.outcome == "related" else "*Sources*"]
         for k, group in enumerate(sources[:MAX_SOURCES], 1):
-            line = f"[{k}] {source_line(group, chapters.get(group[0].doc_key, ''))}"
+            key = group[0].doc_key
+            line = f"[{k}] {source_line(group, chapters.get(key, ''), (jurisdictions or {}).get(key, ''))}"
             if public_url:
                 line += f"\n{reader_link(public_url, group[0])}"
             lines.append(line)
@@ -325,12 +317,12 @@ class WhatsAppBot:
                 return FAILED
         if final is None:
             return FAILED
-        chapters = {}
+        chapters, jurisdictions = {}, {}
         for doc_key in {c.doc_key for c in final.citations}:
             document = await self.corpus.document(doc_key)
-            if document is not None and document.chapter:
-                chapters[doc_key] = document.chapter
-        return format_reply(final, chapters, self.public_url, repealed)
+            if document is not None:
+                chapters[doc_key], jurisdictions[doc_key] = document.chapter, document.jurisdiction
+        return format_reply(final, chapters, self.public_url, repealed, jurisdictions)
 
     async def drain(self, timeout_s: float = 5.0) -> None:
         """Let answers in flight finish (up to ``timeout_s``), then cancel what is left."""

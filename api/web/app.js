@@ -513,7 +513,7 @@ async function copyTurn(turn) {
   const lines = [turn.text.trim()];
   if (turn.citations.length) {
     lines.push("", "Sources");
-    for (const c of turn.citations) lines.push(`[${c.index}] ${c.title}, ${c.section}${c.heading ? ` (${c.heading})` : ""}: “${c.quote}”`);
+    for (const c of turn.citations) lines.push(`[${c.index}] ${c.cite_as || `${c.title}, ${c.section}`}${c.heading ? ` (${c.heading})` : ""}: “${c.quote}”`);
   }
   const text = lines.join("\n");
   const done = $(".copied", turn.node);

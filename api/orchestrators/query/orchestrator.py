@@ -192,6 +192,7 @@ class QueryOrchestrator:
                         if isinstance(payload, TokenEvent):
                             sent += payload.text
                         elif isinstance(payload, CitationEvent):
+                            payload = CitationEvent(citation=self.deps.corpus.styled(payload.citation))
                             cited.append(payload.citation.model_dump())
                         if meta_sent:
                             yield payload
@@ -237,7 +238,7 @@ class QueryOrchestrator:
         log.info("answered route=%s abstained=%s usage=%s timings=%s", state.route, state.abstained, usage, timings)
         yield FinalEvent(
             answer=state.answer,
-            citations=[Citation.model_validate(c) for c in state.citations],
+            citations=[self.deps.corpus.styled(Citation.model_validate(c)) for c in state.citations],
             abstained=state.abstained,
             outcome=outcome_of(state),
             verified=state.verified,

@@ -1,0 +1,57 @@
+"""A citation written the way its jurisdiction's lawyers write it ("Marriages Act [Chapter 5:15], s 3(1)"), from the
+per-jurisdiction templates in ``api/data/citation_style.toml``: the style is data, the code only fills it in."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from functools import lru_cache
+from pathlib import Path
+
+PATH = Path(__file__).resolve().parent.parent / "data" / "citation_style.toml"
+KINDS = ("statute", "statute_chaptered", "judgment", "other")
+_YEAR_SUFFIX = re.compile(r",?\s*\d{4}$")
+_SECTION = re.compile(r"s(\w+)((?:\(\w+\))*)")
+_PARAGRAPH = re.compile(r"p(\d+)")
+
+
+@lru_cache(maxsize=4)
+def load_styles(path: Path = PATH) -> dict[str, dict[str, str]]:
+    """Each jurisdiction's templates, every kind filled from ``[default]`` where the jurisdiction leaves it out."""
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    default = {kind: str(data["default"][kind]) for kind in KINDS}
+    return {code.upper(): default | {k: str(v) for k, v in table.items() if k in KINDS} for code, table in data.items()}
+
+
+def jurisdiction_for(doc_key: str, known: str = "") -> str:
+    """The jurisdiction whose style a document is cited in: ``known`` (what ingestion read), else its key's first
+    segment where a style table is named after it ("zw/act/2022/1"), else none (the default style)."""
+    if known:
+        return known.upper()
+    first = doc_key.split("/", 1)[0].upper()
+    return first if "/" in doc_key and first in load_styles() else ""
+
+
+def cite_as(
+    title: str,
+    section: str,
+    provision_id: str,
+    chapter: str = "",
+    jurisdiction: str = "",
+    styles: dict[str, dict[str, str]] | None = None,
+) -> str:
+    """``title``'s provision ``provision_id`` (a provision id, "…#s3(1)") as its jurisdiction cites it; ``section``:
+    the service's label ("section 3(1)"), for a provision that is neither a section nor a paragraph."""
+    table = (styles or load_styles()).get(jurisdiction.upper()) or (styles or load_styles())["DEFAULT"]
+    fragment = provision_id.partition("#")[2].split("~")[0]
+    chapter = re.sub(r"^\[?\s*chapter\s*", "", chapter.strip(), flags=re.I).rstrip("]").strip()
+    values = {"title": title, "short_title": _YEAR_SUFFIX.sub("", title), "chapter": chapter, "label": section}
+    if match := _SECTION.fullmatch(fragment):
+        kind = "statute_chaptered" if chapter else "statute"
+        values["number"] = match.group(1) + match.group(2)
+    elif match := _PARAGRAPH.fullmatch(fragment):
+        kind = "judgment"
+        values["number"] = match.group(1)
+    else:
+        kind, values["number"] = "other", ""
+    return table[kind].format_map(values)
