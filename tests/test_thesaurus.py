@@ -239,7 +239,11 @@ def test_the_generator_bridges_an_everyday_word_to_its_provisions_heading(tmp_pa
     grow = _grow_script()
     acts = tmp_path / "acts.jsonl"
     sections = [
-        {"section": "1", "heading": "Damage to motor vehicles", "text": "Any person who causes damage to motor vehicles."},
+        {
+            "section": "1",
+            "heading": "Damage to motor vehicles",
+            "text": "Any person who causes damage to motor vehicles.",
+        },
         {"section": "2", "heading": "Licences for hawkers", "text": "No hawkers shall trade without licences."},
         *({"section": str(n), "heading": "Fees", "text": f"A fee of {n} dollars is payable."} for n in range(3, 400)),
     ]
