@@ -38,7 +38,7 @@ import numpy as np
 import numpy.typing as npt
 from report import SHARED, publish
 
-from api.composer.answerability import DEFAULT_PATH, FEATURES, evidence_features
+from api.composer.answerability import CLIP, DEFAULT_PATH, FEATURES, evidence_features
 from api.evaluation.core import section_unit
 from api.services import open_services
 from api.settings import RetrievalSettings, Settings
@@ -49,7 +49,7 @@ Mask = npt.NDArray[np.bool_]
 # Feature sets compared in the report (each cross-validated the same way); --features picks the shipped one.
 # The logistic model's inputs; "quantity" is a veto by default (--veto), a check rather than a weight.
 LEXICAL = FEATURES[:9]
-MEANING = ("dense_best", "dense_margin", "heading_named")
+MEANING = ("dense_best", "dense_margin", "heading_named", "act_focus")
 LOGISTIC = (*LEXICAL, *MEANING)
 FEATURE_SETS = {
     "first six": FEATURES[:6],
@@ -110,7 +110,7 @@ async def collect(data_dir: Path, questions: list[dict[str, object]], lay_terms:
 def fit(x: Matrix, y: Matrix, l2: float = 1.0, steps: int = 3000) -> tuple[Matrix, Matrix, Matrix, float]:
     """Class-balanced, L2-regularised logistic regression by gradient descent on standardised features."""
     mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-6
-    z = (x - mean) / scale
+    z = np.clip((x - mean) / scale, -CLIP, CLIP)  # as the service reads features (AnswerabilityModel.logit)
     weight = np.where(y == 1, 0.5 / max(1, int(y.sum())), 0.5 / max(1, int((1 - y).sum())))
     w, b = np.zeros(z.shape[1]), 0.0
     for _ in range(steps):
@@ -123,7 +123,7 @@ def fit(x: Matrix, y: Matrix, l2: float = 1.0, steps: int = 3000) -> tuple[Matri
 
 def predict(model: tuple[Matrix, Matrix, Matrix, float], x: Matrix) -> Matrix:
     mean, scale, w, b = model
-    result: Matrix = 1 / (1 + np.exp(-(((x - mean) / scale) @ w + b)))
+    result: Matrix = 1 / (1 + np.exp(-(np.clip((x - mean) / scale, -CLIP, CLIP) @ w + b)))
     return result
 
 
@@ -132,6 +132,22 @@ def pick_threshold(p: Matrix, y: Matrix, budget: float) -> float:
     answerable = np.sort(p[y == 1])
     allowed = int(np.floor(budget * len(answerable)))
     return float(answerable[allowed]) if allowed < len(answerable) else 1.0
+
+
+def pick_answering(p: Matrix, unanswerable: Matrix, budget: float) -> float:
+    """The lowest threshold (most answers) that answers at most ``budget`` of the ``unanswerable`` questions."""
+    scores = np.sort(p[unanswerable == 1])[::-1]
+    allowed = int(np.floor(budget * len(scores)))
+    return float(np.nextafter(scores[allowed], 1.0)) if allowed < len(scores) else 0.0
+
+
+PICK = "answerable"
+"""How a threshold is chosen: "answerable" (abstain on at most the budget of label-answerable questions) or
+"unanswerable" (answer at most the budget of the questions the corpus does not answer); set from --pick."""
+
+
+def choose(p: Matrix, y: Matrix, budget: float, unanswerable: Matrix) -> float:
+    return pick_answering(p, unanswerable, budget) if PICK == "unanswerable" else pick_threshold(p, y, budget)
 
 
 def folds(y: Matrix, k: int, rng: random.Random) -> list[list[int]]:
@@ -162,10 +178,13 @@ class HeldOut:
         return (a / n if n else 0.0), a, n
 
 
-def cross_validate(x: Matrix, y: Matrix, repeats: int, budget: float, keep: Matrix) -> HeldOut:
+def cross_validate(
+    x: Matrix, y: Matrix, repeats: int, budget: float, keep: Matrix, unanswerable: Matrix | None = None
+) -> HeldOut:
     """Repeated stratified 5-fold CV; each fold's model and threshold come from the other folds only. ``keep`` is 0
     for a question a veto feature abstains on (its probability counts as 0), else 1."""
     rng = random.Random(20261122)
+    none = np.zeros(len(y)) if unanswerable is None else unanswerable
     oof_sum, seen, abstained = np.zeros(len(y)), np.zeros(len(y)), np.zeros(len(y))
     for _ in range(repeats):
         for test in folds(y, 5, rng):
@@ -177,7 +196,7 @@ def cross_validate(x: Matrix, y: Matrix, repeats: int, budget: float, keep: Matr
                 inner_train = [j for j in range(len(train)) if j not in set(inner)]
                 inner_model = fit(x[train][inner_train], y[train][inner_train])
                 inner_p[inner] = predict(inner_model, x[train][inner]) * keep[train][inner]
-            t = pick_threshold(inner_p, y[train], budget)
+            t = choose(inner_p, y[train], budget, none[train])
             p = predict(model, x[test]) * keep[test]
             oof_sum[test] += p
             seen[test] += 1
@@ -195,7 +214,14 @@ def graded_header(lay: int, direct: int, unanswerable: int) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--data-dir", type=Path, default=ROOT / ".bench-data")
-    parser.add_argument("--budget", type=float, default=0.10, help="Answerable questions we may abstain on.")
+    parser.add_argument(
+        "--budget", type=float, default=0.10,
+        help="Answerable questions we may abstain on (--pick answerable) or unanswerable ones we may answer.",
+    )  # fmt: skip
+    parser.add_argument(
+        "--pick", choices=["answerable", "unanswerable"], default="answerable",
+        help="Choose each threshold by abstentions on answerable questions or by answers to unanswerable ones.",
+    )  # fmt: skip
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--no-lay-terms", action="store_true", help="Features without the thesaurus.")
     parser.add_argument("--features", type=lambda v: v.split(","), default=list(LOGISTIC), help="Comma-separated.")
@@ -215,6 +241,8 @@ def main() -> int:
     parser.add_argument("--write", action="store_true", help="Write api/data/answerability.toml.")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
+    global PICK
+    PICK = args.pick
     questions = load(ROOT / "evaluation/dev_questions.jsonl", "ours") + load(
         SHARED / "zim_qa/questions.jsonl", "zim_qa"
     )
@@ -240,21 +268,24 @@ def main() -> int:
     def cells(held: HeldOut) -> str:
         return " | ".join(f"{r:.2f} ({a}/{n})" for r, a, n in (held.rate(m) for m in groups.values()))
 
+    unanswerable = (~answerable).astype(float)
     keep = np.ones(len(y))
     for name in args.veto:
         keep *= x_all[:, FEATURES.index(name)] != 0.0
     comparison = []
     veto_note = f" (veto: {', '.join(args.veto)})" if args.veto else ""
     for name, subset in FEATURE_SETS.items():
-        one = cross_validate(x_all[:, [FEATURES.index(f) for f in subset]], y, args.repeats, args.budget, keep)
+        one = cross_validate(
+            x_all[:, [FEATURES.index(f) for f in subset]], y, args.repeats, args.budget, keep, unanswerable
+        )
         comparison.append(f"| {name}{veto_note} | {', '.join(subset)} | {cells(one)} |")
     x = x_all[:, [FEATURES.index(f) for f in args.features]]
     if args.veto:
-        none = cross_validate(x, y, args.repeats, args.budget, np.ones(len(y)))
+        none = cross_validate(x, y, args.repeats, args.budget, np.ones(len(y)), unanswerable)
         comparison.append(f"| shipped features, no veto | {', '.join(args.features)} | {cells(none)} |")
-    held = cross_validate(x, y, args.repeats, args.budget, keep)
+    held = cross_validate(x, y, args.repeats, args.budget, keep, unanswerable)
     oof = held.oof
-    threshold = pick_threshold(oof, y, args.budget)
+    threshold = choose(oof, y, args.budget, unanswerable)
     final = fit(x, y)
     kinds = sorted({f"{it.source}/{it.kind}" for it in items})
     per_kind = [(k, held.rate(np.array([f"{it.source}/{it.kind}" == k for it in items]))) for k in kinds]
@@ -280,8 +311,13 @@ def main() -> int:
         + (f"; veto (a 0 means abstain): {', '.join(args.veto)}" if args.veto else ""),
         f"- label the judge is fitted to (`--label {args.label}`): {label}",
         f"- honest figures: {args.repeats} × stratified 5-fold cross-validation; every fold's model *and* threshold "
-        f"are chosen on the other folds only (threshold: most abstaining that keeps training abstentions on "
-        f"label-answerable questions ≤ {args.budget:.0%}, from an inner 5-fold split)",
+        "are chosen on the other folds only (threshold: "
+        + (
+            f"most answering that keeps training answers to unanswerable questions ≤ {args.budget:.0%}"
+            if args.pick == "unanswerable"
+            else f"most abstaining that keeps training abstentions on label-answerable questions ≤ {args.budget:.0%}"
+        )
+        + ", from an inner 5-fold split)",
         "",
         "## Held-out result (cross-validated, threshold chosen inside each training split)",
         "",
@@ -314,7 +350,7 @@ def main() -> int:
     # A veto stops an answer, not the closest provisions (the service compares the unvetoed probability with the
     # related threshold), except a named law the documents lack: that question is told so instead.
     named = (x_all[:, FEATURES.index("named_law")] != 0.0).astype(float)
-    raw = cross_validate(x, y, args.repeats, args.budget, named).oof if args.veto else oof
+    raw = cross_validate(x, y, args.repeats, args.budget, named, unanswerable).oof if args.veto else oof
     related_threshold = min(threshold, pick_threshold(raw, (answerable & shown).astype(float), args.related_budget))
     lay = np.array([it.kind in ("paraphrase", "lay") for it in items]) & answerable
     direct = np.array([it.kind == "direct" for it in items]) & answerable
@@ -420,6 +456,12 @@ def main() -> int:
             "# Written by benchmarks/answerability_fit.py from the development questions only; see",
             "# benchmarks/results/answerability.md for the cross-validated trade-off. grade_weight is a prior",
             "# (not fitted): the grade skill's share of relevant passages raises the logit by weight*max(0,g-0.5).",
+            f"# Fitted over {corpus_note}",
+            f"# on {len(y)} development questions (held-out parts never read);",
+            f"# threshold picked by --pick {args.pick} within {args.budget:.0%}; related_threshold: the lowest that",
+            f"# leaves at most {args.related_budget:.0%} of answerable questions with their gold among the 3 best hits "
+            "shown nothing.",
+            f"# The trade-off curve and the feature sets compared: the report this run wrote ({args.out}).",
             f'version = "{len(y)}q-{threshold:.3f}' + "".join(f"-{v}" for v in args.veto) + '"',
             f"features = {json.dumps(list(args.features))}",
             f"mean = {json.dumps([round(float(v), 6) for v in mean])}",

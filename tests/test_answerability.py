@@ -10,6 +10,7 @@ import pytest
 
 from api.composer.answerability import (
     ASKS_QUANTITY,
+    CLIP,
     FEATURES,
     AnswerabilityModel,
     decide_answerable,
@@ -235,3 +236,12 @@ def test_the_topic_is_the_questions_rare_words_with_their_legal_equivalents() ->
     assert any("retrench" in term for term in asked["laid"]), asked["laid"]
     empty = RankBM25Index([], [], BM25Settings())
     assert topic_words(question, empty) == {}  # no index to judge rarity by: no topic check
+
+
+def test_a_feature_far_outside_the_fitted_range_counts_as_far_not_as_certain() -> None:
+    """A margin ten times any the fit saw (a handful of documents, the tenth best chunk unrelated) moves the logit
+    by at most CLIP standard deviations' worth; within the range the model is the plain linear one."""
+    model = AnswerabilityModel("t", ("dense_margin",), (0.1,), (0.05,), (1.0,), 0.0, 0.5)
+    assert model.logit({"dense_margin": 0.15}) == pytest.approx(1.0)
+    assert model.logit({"dense_margin": 5.0}) == pytest.approx(CLIP)
+    assert model.logit({"dense_margin": -5.0}) == pytest.approx(-CLIP)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,19 @@ def test_a_model_file_without_a_related_threshold_loads_with_the_answer_threshol
     older.write_text("\n".join(lines) + "\n")
     model = load_answerability_model(older)
     assert model.related_threshold == model.threshold == load_answerability_model().threshold
+
+
+async def test_act_focus_is_the_share_of_the_best_hits_from_the_leading_law(private_data_dir: Path) -> None:
+    """Ten best hits all from the leading hit's law: 1; one of them from it and nine from other laws: 0.1."""
+    async with open_services(Settings(data_dir=private_data_dir)) as services:
+        retriever = services.orchestrator.deps.retriever
+        result = await retriever.retrieve(ANSWERABLE)
+        lead = result.hits[0].chunk.chunk_id
+        law = lead.split("#", 1)[0]
+        others = [cid for cid in services.corpus.chunks if not cid.startswith(f"{law}#")][:9]
+        assert len(others) == 9
+        focused = replace(result, stages={**result.stages, "fused": [(lead, 1.0)] * 10})
+        scattered = replace(result, stages={**result.stages, "fused": [(lead, 1.0)] + [(c, 0.5) for c in others]})
+        one = evidence_features(ANSWERABLE, focused, retriever.lexical, retriever.thesaurus)
+        many = evidence_features(ANSWERABLE, scattered, retriever.lexical, retriever.thesaurus)
+    assert one["act_focus"] == 1.0 and many["act_focus"] == pytest.approx(0.1)

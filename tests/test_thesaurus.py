@@ -3,9 +3,14 @@ terms, rejects broken files at start-up, and reaches both search sides of the re
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
 import json
 import re
+import sys
+import tomllib
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -191,3 +196,77 @@ async def test_the_quote_only_answer_weighs_its_sentences_by_the_legal_terms_the
     final = events[-1]
     assert isinstance(final, FinalEvent) and not final.abstained
     assert final.citations[0].section_id == "test/act/2024/4#s7"
+
+
+def _grow_script() -> ModuleType:
+    path = Path(__file__).resolve().parent.parent / "scripts" / "grow_thesaurus.py"
+    spec = importlib.util.spec_from_file_location("grow_thesaurus", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_generated_entries_point_at_the_corpus_subject_words_and_read_no_held_out_question(
+    shared_data: Path,
+) -> None:
+    """Each generated legal term is a word of a section heading or a defined term (what a provision is named by), no
+    reviewed rejection is back, and every generated lay word comes from a development question or a definition: the
+    held-out questions never feed the thesaurus."""
+    grow = _grow_script()
+    root = Path(__file__).resolve().parent.parent
+    corpus = grow.read_corpus(shared_data / "corpus/zimbabwe_legislation/acts.jsonl")
+    generated = tomllib.loads(DEFAULT_PATH.read_text().split(grow.GENERATED, 1)[1])["entry"]
+    assert len(generated) >= 40
+    rejected = grow.read_review(grow.REVIEW)
+    dev = " ".join(
+        str(q["question"]).lower()
+        for q in grow.load_questions([root / "evaluation/lay_questions.jsonl", root / "evaluation/dev_questions.jsonl"])
+    )
+    meanings = {meaning for _, meaning in corpus.definitions}
+    for entry in generated:
+        (lay,) = entry["lay"]
+        assert re.search(rf"\b{re.escape(lay)}\b", dev) or lay in meanings, lay
+        for term in entry["legal"]:
+            assert all(word in corpus.subject for word in term.split()), term
+            assert (lay, term) not in rejected
+
+
+def test_the_generator_bridges_an_everyday_word_to_its_provisions_heading(tmp_path: Path) -> None:
+    """The three rules on a small corpus: a question's rare word meets its gold heading's word when they mean the same
+    (and not when they do not), and a reviewed rejection stays out."""
+    grow = _grow_script()
+    acts = tmp_path / "acts.jsonl"
+    sections = [
+        {
+            "section": "1",
+            "heading": "Damage to motor vehicles",
+            "text": "Any person who causes damage to motor vehicles.",
+        },
+        {"section": "2", "heading": "Licences for hawkers", "text": "No hawkers shall trade without licences."},
+        *({"section": str(n), "heading": "Fees", "text": f"A fee of {n} dollars is payable."} for n in range(3, 400)),
+    ]
+    acts.write_text(json.dumps({"id": "t/1", "sections": sections, "definitions": []}) + "\n")
+    questions = tmp_path / "q.jsonl"
+    rows = [
+        {"question": "Someone scratched my car with a key", "gold": [{"law_id": "t/1", "section": "s1"}]},
+        {"question": "Can a street seller work without papers?", "gold": [{"law_id": "t/1", "section": "s2"}]},
+        {"question": "Somebody keyed my car", "gold": [{"law_id": "t/1", "section": "s1"}], "split": "heldout"},
+    ]
+    questions.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    curated = tmp_path / "lay.toml"
+    curated.write_text('version = "1"\n[[entry]]\nlay = ["boss"]\nlegal = ["employer"]\n')
+    review = tmp_path / "review.toml"
+    review.write_text('rejected = ["seller -> licences"]\n')
+    args = argparse.Namespace(
+        acts=acts, questions=[questions], curated=curated, review=review, align_min=0.5, near_min=0.75, near_k=2,
+        target_share=0.02, cache=None,
+    )  # fmt: skip
+    found = grow.grow(args)
+    assert "vehicles" in found.get("car", {}) or "vehicle" in found.get("car", {})
+    assert "licences" not in found.get("seller", {})
+    assert "keyed" not in found  # a held-out question is never read
+    assert all(
+        term in {"damage", "motor", "vehicles", "licences", "hawkers", "fees"} for t in found.values() for term in t
+    )

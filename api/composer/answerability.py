@@ -28,6 +28,9 @@ first. Instead, a few features of the evidence go through a small logistic model
 - ``heading_named``: 1 when the title or section heading of one of the best chunks names one of the question's two
   rarest meaning-bearing words or a thesaurus term for it (the provision is *about* the question's subject, as its
   heading or the Act's name says), else 0;
+- ``act_focus``: the share of the ten best fused hits that come from the best hit's document: a question a law
+  settles draws several of that law's provisions (its rule, the definitions, the exceptions), where a question
+  nothing settles draws one provision each from many laws, none of them about it;
 - ``named_law``: 0 when the question names a law ("under the Road Traffic Act") that no document title the caller may
   read matches, else 1: whatever provision the search finds, it is not from the law the question asks about.
 
@@ -72,7 +75,7 @@ from api.tools.thesaurus import Thesaurus
 DEFAULT_PATH = Path(__file__).resolve().parent.parent / "data" / "answerability.toml"
 FEATURES = (
     "dense_top", "bm25_norm", "coverage", "unknown", "agreement", "best_rank", "coverage_idf", "key_covered", "pairs",
-    "quantity", "named_law", "dense_best", "dense_margin", "heading_named",
+    "quantity", "named_law", "dense_best", "dense_margin", "heading_named", "act_focus",
 )  # fmt: skip
 PAIR_WINDOW = 4
 TOPIC_SHARE = 0.018
@@ -299,6 +302,9 @@ def evidence_features(
         return {cid.split("/c", 1)[0] for cid, _ in stage[:TOP]}
 
     agreement = len(sections(dense) & sections(bm25)) / TOP if dense and bm25 else 0.0
+    fused = [cid for cid, _ in result.stages.get("fused", [])[:TOP]] or [h.chunk.chunk_id for h in result.hits]
+    lead = result.hits[0].chunk.chunk_id.split("#", 1)[0] if result.hits else ""
+    act_focus = sum(cid.split("#", 1)[0] == lead for cid in fused) / len(fused) if fused and lead else 0.0
     best_rank = 0.0
     if result.hits:
         ranks = result.hits[0].ranks
@@ -308,7 +314,7 @@ def evidence_features(
         "agreement": agreement, "best_rank": best_rank, "coverage_idf": coverage_idf, "key_covered": key_covered,
         "pairs": pairs, "quantity": quantity,
         "named_law": float(titles is None or not missing_laws(question, titles)), "dense_best": dense_best,
-        "dense_margin": dense_margin, "heading_named": heading_named,
+        "dense_margin": dense_margin, "heading_named": heading_named, "act_focus": act_focus,
     }  # fmt: skip
 
 
@@ -341,6 +347,18 @@ def number_near(topic: Sequence[str], families: Mapping[str, set[str]], tokens: 
         if any(stem(token) in families[w] for w in topic) and any(abs(i - j) <= QUANTITY_WINDOW for j in numbers):
             return True
     return False
+
+
+CLIP = 3.0
+"""A feature counts at most this many standard deviations from its fitted mean. A linear model extrapolates without
+limit, and some features' range depends on the corpus (``dense_margin`` is far larger over a handful of documents,
+where the tenth best chunk is unrelated, than over hundreds): beyond what the fit saw, a feature says "far above
+usual", not "certain"."""
+
+
+def standard(value: float, mean: float, scale: float) -> float:
+    """``value`` standardised by the fitted mean and scale, clipped to ±``CLIP``."""
+    return max(-CLIP, min(CLIP, (value - mean) / scale))
 
 
 class _ModelFile(BaseModel):
@@ -392,7 +410,7 @@ class AnswerabilityModel:
 
     def logit(self, features: Mapping[str, float], grade: float | None = None) -> float:
         z = self.bias + sum(
-            w * (features[name] - m) / s
+            w * standard(features[name], m, s)
             for name, m, s, w in zip(self.features, self.mean, self.scale, self.weights, strict=True)
         )
         if grade is not None and features.get("key_covered", 1.0) > 0:
@@ -413,7 +431,7 @@ class AnswerabilityModel:
             reason = f"the evidence answers the question (p={p:.2f} ≥ {self.threshold:.2f})"
         else:
             pulls = zip(self.features, self.mean, self.scale, self.weights, strict=True)
-            weakest = min(pulls, key=lambda f: f[3] * (features[f[0]] - f[1]) / f[2])[0]
+            weakest = min(pulls, key=lambda f: f[3] * standard(features[f[0]], f[1], f[2]))[0]
             reason = f"the evidence does not answer the question (p={p:.2f} < {self.threshold:.2f}; weakest: {weakest})"
         return Verdict(answerable, p, self.threshold, dict(features), reason)
 
