@@ -48,7 +48,7 @@ sys.path.insert(0, str(ROOT))
 
 from api.composer.answerability import QUESTION_WORDS, meaning_words  # noqa: E402
 from api.settings import EmbeddingSettings  # noqa: E402
-from api.tools.bm25 import STOPWORDS, stem  # noqa: E402
+from api.text.words import STOPWORDS, stem  # noqa: E402
 from api.tools.embeddings import build_embedder  # noqa: E402
 from api.tools.thesaurus import DEFAULT_PATH, load_thesaurus  # noqa: E402
 
