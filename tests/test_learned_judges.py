@@ -247,3 +247,20 @@ def test_the_judge_skill_declares_its_reply() -> None:
     skill = load_skills()["judge"]
     system, user = skill.render(sentence="S.", heading="H", provision="P")
     assert '{"supported": true or false' in system and "Sentence: S." in user and "Provision (H):\nP" in user
+
+
+async def test_a_slow_judge_is_not_taken_for_a_stalled_model(private_data_dir: Path) -> None:
+    """The stall watchdog stops a model that sends nothing; a sentence being checked by a model-backed judge is
+    progress, even when each check takes longer than the watchdog's limit."""
+    slow = Reply(_judge_reply(True, quote=DEPOSIT_RULE.rstrip(".")).pieces, delay_s=0.4)  # about 1.6 s a reply
+    # The first sentence is checked while the model is still writing (the second has begun): the watchdog is running.
+    upstream = FakeOpenAI([Reply(pieces(f"{PARAPHRASE} [1] {DEPOSIT_RULE[:-1]} [1]."))], {"judge": [slow] * 10})
+    with LiveServer(upstream.app) as llm_server:
+        llm = LLMSettings(
+            backend="openai", base_url=f"{llm_server.url}/v1", model="m-1", memory_ttl_s=0, stall_timeout_s=1.0
+        )
+        events = await _ask(Settings(data_dir=private_data_dir, llm=llm, gate=GateSettings(judge="llm")), DEPOSIT)
+    assert_contract(events)
+    tokens = _flat(_tokens(events))
+    assert PARAPHRASE in tokens and DEPOSIT_RULE in tokens
+    assert not [e for e in events if e.event == "warning" and e.json()["code"] == "llm_stalled"]

@@ -33,6 +33,8 @@ class TextSink(Protocol):
 
     available: dict[int, Citation]
     text: str
+    judging: bool
+    """A check of what was written is under way (the stall watchdog counts it as progress)."""
 
     def feed(self, piece: str) -> None: ...
 
@@ -84,6 +86,7 @@ class CitationTracker:
     the token event that completes its [n] marker. Call ``flush`` when the text is complete (``stream_words`` does)."""
 
     def __init__(self, available: Sequence[Citation], emit: Emit) -> None:
+        self.judging = False  # text is sent as it is fed: nothing waits for a check
         self.available = {c.index: c for c in available}
         self.emit = emit
         self.text = ""

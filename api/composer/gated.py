@@ -37,6 +37,8 @@ class GatedTracker:
         self._judged = 0  # how much of ``text`` has been split into judged sentences
         self._separator = ""  # the whitespace after the last sentence sent: sent only before the next one
         self._checking = False
+        self.judging = False
+        """A model-backed judge is checking a sentence (the stall watchdog counts that as progress)."""
 
     @property
     def shown(self) -> str:
@@ -93,7 +95,11 @@ class GatedTracker:
         context = self.text
         for sentence, separator, end in spans:
             if self.gate.blocking:
-                check = await asyncio.to_thread(self.gate.judge, sentence, separator, context[: offset + end])
+                self.judging = True
+                try:
+                    check = await asyncio.to_thread(self.gate.judge, sentence, separator, context[: offset + end])
+                finally:
+                    self.judging = False
             else:
                 check = self.gate.judge(sentence, separator, context[: offset + end])
             self.checks.append(check)

@@ -121,7 +121,7 @@ async def watched(
     try:
         while True:
             now = time.monotonic()
-            if len(tracker.text) != seen:
+            if len(tracker.text) != seen or tracker.judging:  # a sentence being checked is not a stalled model
                 seen, last = len(tracker.text), now
             cut: Cut = "deadline" if deadline and now >= deadline else "stalled" if now - last >= stall_s else ""
             if cut:
