@@ -13,6 +13,7 @@ from pathlib import Path
 from api.settings import Settings
 from api.tools.corpus import Corpus
 from api.tools.object_store import LocalObjectStore
+from api.tools.token_arrays import artifact_chunk_ids
 from tests.conftest import SAMPLE_CORPUS, ingest_into
 from tests.test_ingestion import snapshot
 
@@ -73,6 +74,6 @@ async def test_killed_ingestion_leaves_a_consistent_index_after_a_rerun(shared_d
     owned = [cid for entry in final_manifest["documents"].values() for cid in entry["chunk_ids"]]  # type: ignore[attr-defined]
     assert len(final_manifest["documents"]) == 6  # type: ignore[arg-type]
     assert len(owned) == len(set(owned)) == count == len(ids)  # no duplicates
-    assert set(owned) == ids == set(json.loads(bm25)["chunk_ids"])  # nothing missing anywhere
+    assert set(owned) == ids == set(artifact_chunk_ids(bm25))  # nothing missing anywhere
     corpus = await Corpus.load(LocalObjectStore(data_dir / "objects"))
     assert set(corpus.chunks) == ids
