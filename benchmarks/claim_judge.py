@@ -18,6 +18,14 @@ rejects. With ``--errors``, the judge's mistakes on the development part (never 
 
 ``judge_suite(judge, cases)`` and ``report(name, judge, …)`` take any ``ClaimJudge``; ``--judge`` names one of
 ``api.composer.judge.JudgeName`` (repeat it to report several judges one after another).
+
+A slow judge (the LLM judge on a small local model) may run a part of the suite: ``--parts`` names the parts to run
+(run in the order given, reported in the usual order), and ``--dev-sample N`` keeps N of the development pairs,
+evenly spaced in id order (the pair at position ``floor(i * total / N)`` for ``i = 0 … N-1``), a fixed rule stated
+in the report. For ``--judge llm`` the report adds how each verdict was reached (by the rules' hard checks before the
+model is asked, by the model, by the rules because the model's reply was unusable, or rejected because the model's
+quote is not in the provision), the model's own verdicts against the labels, and each call's time; ``--trace FILE``
+writes one JSON line per judged sentence as it goes.
 """
 
 from __future__ import annotations
@@ -26,18 +34,24 @@ import argparse
 import asyncio
 import contextlib
 import json
+import math
+import sys
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import get_args
+from typing import IO, Any, get_args
 
 import httpx
-from report import SHARED, publish
+from report import SHARED, percentile, publish
 
-from api.composer.judge import ClaimJudge, JudgeName, build_claim_judge, llm_asker, reasons
-from api.composer.skills import load_skills
+from api.composer.citations import locate_quote
+from api.composer.judge import ClaimJudge, JudgeName, build_claim_judge, reasons
+from api.composer.learned_judges import Ask
+from api.composer.skills import Skill, load_skills
+from api.composer.structured import LLMCall, ask_json
 from api.composer.verification import identity
 from api.schemas.events import Citation
 from api.settings import GateSettings, LLMSettings
@@ -48,6 +62,9 @@ TESTS_DATA = ROOT / "tests" / "data"
 PAIRS = ROOT / "evaluation" / "claim_pairs.jsonl"
 REPLAY = ROOT / "evaluation" / "replay_labels.jsonl"
 CORPUS = Path("corpus") / "zimbabwe_legislation" / "acts.jsonl"
+PARTS = ("claim_support", "polarity", "dev", "heldout", "replay")
+PART_TITLES = {"claim_support": "old: claim_support", "polarity": "old: polarity", "dev": "new pairs: dev",
+               "heldout": "new pairs: held-out", "replay": "real-model replay"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -75,6 +92,12 @@ class Figures:
     """kind -> counts of "tp", "fp", "fn", "tn"."""
     errors: list[tuple[Case, str]] = field(default_factory=list)
     """(case, why the judge decided as it did) for every wrong verdict."""
+    routes: Counter[str] = field(default_factory=Counter)
+    """LLM judge only: how each verdict was reached (``route`` below)."""
+    model_alone: Counter[str] = field(default_factory=Counter)
+    """LLM judge only: the model's own verdicts ("tp", "fp", "fn", "tn") where it gave a usable one."""
+    model_by_kind: dict[str, Counter[str]] = field(default_factory=dict)
+    """LLM judge only: the model's own verdicts by kind."""
 
     @property
     def total(self) -> int:
@@ -108,6 +131,47 @@ class Section:
         cited = Citation(index=1, doc_key=self.law_id, title=self.title, section_id=f"{self.law_id}#s{self.number}",
                          section=f"section {self.number}", heading=self.heading, chunk_id="", quote="")  # fmt: skip
         return identity(cited)
+
+
+@dataclass(frozen=True)
+class Asked:
+    """One call of the ``judge`` skill: the model's JSON object (None when unusable) and the call's record."""
+
+    reply: dict[str, Any] | None
+    call: LLMCall
+
+
+def recording_asker(llm: Any, skill: Skill, timeout_s: float, calls: dict[tuple[str, str], Asked]) -> Ask:
+    """``api.composer.judge.llm_asker`` (the same structured call, one attempt), keeping each call's reply and record
+    by (sentence, provision) so the report can say how each verdict was reached and how long the model took."""
+
+    async def ask(values: dict[str, str]) -> dict[str, Any] | None:
+        result, call = await ask_json(llm, skill, timeout_s, 1, values)
+        calls[(values["sentence"], values["provision"])] = Asked(result, call)
+        return result
+
+    return ask
+
+
+ROUTES = {
+    "hard_checks": "the rules' hard checks, model not asked",
+    "unusable": "model's reply unusable (call failed, not JSON, or no `supported` bool): the rules decided",
+    "quote_not_found": "model said supported, its quote is not in the provision: rejected",
+    "model": "the model's verdict",
+}
+
+
+def route(asked: Asked | None, provision: str) -> str:
+    """How the LLM judge reached its verdict, read as ``LLMJudge.judge`` reads the model's reply."""
+    if asked is None:
+        return "hard_checks"
+    reply = asked.reply
+    if reply is None or not isinstance(reply.get("supported"), bool):
+        return "unusable"
+    quote = str(reply.get("quote") or "").strip()
+    if reply["supported"] and quote and not locate_quote(quote, provision):
+        return "quote_not_found"
+    return "model"
 
 
 def read_jsonl(path: Path) -> list[dict[str, object]]:
@@ -173,12 +237,39 @@ def replay_cases(data_dir: Path, path: Path = REPLAY) -> tuple[list[Case], int]:
     return cases, unresolved
 
 
-def judge_suite(judge: ClaimJudge, cases: Sequence[Case]) -> Figures:
-    """Judge every case with ``judge`` (empty topic, the provision's heading and identity) and count the verdicts."""
+def judge_suite(
+    judge: ClaimJudge,
+    cases: Sequence[Case],
+    calls: dict[tuple[str, str], Asked] | None = None,
+    trace: IO[str] | None = None,
+    part: str = "",
+) -> Figures:
+    """Judge every case with ``judge`` (empty topic, the provision's heading and identity) and count the verdicts.
+    ``calls``: the LLM judge's calls (``recording_asker``), read to say how each verdict was reached; ``trace``: one
+    JSON line per case, written as it goes."""
     figures = Figures()
-    for case in cases:
+    started = time.perf_counter()
+    for n, case in enumerate(cases, 1):
         verdict = judge.judge(case.sentence, case.provision, topic={}, identity=case.identity, heading=case.heading)
         outcome = ("t" if verdict.supported == case.supported else "f") + ("p" if verdict.supported else "n")
+        asked = None if calls is None else calls.get((case.sentence, case.provision))
+        if calls is not None:
+            figures.routes[route(asked, case.provision)] += 1
+            if asked is not None and asked.reply is not None and isinstance(asked.reply.get("supported"), bool):
+                own = ("t" if asked.reply["supported"] == case.supported else "f") + (
+                    "p" if asked.reply["supported"] else "n"
+                )
+                figures.model_alone[own] += 1
+                figures.model_by_kind.setdefault(case.kind, Counter())[own] += 1
+            elapsed = time.perf_counter() - started
+            print(f"[{part}] {n}/{len(cases)} {case.id or case.kind} {outcome} {elapsed:.0f} s", file=sys.stderr)
+        if trace is not None:
+            row = {"part": part, "id": case.id, "kind": case.kind, "supported": case.supported,
+                   "verdict": verdict.supported, "reasons": list(reasons(verdict)), "sentence": case.sentence,
+                   "route": route(asked, case.provision) if calls is not None else "",
+                   "reply": asked.reply if asked else None, "call": asked.call if asked else None}  # fmt: skip
+            trace.write(json.dumps(row, ensure_ascii=False) + "\n")
+            trace.flush()
         figures.by_kind.setdefault(case.kind, Counter())[outcome] += 1
         match outcome:
             case "tp":
@@ -194,6 +285,10 @@ def judge_suite(judge: ClaimJudge, cases: Sequence[Case]) -> Figures:
             detail = f"{why}; score {verdict.score:.2f}/{verdict.threshold:.2f}"
             if verdict.missing:
                 detail += f"; missing {list(verdict.missing)}"
+            if calls is not None:
+                detail += f"; {route(asked, case.provision)}"
+                if asked is not None and asked.reply is not None:
+                    detail += f"; model said {json.dumps(asked.reply, ensure_ascii=False)}"
             figures.errors.append((case, detail))
     return figures
 
@@ -218,24 +313,54 @@ def kinds_table(figures: Figures) -> list[str]:
     return lines
 
 
+def sample(cases: Sequence[Case], n: int) -> list[Case]:
+    """``n`` of ``cases``, evenly spaced in id order: the case at position ``floor(i * len / n)``, i = 0 … n-1."""
+    ordered = sorted(cases, key=lambda c: c.id)
+    if n <= 0 or n >= len(ordered):
+        return ordered
+    return [ordered[math.floor(i * len(ordered) / n)] for i in range(n)]
+
+
 def report(
-    judge_name: str, judge: ClaimJudge, data_dir: Path, errors: bool = False, replay: Path = REPLAY
+    judge_name: str,
+    judge: ClaimJudge,
+    data_dir: Path,
+    errors: bool = False,
+    replay: Path = REPLAY,
+    parts_run: Sequence[str] = PARTS,
+    dev_sample: int = 0,
+    calls: dict[tuple[str, str], Asked] | None = None,
+    trace: IO[str] | None = None,
 ) -> list[str]:
-    """The whole suite's figures for one judge, as Markdown."""
-    parts: list[tuple[str, Figures]] = [
-        ("old: claim_support", judge_suite(judge, old_cases("claim_support"))),
-        ("old: polarity", judge_suite(judge, old_cases("polarity"))),
-        ("new pairs: dev", judge_suite(judge, pair_cases(data_dir, "dev"))),
-        ("new pairs: held-out", judge_suite(judge, pair_cases(data_dir, "heldout"))),
-    ]
+    """The figures for one judge over the parts ``parts_run`` (in that order; the whole suite by default), as
+    Markdown. ``dev_sample``: judge only that many development pairs (``sample``)."""
     notes = []
-    if replay.exists():
-        replayed, unresolved = replay_cases(data_dir, replay)
-        parts.append(("real-model replay", judge_suite(judge, replayed)))
-        if unresolved:
-            notes.append(f"{unresolved} replay sentences named no single corpus section and were left out.")
-    else:
-        notes.append(f"{replay.name} is absent: no real-model replay part.")
+    done: dict[str, Figures] = {}
+    for part in parts_run:
+        match part:
+            case "claim_support" | "polarity":
+                cases = old_cases(part)
+            case "dev":
+                everything = pair_cases(data_dir, "dev")
+                cases = sample(everything, dev_sample)
+                if len(cases) < len(everything):
+                    total, kept = len(everything), len(cases)
+                    notes.append(f"Development pairs: {kept} of {total}, evenly spaced in id order (position "
+                                 f"floor(i * {total} / {kept}), i = 0 … {kept - 1}).")  # fmt: skip
+            case "heldout":
+                cases = pair_cases(data_dir, "heldout")
+            case _:
+                if not replay.exists():
+                    notes.append(f"{replay.name} is absent: no real-model replay part.")
+                    continue
+                cases, unresolved = replay_cases(data_dir, replay)
+                if unresolved:
+                    notes.append(f"{unresolved} replay sentences named no single corpus section and were left out.")
+        done[part] = judge_suite(judge, cases, calls, trace, part)
+    skipped = [PART_TITLES[p] for p in PARTS if p not in parts_run and p != "replay"]
+    if skipped:
+        notes.append(f"Not run: {', '.join(skipped)}.")
+    parts = [(PART_TITLES[p], done[p]) for p in PARTS if p in done]
     lines = [f"## Judge `{judge_name}`", "",
              "Positive class: supported. Precision: supported among the sentences passed; recall: supported "
              "sentences passed; caught: unsupported sentences rejected.", "",
@@ -243,10 +368,49 @@ def report(
              "| --- | ---: | ---: | --- | --- | --- |",
              *(figures_row(name, figures) for name, figures in parts), ""]  # fmt: skip
     lines += [*notes, ""] if notes else []
-    for name, figures in parts[2:]:
-        lines += [f"### By kind, {name}", "", *kinds_table(figures), ""]
-    if errors:
-        lines += dev_errors(parts[2][1])
+    for name, figures in parts:
+        if not name.startswith("old"):
+            lines += [f"### By kind, {name}", "", *kinds_table(figures), ""]
+    if calls is not None:
+        lines += llm_figures(parts, calls)
+    if errors and "dev" in done:
+        lines += dev_errors(done["dev"])
+    return lines
+
+
+def llm_figures(parts: Sequence[tuple[str, Figures]], calls: dict[tuple[str, str], Asked]) -> list[str]:
+    """How the LLM judge reached its verdicts, the model's own verdicts against the labels, and the calls' times."""
+    lines = ["### How the LLM judge reached its verdicts", "",
+             "| part | sentences | " + " | ".join(ROUTES.values()) + " |",
+             "| --- | ---: | " + " | ".join("---:" for _ in ROUTES) + " |"]  # fmt: skip
+    for name, figures in parts:
+        lines.append(f"| {name} | {figures.total} | " + " | ".join(str(figures.routes[r]) for r in ROUTES) + " |")
+    lines += ["", "### The model's own verdicts (where its reply was usable), before the hard checks and the quote "
+              "check", "", "| part | usable replies | supported | precision | recall | caught |",
+              "| --- | ---: | ---: | --- | --- | --- |"]  # fmt: skip
+    for name, figures in parts:
+        alone = figures.model_alone
+        lines.append(figures_row(name, Figures(alone["tp"], alone["fp"], alone["fn"], alone["tn"])))
+    for name, figures in parts:
+        if not name.startswith("old"):
+            lines += [
+                "",
+                f"By kind, {name} (the model's own verdicts):",
+                "",
+                *kinds_table(Figures(by_kind=figures.model_by_kind)),
+            ]
+    records = [asked.call for asked in calls.values()]
+    if records:
+        ms = [c["ms"] for c in records]
+        outcomes = Counter(c["outcome"] for c in records)
+        tokens_in = [c["input_tokens"] for c in records]
+        tokens_out = [c["output_tokens"] for c in records]
+        lines += ["", "### Calls", "",
+                  f"{len(records)} calls; outcomes: {', '.join(f'{k} {v}' for k, v in sorted(outcomes.items()))}. "
+                  f"Time per call: median {percentile(ms, 0.5) / 1000:.1f} s, P95 {percentile(ms, 0.95) / 1000:.1f} s, "
+                  f"max {max(ms) / 1000:.1f} s. Tokens per call: input median {percentile(tokens_in, 0.5):.0f} "
+                  f"(max {max(tokens_in)}), output median {percentile(tokens_out, 0.5):.0f} (max {max(tokens_out)}).",
+                  ""]  # fmt: skip
     return lines
 
 
@@ -279,19 +443,33 @@ def main() -> None:
                         "http://127.0.0.1:8090/v1 (make local-llm)")  # fmt: skip
     parser.add_argument("--llm-model", default="qwen2.5-coder-1.5b-instruct-q4_k_m")
     parser.add_argument("--llm-timeout", type=float, default=120.0, help="seconds per judge call")
+    parser.add_argument("--parts", default=",".join(PARTS),
+                        help="comma-separated parts to run, in this order (default: all)")  # fmt: skip
+    parser.add_argument("--dev-sample", type=int, default=0,
+                        help="judge only N development pairs, evenly spaced in id order (default: all)")  # fmt: skip
+    parser.add_argument("--trace", type=Path, help="write one JSON line per judged sentence here, as it goes")
     args = parser.parse_args()
+    parts_run = [p.strip() for p in args.parts.split(",") if p.strip()]
+    if unknown := [p for p in parts_run if p not in PARTS]:
+        parser.error(f"unknown parts {unknown}: choose from {', '.join(PARTS)}")
     lines: list[str] = []
-    for name in args.judge or ["rules"]:
-        with built_judge(name, args) as judge:
-            lines += report(name, judge, args.data_dir, errors=args.errors, replay=args.replay)
+    with contextlib.ExitStack() as stack:
+        trace = stack.enter_context(args.trace.open("w", encoding="utf-8")) if args.trace else None
+        for name in args.judge or ["rules"]:
+            calls: dict[tuple[str, str], Asked] | None = {} if name == "llm" else None
+            with built_judge(name, args, calls) as judge:
+                lines += report(name, judge, args.data_dir, errors=args.errors, replay=args.replay,
+                                parts_run=parts_run, dev_sample=args.dev_sample, calls=calls, trace=trace)  # fmt: skip
     publish(lines, args.out)
 
 
 @contextlib.contextmanager
-def built_judge(name: JudgeName, args: argparse.Namespace) -> Iterator[ClaimJudge]:
+def built_judge(
+    name: JudgeName, args: argparse.Namespace, calls: dict[tuple[str, str], Asked] | None = None
+) -> Iterator[ClaimJudge]:
     """The judge as the service builds it. The LLM judge asks the model on an event loop of its own, in a thread,
     as it does on the service's loop; the benchmark calls it from the main thread, as the gate calls it from a
-    worker thread."""
+    worker thread. Its calls are recorded in ``calls``."""
     gate = GateSettings(
         judge=name, cross_encoder_path=args.cross_encoder_path, cross_encoder_threshold=args.cross_encoder_threshold,
         llm_max_calls=1_000_000, llm_timeout_s=args.llm_timeout,
@@ -308,7 +486,7 @@ def built_judge(name: JudgeName, args: argparse.Namespace) -> Iterator[ClaimJudg
         http = httpx.AsyncClient(timeout=args.llm_timeout)
         llm = build_llm(llm_cfg, http)
         assert llm is not None
-        ask = llm_asker(llm, load_skills()["judge"], args.llm_timeout, 1)
+        ask = recording_asker(llm, load_skills()["judge"], args.llm_timeout, {} if calls is None else calls)
         return build_claim_judge(gate, ask), http
 
     judge, http = asyncio.run_coroutine_threadsafe(build(), loop).result()
@@ -318,6 +496,7 @@ def built_judge(name: JudgeName, args: argparse.Namespace) -> Iterator[ClaimJudg
         asyncio.run_coroutine_threadsafe(http.aclose(), loop).result()
         loop.call_soon_threadsafe(loop.stop)
         thread.join()
+        loop.close()
 
 
 if __name__ == "__main__":
