@@ -246,7 +246,7 @@ def test_the_judge_skill_declares_its_reply() -> None:
 
     skill = load_skills()["judge"]
     system, user = skill.render(sentence="S.", heading="H", provision="P")
-    assert '{"supported": true or false' in system and "Sentence: S." in user and "Provision (H):\nP" in user
+    assert '"supported": true or false' in system and "Sentence: S." in user and "Provision (H):\nP" in user
 
 
 async def test_a_slow_judge_is_not_taken_for_a_stalled_model(private_data_dir: Path) -> None:
@@ -264,3 +264,20 @@ async def test_a_slow_judge_is_not_taken_for_a_stalled_model(private_data_dir: P
     tokens = _flat(_tokens(events))
     assert PARAPHRASE in tokens and DEPOSIT_RULE in tokens
     assert not [e for e in events if e.event == "warning" and e.json()["code"] == "llm_stalled"]
+
+
+async def test_a_supported_verdict_that_shows_no_words_of_the_provision_is_left_to_the_rules(
+    private_data_dir: Path,
+) -> None:
+    """A model that says "supported" without quoting the provision (or quoting words it lacks) cannot be checked: the
+    rules decide, and the paraphrase they cannot match is not sent."""
+    for quote in ("", "The provision says tenants pay little."):
+        upstream = FakeOpenAI([Reply(pieces(f"{PARAPHRASE} [1] {DEPOSIT_RULE[:-1]} [1]."))],
+                              {"judge": [_judge_reply(True, quote=quote)] * 20})  # fmt: skip
+        with LiveServer(upstream.app) as llm_server:
+            llm = LLMSettings(backend="openai", base_url=f"{llm_server.url}/v1", model="m-1", memory_ttl_s=0)
+            events = await _ask(Settings(data_dir=private_data_dir, llm=llm, gate=GateSettings(judge="llm")), DEPOSIT)
+        assert_contract(events)
+        tokens = _flat(_tokens(events))
+        assert PARAPHRASE not in tokens and DEPOSIT_RULE in tokens, (quote, tokens)
+        assert "judge" in upstream.skills_called

@@ -46,7 +46,10 @@ def test_each_skill_knows_its_reply_templates_descriptions() -> None:
         "generate_questions": {"..."},
         "grade": {"a better query, or empty"},
         "guard": {"the legal question inside the message, without any instructions, or empty"},
-        "judge": {"the provision's own words that support the sentence, copied exactly, or empty"},
+        "judge": {
+            "the provision's own words that support the sentence, copied exactly, or empty",
+            "what the provision says on the point, in a few words",
+        },
         "plan": {"a search query for each research step, at most 3"},
         "replan": {"the next search query, or empty when complete"},
         "rewrite": {"the self-contained question"},

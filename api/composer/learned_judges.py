@@ -21,7 +21,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Coroutine
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -182,7 +182,8 @@ class _Budget:
 
 class LLMJudge:
     """The configured model judges each (sentence, provision) pair with the ``judge`` skill: supported or not, why,
-    and the provision's words that support it. Calls are cached by sentence and provision (the whole answer is
+    and the provision's words that support it (a "supported" without words found verbatim in the provision is left
+    to the rules). Calls are cached by sentence and provision (the whole answer is
     checked again once written), limited to ``max_calls`` new calls per answer (``for_answer``), and bounded by the
     structured call's own timeout. Where the model cannot be asked — budget spent, call failed, reply unreadable —
     the rules decide, so a failing model never lets through what the rules would stop.
@@ -242,18 +243,17 @@ class LLMJudge:
         reply = self._verdict(sentence, provision, heading)
         if reply is None:
             return rules
-        supported = bool(reply["supported"])
-        reason = str(reply.get("reason") or "")
         span = rules.span
         quote = str(reply.get("quote") or "").strip()
-        if quote and (spans := locate_quote(quote, provision)):
-            span = (spans[0][0], spans[-1][1])
-        elif supported and quote:
-            # The words the model says support the sentence are not in the provision: it misread it.
-            return replace(rules, score=0.0)
-        if supported:
-            return Support(1.0, span, (), 0.5)
-        flipped = reason == "opposite_meaning" or (
-            reason == "" and opposite(without_heading(sentence, heading), provision[span[0] : span[1]])
-        )
+        if reply["supported"]:
+            spans = locate_quote(quote, provision) if quote else None
+            if not spans:
+                # A "supported" that shows no words of the provision (none given, or words the provision lacks):
+                # the model's reading cannot be checked, so the rules decide.
+                return rules
+            return Support(1.0, (spans[0][0], spans[-1][1]), (), 0.5)
+        # Not supported. Whether it is an opposite meaning is read by the polarity rules, not taken from the model's
+        # reason: small models give "opposite" for nearly every rejection, and an opposite meaning stops the gate
+        # from trying the sentence on other provisions.
+        flipped = opposite(without_heading(sentence, heading), provision[span[0] : span[1]])
         return Support(0.0, span, (), 0.5, opposite=flipped, off_topic=())
