@@ -42,7 +42,8 @@ def cite_as(
 ) -> str:
     """``title``'s provision ``provision_id`` (a provision id, "…#s3(1)") as its jurisdiction cites it; ``section``:
     the service's label ("section 3(1)"), for a provision that is neither a section nor a paragraph."""
-    table = (styles or load_styles()).get(jurisdiction.upper()) or (styles or load_styles())["DEFAULT"]
+    styles = styles or load_styles()
+    table = styles.get(jurisdiction.upper()) or styles["DEFAULT"]
     fragment = provision_id.partition("#")[2].split("~")[0]
     chapter = re.sub(r"^\[?\s*chapter\s*", "", chapter.strip(), flags=re.I).rstrip("]").strip()
     values = {"title": title, "short_title": _YEAR_SUFFIX.sub("", title), "chapter": chapter, "label": section}

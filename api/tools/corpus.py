@@ -131,6 +131,12 @@ class Corpus:
         """The manifest's version, hashed once: a corpus version is never changed, a new one is loaded."""
         return self.manifest.version
 
+    @functools.cached_property
+    def repealed_by(self) -> dict[str, str]:
+        """The documents a later document of the corpus repeals: doc key -> the provision that repeals it, in words
+        (read once per corpus version: the gate and the quote-only answer read it for every answer)."""
+        return {key: f"{r.by_section} of the {r.by_title}" for key, r in self.repealed.items()}
+
     def styled(self, citation: Citation) -> Citation:
         """``citation`` with ``cite_as``: its provision as its document's jurisdiction cites it."""
         entry = self.manifest.documents.get(citation.doc_key)

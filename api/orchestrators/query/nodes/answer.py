@@ -34,7 +34,6 @@ from .common import (
     ms,
     noted_repeals,
     provisions_for,
-    repealed_by,
     scope,
     warn,
 )
@@ -182,7 +181,7 @@ async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpd
         tracker = GatedTracker(
             offered,
             runtime.stream_writer,
-            SentenceGate(offered, provisions, topic, deps.claims, repealed_by(deps.corpus)),
+            SentenceGate(offered, provisions, topic, deps.claims, deps.corpus.repealed_by),
         )
         tracker.after(shown)
         call_start = time.perf_counter()

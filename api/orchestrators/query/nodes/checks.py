@@ -37,7 +37,6 @@ from .common import (
     memory_key,
     ms,
     provisions_for,
-    repealed_by,
     turn,
     warn,
     without_repeal_notes,
@@ -114,7 +113,7 @@ async def _gate(
     verdicts from the streamed check are cached). ``notes_repeals``: the answer itself says, beside each quote of a
     repealed law, that it is repealed, so the gate need not require each sentence to."""
     topic = topic_words(part_asked(state), deps.retriever.lexical, deps.retriever.thesaurus)
-    repealed = {} if notes_repeals else repealed_by(deps.corpus)
+    repealed = {} if notes_repeals else deps.corpus.repealed_by
     if deps.claims.blocking:
         return await asyncio.to_thread(gate_model_answer, text, offered, provisions, topic, deps.claims, repealed)
     return gate_model_answer(text, offered, provisions, topic, deps.claims, repealed)

@@ -125,23 +125,20 @@ def without_repeal_notes(text: str) -> str:
     return _A_REPEAL_NOTE.sub("", text)
 
 
-def repealed_by(corpus: Corpus) -> dict[str, str]:
-    """The documents a later document of the corpus repeals: doc key -> the provision that repeals it, in words."""
-    return {key: f"{r.by_section} of the {r.by_title}" for key, r in corpus.repealed.items()}
-
-
 def noted_repeals(text: str, citations: Iterable[Citation], corpus: Corpus) -> str:
     """A quote-only answer with a note after each paragraph that quotes a repealed law, saying what repealed it:
     the law's own words are quoted as they stand, and the reader is told they may no longer be the law. (The note
     rests on the repealing provision's own words, found at ingestion; the paragraph keeps its citation marker.)"""
+    repealed = corpus.repealed_by
     by_index = {c.index: c for c in citations}
-    repealed = repealed_by(corpus)
+    if not repealed.keys() & {c.doc_key for c in by_index.values()}:
+        return text  # no quote of a repealed law: nothing to note
+    titles = {c.doc_key: c.title for c in by_index.values()}
     paragraphs = []
     for paragraph in text.split("\n\n"):
         laws = dict.fromkeys(
             c.doc_key for m in MARKER.findall(paragraph) if (c := by_index.get(int(m))) and c.doc_key in repealed
         )
-        titles = {c.doc_key: c.title for c in by_index.values()}
         notes = [_REPEAL_NOTE.format(title=titles[key], by=repealed[key]) for key in laws]
         paragraphs.append(" ".join([paragraph.rstrip(), *notes]) if notes else paragraph)
     return "\n\n".join(paragraphs)
