@@ -186,7 +186,7 @@ async def open_services(settings: Settings, serving: bool = False) -> AsyncItera
 
                     # Every answer searches the same way from the first: the exact index, built while the rest loaded.
                     await vectors.exact_ready()
-                    served = corpus.version if set(lexical.chunk_ids) == set(corpus.chunks) else ""
+                    served = corpus.version if corpus.chunks.holds_exactly(lexical.chunk_ids) else ""
                     # From here the first version is reached through the orchestrator's deps only, so a swap frees it
                     # (held here too, each process kept its first corpus and BM25 index beside the current one).
                     del corpus, lexical, sentences, retriever, bundler, judge, deps

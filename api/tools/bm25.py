@@ -97,6 +97,11 @@ class LexicalIndex(Protocol):
         """How many chunks contain the (tokenized) term."""
         ...
 
+    @property
+    def positions(self) -> dict[str, int]:
+        """Each chunk id's position in ``chunk_ids``."""
+        ...
+
     def family_frequency(self, term: str) -> int:
         """How many chunks contain a word of the term's family (same ``stem``): 'increased' counts 'increase'."""
         ...
@@ -144,7 +149,8 @@ class _TokenIndex(abc.ABC):
         return await asyncio.to_thread(self._search, query, limit, mask)
 
     @functools.cached_property
-    def _positions(self) -> dict[str, int]:
+    def positions(self) -> dict[str, int]:
+        """Each chunk id's position in ``chunk_ids``."""
         return {cid: i for i, cid in enumerate(self.chunk_ids)}
 
     @functools.cached_property
@@ -178,7 +184,7 @@ class _TokenIndex(abc.ABC):
         weights: dict[str, float] = {}
         present: Counter[str] = Counter()
         for cid in feedback_ids:
-            position = self._positions.get(cid)
+            position = self.positions.get(cid)
             if position is None:
                 continue
             ids = self.tokens.ids_of(position).tolist()

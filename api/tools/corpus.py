@@ -25,6 +25,7 @@ from api.schemas.documents import Chunk, Document
 from api.schemas.events import Citation
 from api.text.citation_style import cite_as, jurisdiction_for
 from api.tools.cache import TTLCache
+from api.tools.chunk_table import ChunkTable, ChunkWriter
 from api.tools.links import Links, load_links
 from api.tools.object_store import ObjectStore, get_json, get_many_json
 from api.tools.repeals import Repeal, load_repeals
@@ -33,6 +34,7 @@ log = logging.getLogger(__name__)
 MANIFEST_KEY = "indexes/manifest.json"
 DOCUMENT_CACHE_S = 3600.0
 DOCUMENT_CACHE_ENTRIES = 256
+LOAD_BATCH = 256  # documents whose chunks are read and parsed at once when a corpus is loaded
 
 
 def doc_slug(doc_key: str) -> str:
@@ -109,13 +111,14 @@ class Corpus:
     def __init__(
         self,
         manifest: Manifest,
-        chunks: Iterable[Chunk],
+        chunks: Iterable[Chunk] | ChunkTable,
         store: ObjectStore,
         repealed: dict[str, Repeal] | None = None,
         links: Links | None = None,
     ) -> None:
         self.manifest = manifest
-        self.chunks = {c.chunk_id: c for c in chunks}
+        self.chunks = chunks if isinstance(chunks, ChunkTable) else ChunkTable.build(chunks)
+        """Every chunk by id, read from disk as answers need them (``api.tools.chunk_table``)."""
         self.store = store
         self.repealed = repealed or {}
         """Documents (by doc key) that another document of the corpus says are repealed."""
@@ -160,17 +163,18 @@ class Corpus:
         corpus, so nothing a caller sees depends on another tenant's documents."""
         if (view := self._views.get(tenant)) is None:
             readable = {"", tenant}
+            facets = self.chunks.documents
             keys = [
                 key for key, entry in self.manifest.documents.items()
-                if entry.chunk_ids and (c := self.chunks.get(entry.chunk_ids[0])) is not None and c.tenant in readable
+                if entry.chunk_ids and (f := facets.get(key)) is not None and f.tenant in readable
             ]  # fmt: skip
-            chunks = [c for c in self.chunks.values() if c.tenant in readable]
             shown = Manifest(embedder=self.manifest.embedder, dimensions=self.manifest.dimensions,
                              documents={k: self.manifest.documents[k] for k in keys})  # fmt: skip
+            mine = [f for f in facets.values() if f.tenant in readable]
             view = TenantView(
-                version=shown.version, documents=len(keys), chunks=len(chunks),
+                version=shown.version, documents=len(keys), chunks=sum(f.chunks for f in mine),
                 titles=sorted({self.manifest.documents[k].title for k in keys}),
-                jurisdictions=frozenset(c.jurisdiction for c in chunks if c.jurisdiction),
+                jurisdictions=frozenset(f.jurisdiction for f in mine if f.jurisdiction),
             )  # fmt: skip
             if len(self._views) >= TENANT_VIEWS:
                 self._views.pop(next(iter(self._views)))
@@ -182,7 +186,7 @@ class Corpus:
 
     @functools.cached_property
     def tenants(self) -> set[str]:
-        return {c.tenant for c in self.chunks.values()}
+        return {f.tenant for f in self.chunks.documents.values()}
 
     def tenant_scope(self, tenant: str) -> tuple[str, ...] | None:
         """The owners a caller of ``tenant`` may read (its own and the public corpus), or None when that is
@@ -242,9 +246,10 @@ class Corpus:
         return "\n".join(texts)
 
     @classmethod
-    async def load(cls, store: ObjectStore) -> Corpus:
+    async def load(cls, store: ObjectStore, batch: int = LOAD_BATCH) -> Corpus:
+        """The stored corpus; its chunks are read ``batch`` documents at a time into their table."""
         manifest = await Manifest.load(store)
-        chunks = await load_chunks(store, manifest.documents)
+        chunks = await stored_chunks(store, list(manifest.documents), batch)
         return cls(manifest, chunks, store, await load_repeals(store), await load_links(store))
 
 
@@ -252,6 +257,19 @@ async def load_chunks(store: ObjectStore, doc_keys: Iterable[str]) -> list[Chunk
     """The stored chunks of the documents ``doc_keys``, in that order (a document with none stored gives none)."""
     raws = await get_many_json(store, [chunks_object_key(k) for k in doc_keys])
     return [Chunk.model_validate(c) for raw in raws if raw for c in raw]
+
+
+async def stored_chunks(store: ObjectStore, doc_keys: Sequence[str], batch: int = LOAD_BATCH) -> ChunkTable:
+    """The stored chunks of the documents ``doc_keys`` written to a chunk table, read a batch of documents at a time
+    so that no more than a batch's chunks are ever in memory at once."""
+    writer = await asyncio.to_thread(ChunkWriter)
+    try:
+        for start in range(0, len(doc_keys), batch):
+            await asyncio.to_thread(writer.add, await load_chunks(store, doc_keys[start : start + batch]))
+    except BaseException:
+        writer.abort()
+        raise
+    return await asyncio.to_thread(writer.finish)
 
 
 def _log_late_read(read: asyncio.Task[tuple[Document | None, bool]]) -> None:

@@ -63,7 +63,7 @@ class CorpusWatcher:
         lexical = await load_lexical_index(self.store, self.bm25)
         await self.swap(corpus, lexical)
         self.reloads += 1
-        complete = set(lexical.chunk_ids) == set(corpus.chunks)
+        complete = corpus.chunks.holds_exactly(lexical.chunk_ids)
         if complete:
             self.served = corpus.version
         log.info(

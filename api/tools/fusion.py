@@ -27,6 +27,7 @@ from api.errors import ConfigError
 from api.schemas.documents import Chunk
 from api.text.words import tokenize
 from api.tools.bm25 import LexicalIndex
+from api.tools.chunk_table import ChunkTable
 from api.tools.vector_store import Hit
 
 LISTS = ("dense", "bm25")
@@ -160,24 +161,15 @@ def _depth(tree: Tree) -> int:
 class Candidates:
     """What the ranker reads about one corpus's chunks: each one's tokens in the lexical index (its words and length),
     its document, the depth of its number, and the chunks around it in its document (``chunks`` in document order,
-    as the corpus holds them)."""
+    as the corpus holds them; read from the table as a question needs them)."""
 
-    def __init__(self, chunks: Iterable[Chunk], lexical: LexicalIndex) -> None:
-        self.order = list(chunks)
-        self.at = {c.chunk_id: i for i, c in enumerate(self.order)}
+    def __init__(self, chunks: Iterable[Chunk] | ChunkTable, lexical: LexicalIndex) -> None:
+        self.chunks = chunks if isinstance(chunks, ChunkTable) else ChunkTable.build(chunks)
         self.lexical = lexical
-        self.position = {cid: i for i, cid in enumerate(lexical.chunk_ids)}
 
     def _tokens(self, chunk_id: str) -> Sequence[str]:
-        at = self.position.get(chunk_id)
+        at = self.lexical.positions.get(chunk_id)
         return self.lexical.tokens[at] if at is not None else ()
-
-    def _neighbours(self, chunk_id: str) -> list[str | None]:
-        i = self.at[chunk_id]
-        doc = self.order[i].doc_key
-        near = [i + d for d in NEIGHBOURS]
-        return [self.order[j].chunk_id if 0 <= j < len(self.order) and self.order[j].doc_key == doc else None
-                for j in near]  # fmt: skip
 
     def features(
         self, question: str, rankings: Mapping[str, Sequence[Hit]], fused: Sequence[str],
@@ -187,7 +179,8 @@ class Candidates:
         corpus). ``lexical_scores``: BM25's scores deeper than its list (``SCORED_DEPTH``); else the list's own."""
         rank = {name: {h.chunk_id: r for r, h in enumerate(rankings.get(name, ()), 1)} for name in LISTS}
         fused_rank = {cid: r for r, cid in enumerate(fused, 1)}
-        doc = {cid: self.order[self.at[cid]].doc_key for cid in fused}
+        chunks = self.chunks.many(fused)
+        doc = {cid: chunks[cid].doc_key for cid in fused}
         document_score: dict[str, float] = defaultdict(float)
         for cid in fused:
             document_score[doc[cid]] += sum(1 / (RRF_K + rank[n].get(cid, MISSING)) for n in LISTS)
@@ -210,11 +203,14 @@ class Candidates:
                 row += [r, 1 / (RRF_K + r)]
             d = doc[cid]
             row += [fused_rank[cid], document_rank[d], document_score[d], in_top[d]]
-            row += [fused_rank.get(near, 2 * MISSING) if near else 3 * MISSING for near in self._neighbours(cid)]
+            row += [
+                fused_rank.get(near, 2 * MISSING) if near else 3 * MISSING
+                for near in self.chunks.neighbours(cid, NEIGHBOURS)
+            ]
             tokens = self._tokens(cid)
             shared = asked.intersection(tokens)
             row += [len(shared) / max(1, len(asked)), sum(rarity[w] for w in shared) / asked_weight]
-            chunk = self.order[self.at[cid]]
+            chunk = chunks[cid]
             score = lexical.get(cid, 0.0)
             row += [score, score / best, len(tokens), chunk.section_number.strip(".").count(".")]
             rows.append(row)

@@ -75,9 +75,9 @@ class DocumentReader:
         self.corpus = corpus
         self._owners: dict[str, str] = {}
         self._facets: dict[str, tuple[str, str, str]] = {}
-        for chunk in corpus.chunks.values():
-            self._owners.setdefault(chunk.doc_key, chunk.tenant)
-            self._facets.setdefault(chunk.doc_key, (chunk.doc_type, chunk.date, chunk.jurisdiction))
+        for doc_key, facets in corpus.chunks.documents.items():
+            self._owners[doc_key] = facets.tenant
+            self._facets[doc_key] = (facets.doc_type, facets.date, facets.jurisdiction)
 
     def _may_read(self, doc_key: str, caller: Caller) -> bool:
         owner = self._owners.get(doc_key)

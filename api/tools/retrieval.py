@@ -164,10 +164,16 @@ class HybridRetriever:
             return None
         mask = self._masks.get(filters)
         if mask is None:
-            chunks = self.corpus.chunks
-            mask = np.array(
-                [cid in chunks and filters.admits(chunks[cid]) for cid in self.lexical.chunk_ids], dtype=bool
-            )
+            # Every filter reads a document's fields: decide per document, then mark the chunks of those admitted.
+            admitted = {
+                key for key, f in self.corpus.chunks.documents.items()
+                if filters.admits_document(key, f.jurisdiction, f.doc_type, f.date, f.tenant)
+            }  # fmt: skip
+            positions = self.lexical.positions
+            mask = np.zeros(len(self.lexical), dtype=bool)
+            for cid, doc_key in self.corpus.chunks.doc_keys():
+                if doc_key in admitted and (at := positions.get(cid)) is not None:
+                    mask[at] = True
             self._masks.put(filters, mask)
         return mask
 

@@ -61,14 +61,18 @@ class SearchFilters:
         return any(v is not None for v in values)
 
     def admits(self, chunk: Chunk) -> bool:
-        day = date_number(chunk.date)
+        return self.admits_document(chunk.doc_key, chunk.jurisdiction, chunk.doc_type, chunk.date, chunk.tenant)
+
+    def admits_document(self, doc_key: str, jurisdiction: str, doc_type: str, date: str, tenant: str) -> bool:
+        """Whether the chunks of a document with these fields are admitted: every filter reads document fields."""
+        day = date_number(date)
         return (
-            (self.jurisdiction is None or chunk.jurisdiction == self.jurisdiction)
-            and (self.doc_type is None or chunk.doc_type == self.doc_type)
-            and (self.doc_keys is None or chunk.doc_key in self.doc_keys)
+            (self.jurisdiction is None or jurisdiction == self.jurisdiction)
+            and (self.doc_type is None or doc_type == self.doc_type)
+            and (self.doc_keys is None or doc_key in self.doc_keys)
             and (self.date_from is None or day >= date_number(self.date_from))
             and (self.date_to is None or 0 < day <= date_number(self.date_to, end=True))
-            and (self.tenants is None or chunk.tenant in self.tenants)
+            and (self.tenants is None or tenant in self.tenants)
         )
 
     def mask(self, index: ExactIndex) -> npt.NDArray[np.bool_]:
