@@ -22,6 +22,7 @@ from api.schemas.events import WarningCode
 from api.settings import RetrievalSettings
 from api.tools.bm25 import LexicalIndex, Mask
 from api.tools.cache import SemanticCache, TTLCache
+from api.tools.chunk_table import ChunkTable
 from api.tools.corpus import Corpus
 from api.tools.embeddings import Embedder, Vectors
 from api.tools.fusion import LearnedFusion, lexical_depth
@@ -106,6 +107,21 @@ def _ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 2)
 
 
+def filter_mask(chunks: ChunkTable, lexical: LexicalIndex, filters: SearchFilters) -> Mask:
+    """Which of ``lexical``'s entries ``filters`` admits. Every filter reads a document's fields, so each document is
+    decided once and its chunks marked, without reading the chunks themselves."""
+    admitted = {
+        key for key, f in chunks.documents.items()
+        if filters.admits_document(key, f.jurisdiction, f.doc_type, f.date, f.tenant)
+    }  # fmt: skip
+    positions = lexical.positions
+    mask = np.zeros(len(lexical), dtype=bool)
+    for chunk_id, doc_key in chunks.doc_keys():
+        if doc_key in admitted and (at := positions.get(chunk_id)) is not None:
+            mask[at] = True
+    return mask
+
+
 class HybridRetriever:
     def __init__(
         self,
@@ -164,16 +180,7 @@ class HybridRetriever:
             return None
         mask = self._masks.get(filters)
         if mask is None:
-            # Every filter reads a document's fields: decide per document, then mark the chunks of those admitted.
-            admitted = {
-                key for key, f in self.corpus.chunks.documents.items()
-                if filters.admits_document(key, f.jurisdiction, f.doc_type, f.date, f.tenant)
-            }  # fmt: skip
-            positions = self.lexical.positions
-            mask = np.zeros(len(self.lexical), dtype=bool)
-            for cid, doc_key in self.corpus.chunks.doc_keys():
-                if doc_key in admitted and (at := positions.get(cid)) is not None:
-                    mask[at] = True
+            mask = filter_mask(self.corpus.chunks, self.lexical, filters)
             self._masks.put(filters, mask)
         return mask
 

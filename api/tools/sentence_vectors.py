@@ -20,8 +20,11 @@ import io
 import json
 import logging
 import re
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
 
 import numpy as np
 import numpy.typing as npt
@@ -29,7 +32,8 @@ import numpy.typing as npt
 from api.schemas.documents import Chunk
 from api.text.units import quotable_units
 from api.tools.embeddings import Embedder, Vectors, model_label
-from api.tools.object_store import ObjectStore
+from api.tools.object_store import ObjectStore, local_path
+from api.tools.token_arrays import ArtifactFormatError, map_npz
 
 log = logging.getLogger(__name__)
 
@@ -86,13 +90,18 @@ class SentenceVectors:
         return out.getvalue()
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> SentenceVectors | None:
-        """The artifact, or None when it is of another format version."""
-        with np.load(io.BytesIO(data)) as arrays:
-            meta = json.loads(arrays["meta"].tobytes())
-            if meta.get("version") != ARTIFACT_VERSION:
-                return None
-            return cls(str(meta["label"]), arrays["keys"], np.asarray(arrays["vectors"], dtype=np.float32))
+    def from_file(cls, file: IO[bytes]) -> SentenceVectors | None:
+        """The artifact in ``file``, its arrays memory-mapped (read in place, never copied into the process), or None
+        when it is of another format version."""
+        view, _ = map_npz(file)
+        meta = json.loads(view("meta").tobytes())
+        if meta.get("version") != ARTIFACT_VERSION:
+            return None
+        keys, vectors = view("keys"), view("vectors")
+        if keys.dtype != np.uint64 or vectors.dtype != np.float32 or vectors.ndim != 2 or len(vectors) != len(keys):
+            raise ArtifactFormatError("arrays of the wrong type or shape")
+        return cls(str(meta["label"]), keys, vectors)
+
 
 
 async def save_sentence_vectors(store: ObjectStore, sentences: SentenceVectors) -> None:
@@ -102,15 +111,32 @@ async def save_sentence_vectors(store: ObjectStore, sentences: SentenceVectors) 
 async def load_sentence_vectors(store: ObjectStore, label: str) -> SentenceVectors | None:
     """The sentence vectors the model ``label`` made here, or None (not ingested since, or unreadable: the answers
     then embed their sentences themselves)."""
-    data = await store.get_bytes(artifact_key(label))
-    if data is None:
+    path = local_path(store, artifact_key(label))
+    data = None if path is not None else await store.get_bytes(artifact_key(label))
+    if path is None and data is None:
         return None
-    try:  # off the event loop: a serving process reads it again at every corpus swap (0.1-0.3 s over the 385 Acts)
-        sentences = await asyncio.to_thread(SentenceVectors.from_bytes, data)
+    try:  # off the event loop: a serving process reads it again at every corpus swap
+        sentences = await asyncio.to_thread(_open_artifact, path, data)
+    except FileNotFoundError:
+        return None
     except (ValueError, KeyError, OSError) as exc:
         log.warning("the sentence vectors at %s could not be read (%s); sentences are embedded as needed", label, exc)
         return None
     return sentences if sentences is not None and sentences.label == label else None
+
+
+def _open_artifact(path: Path | None, data: bytes | None) -> SentenceVectors | None:
+    """The artifact memory-mapped: in place where the store is a folder on this machine, else from an unnamed
+    temporary file holding the fetched bytes (gone from the disk when the vectors are dropped). At a million chunks
+    the vectors are gigabytes: mapped, a replica reads only the pages of the sentences its answers quote."""
+    if path is not None:
+        with path.open("rb") as file:
+            return SentenceVectors.from_file(file)
+    assert data is not None
+    with tempfile.TemporaryFile() as file:
+        file.write(data)
+        file.flush()
+        return SentenceVectors.from_file(file)
 
 
 async def rebuild_sentence_vectors(

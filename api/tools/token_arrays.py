@@ -155,22 +155,32 @@ def _members(file: IO[bytes]) -> dict[str, tuple[int, np.dtype[Any], tuple[int, 
     return found
 
 
-def map_arrays(file: IO[bytes]) -> tuple[list[str], TokenArrays]:
-    """The chunk ids and token arrays of an artifact file, the arrays read in place (memory-mapped, read-only)."""
+def map_npz(file: IO[bytes]) -> tuple[Callable[[str], npt.NDArray[Any]], mmap.mmap]:
+    """The arrays of an uncompressed ``.npz`` file read in place (memory-mapped, read-only): a function from a
+    member's name to its array, and the mapping they are views of. Pages are read from the file as they are
+    touched and count as the page cache's, not the process's own memory."""
     try:
         members = _members(file)
         mapping = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
-    except (zipfile.BadZipFile, OSError, struct.error) as exc:
-        raise ArtifactFormatError(f"not a token-array artifact ({type(exc).__name__})") from exc
+    except (zipfile.BadZipFile, OSError, struct.error, ValueError) as exc:
+        raise ArtifactFormatError(f"not an uncompressed array file ({type(exc).__name__})") from exc
 
     def view(name: str) -> npt.NDArray[Any]:
         if name not in members:
             raise ArtifactFormatError(f"no {name!r} array")
         start, dtype, shape, fortran = members[name]
         count = int(np.prod(shape))
+        if start + count * dtype.itemsize > len(mapping):
+            raise ArtifactFormatError(f"the {name!r} array runs past the end of the file")
         array = np.frombuffer(mapping, dtype=dtype, count=count, offset=start) if count else np.empty(0, dtype)
         return array.reshape(shape, order="F" if fortran else "C")
 
+    return view, mapping
+
+
+def map_arrays(file: IO[bytes]) -> tuple[list[str], TokenArrays]:
+    """The chunk ids and token arrays of an artifact file, the arrays read in place (memory-mapped, read-only)."""
+    view, mapping = map_npz(file)
     try:
         meta = json.loads(view("meta").tobytes())
     except ValueError as exc:
