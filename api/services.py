@@ -16,7 +16,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 
 from api.auth import LOCAL, Caller, IdTokenVerifier, build_id_token_verifier
 from api.composer.answerability import load_answerability_model
-from api.composer.judge import build_claim_judge, llm_asker
+from api.composer.judge.judge import build_claim_judge, llm_asker
 from api.composer.skills import load_skills
 from api.composer.structured import TimeoutPause
 from api.errors import ConfigError

@@ -538,7 +538,7 @@ class AdmissionSettings(BaseModel):
 
 
 class GateSettings(BaseModel):
-    judge: Literal["rules", "cross_encoder", "llm"] = Field(  # api.composer.judge.JudgeName
+    judge: Literal["rules", "cross_encoder", "llm"] = Field(  # api.composer.judge.judge.JudgeName
         "rules",
         description="What judges whether a cited provision supports a sentence of the answer (the gate's "
         "ClaimJudge): 'rules', the hand-written facts, meaning, polarity and topic checks; 'cross_encoder', an NLI or "

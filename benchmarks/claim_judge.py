@@ -17,7 +17,7 @@ are supported, recall the share of supported sentences it passes, and "caught" t
 rejects. With ``--errors``, the judge's mistakes on the development part (never the held-out part) are listed by kind.
 
 ``judge_suite(judge, cases)`` and ``report(name, judge, …)`` take any ``ClaimJudge``; ``--judge`` names one of
-``api.composer.judge.JudgeName`` (repeat it to report several judges one after another).
+``api.composer.judge.judge.JudgeName`` (repeat it to report several judges one after another).
 
 A slow judge (the LLM judge on a small local model) may run a part of the suite: ``--parts`` names the parts to run
 (run in the order given, reported in the usual order), and ``--dev-sample N`` keeps N of the development pairs,
@@ -48,11 +48,11 @@ import httpx
 from report import SHARED, percentile, publish
 
 from api.composer.citations import locate_quote
-from api.composer.judge import ClaimJudge, JudgeName, build_claim_judge, reasons
-from api.composer.learned_judges import Ask
+from api.composer.judge.gate import identity
+from api.composer.judge.judge import ClaimJudge, JudgeName, build_claim_judge, reasons
+from api.composer.judge.learned import Ask
 from api.composer.skills import Skill, load_skills
 from api.composer.structured import LLMCall, ask_json
-from api.composer.verification import identity
 from api.schemas.events import Citation
 from api.settings import GateSettings, LLMSettings
 from api.tools.llm import build_llm
@@ -142,8 +142,8 @@ class Asked:
 
 
 def recording_asker(llm: Any, skill: Skill, timeout_s: float, calls: dict[tuple[str, str], Asked]) -> Ask:
-    """``api.composer.judge.llm_asker`` (the same structured call, one attempt), keeping each call's reply and record
-    by (sentence, provision) so the report can say how each verdict was reached and how long the model took."""
+    """``api.composer.judge.judge.llm_asker`` (the same structured call, one attempt), keeping each call's reply and
+    record by (sentence, provision) so the report can say how each verdict was reached and how long the model took."""
 
     async def ask(values: dict[str, str]) -> dict[str, Any] | None:
         result, call = await ask_json(llm, skill, timeout_s, 1, values)

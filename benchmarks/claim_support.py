@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from api.composer.support import SUPPORT_THRESHOLD, support
+from api.composer.judge.meaning import SUPPORT_THRESHOLD
+from api.composer.judge.rules import support
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
 

@@ -24,9 +24,10 @@ from typing import Any
 
 from api.composer.citations import CitationTracker
 from api.composer.extractive import abstention, candidate_units, compose_extractive
+from api.composer.judge.choice import ExtractiveAnswer, choose_final
+from api.composer.judge.gate import gate_model_answer
 from api.composer.llm import source_citations, stream_llm_answer
 from api.composer.structured import ask_json
-from api.composer.verification import ExtractiveAnswer, choose_final, gate_model_answer
 from api.schemas.events import FinalEvent
 from api.schemas.query import QueryRequest
 from api.services import open_services

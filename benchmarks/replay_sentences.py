@@ -33,9 +33,9 @@ from topic_check import ROOT, TRACES, shown_answers
 
 from api.composer.answerability import TOPIC_SHARE, topic_words
 from api.composer.citations import MARKER, Citation, make_citation
-from api.composer.judge import RulesJudge
-from api.composer.support import Topic
-from api.composer.verification import SentenceCheck, gate_model_answer
+from api.composer.judge.gate import SentenceCheck, gate_model_answer
+from api.composer.judge.rules import RulesJudge
+from api.composer.judge.topic import Topic
 from api.schemas.documents import Chunk, Document
 from api.text.words import stem
 from api.tools.bm25 import lexical_tokens

@@ -1,4 +1,4 @@
-"""What the topic check (``api.composer.support.off_topic``) does to the model answers a real model wrote.
+"""What the topic check (``api.composer.judge.topic.off_topic``) does to the model answers a real model wrote.
 
 Replays the sentence-level AttributionGate over every model answer the local-model evaluations showed (their traces
 in benchmarks/results), each with the provisions it cited, read from an ingested data dir: once without the topic
@@ -26,7 +26,7 @@ from report import publish
 
 from api.composer.answerability import TOPIC_SHARE, topic_words
 from api.composer.citations import MARKER, make_citation
-from api.composer.verification import GateResult, gate_model_answer
+from api.composer.judge.gate import GateResult, gate_model_answer
 from api.schemas.documents import Chunk
 from api.settings import Settings
 from api.tools.bm25 import LexicalIndex, load_lexical_index

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from api.composer.judge import ClaimJudge, JudgeName, RulesJudge, build_claim_judge, reasons
-from api.composer.verification import gate_model_answer, identity
+from api.composer.judge.gate import gate_model_answer, identity
+from api.composer.judge.judge import ClaimJudge, JudgeName, build_claim_judge, reasons
+from api.composer.judge.rules import RulesJudge
 from api.schemas.events import Citation
 from api.settings import GateSettings, Settings
 

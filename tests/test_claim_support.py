@@ -5,18 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from api.composer.support import (
-    SUPPORT_THRESHOLD,
-    bodies,
-    content_terms,
-    missing_facts,
-    numbers,
-    off_topic,
-    provision_units,
-    quantities,
-    same_family,
-    support,
-)
+from api.composer.judge.facts import bodies, missing_facts, numbers, quantities
+from api.composer.judge.meaning import SUPPORT_THRESHOLD, content_terms, provision_units
+from api.composer.judge.rules import support
+from api.composer.judge.topic import off_topic, same_family
 
 DATA = Path(__file__).parent / "data"
 PROVISIONS: dict[str, str] = json.loads((DATA / "provisions.json").read_text())

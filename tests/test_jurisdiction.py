@@ -6,8 +6,9 @@ import ast
 import re
 from pathlib import Path
 
+from api.composer.judge.facts import facts
+from api.composer.judge.rules import support
 from api.composer.jurisdiction import JURISDICTION
-from api.composer.support import facts, support
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERAL_CODE = ["api/composer", "api/orchestrators", "api/tools"]

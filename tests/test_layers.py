@@ -1,5 +1,9 @@
 """The import layers stay one-way: ``api.text`` (words, sentences, provisions, named laws) imports neither the tools
-nor the composer, and the tools (retrieval, ingestion's indexes) never import the composer, which imports both."""
+nor the composer, and the tools (retrieval, ingestion's indexes) never import the composer, which imports both.
+
+The claim judge and its gate (``api.composer.judge``) sit inside the composer: they read text handed to them and
+never reach up to the graph, the routers or the clients; their modules import each other in one order; and the rest
+of the composer uses only the judge's readings of text (facts, meaning, topic), never the gate above it."""
 
 from __future__ import annotations
 
@@ -26,7 +30,12 @@ def imported(path: Path) -> set[str]:
 
 @pytest.mark.parametrize(
     ("layer", "forbidden"),
-    [("text", ("api.tools", "api.composer", "api.orchestrators")), ("tools", ("api.composer",))],
+    [
+        ("text", ("api.tools", "api.composer", "api.orchestrators")),
+        ("tools", ("api.composer",)),
+        ("composer/judge", ("api.orchestrators", "api.routers", "api.services", "api.main", "api.workers")),
+        ("composer/judge", ("api.tools", "api.streams", "api.deps")),
+    ],
 )
 def test_a_lower_layer_never_imports_a_higher_one(layer: str, forbidden: tuple[str, ...]) -> None:
     files = sorted((API / layer).glob("*.py"))
@@ -35,7 +44,41 @@ def test_a_lower_layer_never_imports_a_higher_one(layer: str, forbidden: tuple[s
     assert not wrong
 
 
+JUDGE_ORDER = ("polarity", "facts", "meaning", "topic", "rules", "learned", "judge", "gate", "streaming", "choice")
+"""The judge's modules, one job each, in the order they may import each other: each only those before it."""
+TEXT_READINGS = ("facts", "meaning", "topic", "polarity")
+"""The judge's readings of text: pure functions over strings, which the rest of the composer may use."""
+
+
+def test_the_judge_modules_import_each_other_in_one_order() -> None:
+    package = API / "composer" / "judge"
+    assert {f.stem for f in package.glob("*.py")} == {"__init__", *JUDGE_ORDER}
+    wrong = []
+    for rank, name in enumerate(JUDGE_ORDER):
+        for module in imported(package / f"{name}.py"):
+            if module.startswith("api.composer.judge."):
+                used = module.removeprefix("api.composer.judge.")
+                if used not in JUDGE_ORDER[:rank]:
+                    wrong.append(f"{name} imports {used}")
+    assert wrong == []
+
+
+def test_the_judge_readings_of_text_import_only_text_and_the_jurisdiction() -> None:
+    allowed = ("api.text", "api.composer.jurisdiction", *(f"api.composer.judge.{n}" for n in TEXT_READINGS))
+    package = API / "composer" / "judge"
+    wrong = {f"{n}: {m}" for n in TEXT_READINGS for m in imported(package / f"{n}.py") if not m.startswith(allowed)}
+    assert wrong == set()
+
+
+def test_the_rest_of_the_composer_uses_only_the_judge_readings_of_text() -> None:
+    readings = tuple(f"api.composer.judge.{n}" for n in TEXT_READINGS)
+    files = sorted((API / "composer").glob("*.py"))
+    wrong = {f"{f.name}: {m}" for f in files for m in imported(f) if m.startswith("api.composer.judge") and
+             not m.startswith(readings)}  # fmt: skip
+    assert wrong == set()
+
+
 def test_the_reader_sees_relative_imports() -> None:
-    """The check can fail: a relative import of the composer from a tools module would be read as one."""
-    sample = API / "composer" / "judge.py"
-    assert "api.composer.support" in imported(sample)
+    """The check can fail: relative imports, one and two levels up, are read as the modules they name."""
+    sample = API / "composer" / "judge" / "gate.py"
+    assert {"api.composer.judge.rules", "api.composer.citations"} <= imported(sample)

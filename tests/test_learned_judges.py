@@ -20,8 +20,9 @@ import pytest
 import torch
 from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
-from api.composer.judge import RulesJudge, build_claim_judge
-from api.composer.learned_judges import CrossEncoderJudge
+from api.composer.judge.judge import build_claim_judge
+from api.composer.judge.learned import CrossEncoderJudge
+from api.composer.judge.rules import RulesJudge
 from api.errors import ConfigError
 from api.main import create_app
 from api.settings import GateSettings, LLMSettings, Settings

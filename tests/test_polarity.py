@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from api.composer.polarity import forbids, imposes_discretion, opposite
-from api.composer.support import support
-from api.composer.verification import gate_model_answer
+from api.composer.judge.gate import gate_model_answer
+from api.composer.judge.polarity import forbids, imposes_discretion, opposite
+from api.composer.judge.rules import support
 from api.schemas.events import Citation
 
 DATA = Path(__file__).parent / "data"

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from api.auth import LOCAL
-from api.composer.verification import gate_model_answer
+from api.composer.judge.gate import gate_model_answer
 from api.schemas.documents import Document, Section
 from api.schemas.events import Citation, FinalEvent, WarningEvent
 from api.schemas.query import QueryRequest

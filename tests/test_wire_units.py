@@ -1,7 +1,7 @@
 """The pure parts of the issue 10/12 wiring: multiple-choice parsing and selection by evidence, coverage of the
 question's parts, unfinished sentences, and the evidence-strength fallback."""
 
-from api.composer.verification import complete_sentences
+from api.composer.judge.gate import complete_sentences
 from api.orchestrators.query.choices import by_evidence, choice_text, from_model, split_choices
 from api.orchestrators.query.evidence import searched_note, suggestions, uncovered_parts
 from api.schemas.documents import Chunk

@@ -64,8 +64,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
+from api.composer.judge.facts import without_references
+from api.composer.judge.topic import Topic
 from api.composer.jurisdiction import JURISDICTION
-from api.composer.support import Topic, without_references
 from api.errors import ConfigError
 from api.text.words import stem, tokenize
 from api.tools.bm25 import LexicalIndex
@@ -173,7 +174,7 @@ def topic_words(
     """The question's meaning-bearing words rare enough in the corpus to name its topic (``TOPIC_SHARE``; not the
     words that ask for an amount, nor words it never uses), each with the legal terms the thesaurus gives for it or
     for a lay phrase holding it: what a sentence of the answer that repeats one must find in the provision it cites
-    (``api.composer.support.off_topic``). Empty without a lexical index to judge rarity by."""
+    (``api.composer.judge.topic.off_topic``). Empty without a lexical index to judge rarity by."""
     if not len(lexical):
         return {}
     most = max(1.0, max_share * len(lexical))

@@ -21,7 +21,7 @@ from api.schemas.documents import Chunk
 from api.schemas.events import Citation, CitationEvent, TokenEvent
 from api.text.instruments import title_words
 
-from .support import numbers
+from .judge.facts import numbers
 
 Emit = Callable[[BaseModel], None]
 MARKER = re.compile(r"\[(\d{1,3})\]")

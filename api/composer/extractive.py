@@ -24,7 +24,7 @@ from api.tools.retrieval import Retrieved
 from api.tools.thesaurus import with_legal_terms
 
 from .citations import CitationTracker, make_citation, provision_label, stream_words
-from .support import QUESTION_FILLER
+from .judge.topic import QUESTION_FILLER
 
 log = logging.getLogger(__name__)
 MAX_QUOTES = 3

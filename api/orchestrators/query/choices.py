@@ -8,7 +8,7 @@ import string
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from api.composer.support import support
+from api.composer.judge.rules import support
 from api.schemas.events import ChoiceReason, MultipleChoice
 
 LETTERS = string.ascii_uppercase

@@ -21,7 +21,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from api.composer.support import content_terms, same_family, topic_terms
+from api.composer.judge.meaning import content_terms
+from api.composer.judge.topic import same_family, topic_terms
 
 FOLLOW_UP_START = re.compile(
     r"^\s*(and|but|also|so|or|then|what if|what about|how about|and if|in that case|if so|same for)\b", re.I

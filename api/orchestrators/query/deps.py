@@ -8,7 +8,8 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from api.composer.judge import ClaimJudge, RulesJudge
+from api.composer.judge.judge import ClaimJudge
+from api.composer.judge.rules import RulesJudge
 from api.composer.skills import Skill
 from api.composer.structured import LLMCall, TimeoutPause, ask_json
 from api.settings import Settings

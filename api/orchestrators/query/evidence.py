@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from api.composer.answerability import AnswerabilityModel, evidence_features
-from api.composer.support import content_terms, same_family, topic_terms
+from api.composer.judge.meaning import content_terms
+from api.composer.judge.topic import same_family, topic_terms
 from api.schemas.documents import Chunk
 from api.tools.bm25 import LexicalIndex
 from api.tools.retrieval import RetrievalResult

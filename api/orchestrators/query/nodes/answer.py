@@ -14,11 +14,11 @@ from langgraph.runtime import Runtime
 from api.composer.answerability import missing_laws, topic_words
 from api.composer.citations import MARKER, CitationTracker, TextSink, stream_words
 from api.composer.extractive import Part, abstention, extractive_answer, extractive_answer_in_parts
-from api.composer.gated import GatedTracker
+from api.composer.judge.gate import SentenceGate
+from api.composer.judge.streaming import GatedTracker
 from api.composer.llm import is_abstention, source_citations, stream_llm_answer
 from api.composer.related import related_quotes, related_text
 from api.composer.structured import LLMCall, LLMOutcome
-from api.composer.verification import SentenceGate
 from api.errors import BackendError, UpstreamLLMError
 from api.schemas.events import Citation, WarningCode
 from api.tools.retrieval import Retrieved

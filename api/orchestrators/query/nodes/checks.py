@@ -12,19 +12,17 @@ from langgraph.runtime import Runtime
 
 from api.composer.answerability import topic_words
 from api.composer.citations import CitationTracker, stream_words
-from api.composer.llm import render_sources
-from api.composer.structured import LLMCall
-from api.composer.verification import (
-    ExtractiveAnswer,
+from api.composer.judge.choice import ExtractiveAnswer, choose_final, corrective_query
+from api.composer.judge.gate import (
     GateResult,
     Verification,
-    choose_final,
     complete_sentences,
-    corrective_query,
     gate_model_answer,
     unsent_tail,
     verify_answer,
 )
+from api.composer.llm import render_sources
+from api.composer.structured import LLMCall
 from api.schemas.events import Citation, MultipleChoice, WarningCode
 
 from ..choices import by_evidence, choice_text, from_model, render_choices

@@ -10,9 +10,9 @@ from typing import Any, TypeVar
 
 from langgraph.runtime import Runtime
 
+from api.composer.judge.gate import split_sentences
 from api.composer.prompts import HYDE_TOKENS, clip_tokens, format_passages
 from api.composer.structured import LLMCall
-from api.composer.verification import split_sentences
 from api.observability import describe_question
 from api.schemas.documents import Chunk
 from api.tools.retrieval import Expansions, RetrievalResult, Retrieved, normalize_query

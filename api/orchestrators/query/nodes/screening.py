@@ -12,7 +12,8 @@ from typing import get_args
 from langgraph.runtime import Runtime
 
 from api.composer.citations import CitationTracker, stream_words
-from api.composer.support import content_terms, topic_terms
+from api.composer.judge.meaning import content_terms
+from api.composer.judge.topic import topic_terms
 from api.schemas.events import Route
 from api.tools.vector_store import SearchFilters
 

@@ -4,7 +4,7 @@ folder, and the configured chat model asked through the ``judge`` skill.
 Each decides what rules decide worst — whether a sentence says what the provision says, in other words — and each
 has the hard checks applied on top, because learned models are weak exactly where rules are sure: every fact of
 the sentence (number, amount, date, period, named body, kind of penalty) must be stated in the provision, where the
-provision says it, and the question's topic words must be spoken of by the provision (``api.composer.support``).
+provision says it, and the question's topic words must be spoken of by the provision (``api.composer.judge.rules``).
 A sentence those checks fail is unsupported whatever the model says.
 
 Both are *blocking* judges (``blocking = True``): the gate runs them in a worker thread, never on the event loop.
@@ -27,17 +27,11 @@ from typing import Any
 
 from api.errors import ConfigError
 
-from .citations import locate_quote
+from ..citations import locate_quote
+from .meaning import WINDOW_UNITS, content_terms, provision_units
 from .polarity import opposite
-from .support import (
-    WINDOW_UNITS,
-    Support,
-    Topic,
-    content_terms,
-    provision_units,
-    support,
-    without_heading,
-)
+from .rules import Support, support, without_heading
+from .topic import Topic
 
 log = logging.getLogger(__name__)
 

@@ -1,10 +1,10 @@
 """One seam for judging a claim: a sentence and the provision it cites in, a verdict out.
 
-``ClaimJudge`` is what the gate (``api.composer.verification.SentenceGate``) asks about each sentence and each
-provision it may rest on. ``RulesJudge``, the default, is the hand-written rules of ``api.composer.support`` (facts,
-meaning coverage, polarity, topic); a cross-encoder or the configured chat model takes its place behind the same
-Protocol (``api.composer.learned_judges``), chosen by ``Settings.gate.judge``, with the rules' hard checks (facts,
-topic) applied on top.
+``ClaimJudge`` is what the gate (``api.composer.judge.gate.SentenceGate``) asks about each sentence and each
+provision it may rest on. ``RulesJudge``, the default, is the hand-written rules (``api.composer.judge.rules``:
+facts, meaning coverage, polarity, topic); a cross-encoder or the configured chat model takes its place behind the
+same Protocol (``api.composer.judge.learned``), chosen by ``Settings.gate.judge``, with the rules' hard checks
+(facts, topic) applied on top.
 
 A judge that is ``blocking`` (it runs a model) is called in a worker thread; a judge with ``for_answer`` is given a
 fresh per-answer copy (its call budget) by each gate.
@@ -21,10 +21,11 @@ from langchain_core.language_models import BaseChatModel
 from api.errors import ConfigError
 from api.settings import GateSettings
 
-from .learned_judges import Ask, CrossEncoderJudge, LLMJudge
-from .skills import Skill
-from .structured import ask_json
-from .support import Support, Topic, support
+from ..skills import Skill
+from ..structured import ask_json
+from .learned import Ask, CrossEncoderJudge, LLMJudge
+from .rules import RulesJudge, Support
+from .topic import Topic
 
 Reason = Literal["missing_fact", "opposite_meaning", "off_topic", "too_little"]
 JudgeName = Literal["rules", "cross_encoder", "llm"]
@@ -38,16 +39,6 @@ class ClaimJudge(Protocol):
         """Whether ``provision`` supports ``sentence`` (a claim about the law, written for a question whose topic
         words are ``topic``): the verdict, its score, the span that supports it, and what is wrong if not."""
         ...
-
-
-class RulesJudge:
-    """The rules: every fact of the sentence stated in the provision, enough of its meaning covered, the same
-    polarity, and no topic of the question the provision never mentions."""
-
-    blocking = False
-
-    def judge(self, sentence: str, provision: str, *, topic: Topic, identity: str = "", heading: str = "") -> Support:
-        return support(sentence, provision, identity=identity, topic=topic, heading=heading)
 
 
 def reasons(verdict: Support) -> tuple[Reason, ...]:

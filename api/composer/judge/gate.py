@@ -1,11 +1,12 @@
-"""Check an answer before it is final.
+"""The gate: split an answer into sentences, judge each against the provisions it cites, and decide.
 
 - AttributionGate: every paragraph of the answer carries at least one [n] marker of a source it was given, and
   an answer cites at least two sources when it was given two or more that are relevant enough to quote.
 - QuoteVerifier: every quoted span of 8 or more words occurs verbatim (spacing aside) in a cited provision.
 - Every number, date and named body in a sentence with a marker occurs in a provision it cites.
-- ``gate_model_answer``: the sentence-level AttributionGate for model answers (below); ``choose_final``: the pure
-  decision of what the reader is shown, never worse than the extractive answer.
+- ``gate_model_answer``: the sentence-level AttributionGate for model answers (below), each claim judged by a
+  ``ClaimJudge`` (``api.composer.judge.judge``); what the reader is then shown is ``api.composer.judge.choice``'s
+  decision, and ``api.composer.judge.streaming`` runs the same gate as the answer streams.
 """
 
 from __future__ import annotations
@@ -14,33 +15,24 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Literal
 
 from api.schemas.events import Citation
 from api.text.instruments import instruments_named, names
 from api.text.provisions import provision_at, provision_starts
 
-from .citations import (
+from ..citations import (
     MARKER,
     find_references,
     locate_quote,
     resolve_reference,
     subsection_label,
 )
-from .judge import ClaimJudge, RulesJudge
-from .llm import ABSTAIN_PHRASE
-from .support import (
-    SUPPORT_THRESHOLD,
-    Support,
-    Topic,
-    content_terms,
-    facts,
-    missing_facts,
-    points_at,
-    provision_units,
-    support,
-    without_references,
-)
+from ..llm import ABSTAIN_PHRASE
+from .facts import facts, missing_facts, without_references
+from .judge import ClaimJudge
+from .meaning import SUPPORT_THRESHOLD, content_terms, points_at, provision_units
+from .rules import RulesJudge, Support, support
+from .topic import Topic
 
 MIN_QUOTE_WORDS = 8
 # A quoted span holds no opening curly mark: straight marks in a provision's heading or text (Meaning of " member ")
@@ -125,7 +117,7 @@ def verify_answer(
 # A model's [n] markers are hints, not proof. Each sentence about the law is checked on its own: its quotes must occur
 # verbatim in an offered provision, and the provision it is attributed to (by marker, by a natural citation such as
 # "section 3 of the Marriages Act", or located by its words when it names none) must state every fact in it and be
-# close enough in meaning (``support.support``), and speak of the question's topic words the sentence repeats. The
+# close enough in meaning (``rules.support``), and speak of the question's topic words the sentence repeats. The
 # gate attaches the citations itself and drops what fails.
 
 MIN_GATE_QUOTE_WORDS = 3
@@ -176,7 +168,7 @@ class SentenceCheck:
     quotes_failed: list[str] = field(default_factory=list)
     missing_facts: list[str] = field(default_factory=list)
     opposite: bool = False
-    """The provision that shares its words says the opposite (``api.composer.polarity``)."""
+    """The provision that shares its words says the opposite (``api.composer.judge.polarity``)."""
     off_topic: list[str] = field(default_factory=list)
     """The question's topic words the sentence applies its provision to and the provision never mentions."""
     score: float = 0.0
@@ -634,95 +626,3 @@ def unsent_tail(gate: GateResult) -> str:
             tail += separator + _strip_markers(check.text)
             separator = check.separator
     return tail
-
-
-# --- The final answer: never worse than the extractive path's -------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class ExtractiveAnswer:
-    """The extractive path's answer (verbatim quotes, verified by construction), or its abstention."""
-
-    answer: str
-    citations: list[Citation]
-    abstained: bool
-
-
-@dataclass(frozen=True, slots=True)
-class FinalAnswer:
-    source: Literal["model", "model_trimmed", "extractive", "abstention"]
-    answer: str
-    citations: list[Citation]
-    verified: bool
-    abstained: bool
-    warnings: tuple[tuple[str, str], ...] = ()
-
-
-def corrective_query(gate: GateResult, question: str, max_words: int = 40) -> str:
-    """What the corrective step searches for: the question, with the heading of the provision the first failed
-    sentence cited (where the model looked). Never the failed sentence's own words: text the gate rejected is shown
-    nowhere, and a search is listed in an abstention's "Searches run"."""
-    failed = gate.failed
-    heading = ""
-    if failed and not failed[0].off_topic:  # off topic: the cited provision is the wrong one; search afresh
-        cited = [*failed[0].markers, *failed[0].referenced]
-        heading = next((h for i in cited if (h := gate.headings.get(i, ""))), "")
-    words = question.split()
-    asked = {w.strip(".,;:?!").lower() for w in words}
-    extra = [w for w in heading.split() if w.strip(".,;:?!").lower() not in asked]
-    return " ".join([*words, *extra][:max_words]) or question
-
-
-_DANGLING = re.compile(r"\b(?:under|according to|in terms of|in|of|see)\s*(?=[,.;:]|$)", re.I)
-
-
-def find_references_stripped(text: str) -> str:
-    """``text`` without its natural citations (and the preposition left hanging), which only add noise to a search."""
-    for reference in reversed(find_references(text)):
-        text = text[: reference.start] + text[reference.end :]
-    text = _DANGLING.sub("", text)
-    return re.sub(r"\s+([,.;:])", r"\1", " ".join(text.split())).lstrip(",.;: ")
-
-
-def choose_final(gate: GateResult | None, extractive: ExtractiveAnswer, abstention_text: str) -> FinalAnswer:
-    """The answer to show once the model's answer has been through the gate (and its one corrective step).
-
-    - passed: the model's answer, with the citations the gate attached;
-    - failed but usable: the model's answer without the sentences that failed, with a warning;
-    - either, when what passed only says where the answer is ("This is stated in section 3"): as below;
-    - otherwise (or no model answer): the extractive answer with a warning — never an unverified answer, never blank;
-      an extractive abstention becomes ``abstention_text`` when the extractive answer is empty.
-    """
-    fallback_text = extractive.answer.strip() or abstention_text
-    fallback_abstained = extractive.abstained or not extractive.answer.strip()
-    extractive_final = FinalAnswer(
-        "abstention" if fallback_abstained else "extractive",
-        fallback_text,
-        [] if fallback_abstained else list(extractive.citations),
-        True,
-        fallback_abstained,
-    )
-    if gate is None:
-        return extractive_final
-    if gate.abstained and not gate.claims:
-        if fallback_abstained:
-            return FinalAnswer("abstention", gate.answer or abstention_text, [], True, True)
-        note = ("model_abstained", "the model found no answer in the sources; the quoted provisions below are what "
-                "the search found")  # fmt: skip
-        return _with_warning(extractive_final, note)
-    if gate.passed and gate.answer and substantive(gate):
-        return FinalAnswer("model", gate.answer, gate.citations, True, False)
-    if gate.usable and gate.answer and substantive(gate):
-        note = ("statements_removed", f"{len(gate.failed)} statement(s) in the model's answer could not be matched to "
-                "the provisions cited and were removed")  # fmt: skip
-        return FinalAnswer("model_trimmed", gate.answer, gate.citations, True, False, (note,))
-    note = ("model_answer_unverified", "the model's answer could not be verified against the sources; showing the "
-            "provisions themselves instead")  # fmt: skip
-    if fallback_abstained:
-        note = ("model_answer_unverified", "the model's answer could not be verified against the sources")
-    return _with_warning(extractive_final, note)
-
-
-def _with_warning(final: FinalAnswer, warning: tuple[str, str]) -> FinalAnswer:
-    return FinalAnswer(final.source, final.answer, final.citations, final.verified, final.abstained,
-                       (*final.warnings, warning))  # fmt: skip

@@ -16,8 +16,8 @@ from collections.abc import Mapping
 
 from api.schemas.events import Citation, StatusEvent
 
-from .citations import CitationTracker, Emit
-from .verification import SentenceCheck, SentenceGate, complete_sentences, only_points, passes, sentence_spans
+from ..citations import CitationTracker, Emit
+from .gate import SentenceCheck, SentenceGate, complete_sentences, only_points, passes, sentence_spans
 
 
 class GatedTracker:

@@ -1,0 +1,110 @@
+"""The rules judge: hard facts first, then closeness of meaning, polarity and topic, composed into one verdict.
+
+``support`` reads a sentence against a provision with the parts of this package (``facts``, ``meaning``,
+``polarity``, ``topic``); ``RulesJudge`` is it behind the ``ClaimJudge`` seam (``api.composer.judge.judge``), the
+default judge. The learned judges take its hard checks (facts, topic) on top of their own verdict.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .facts import missing_facts
+from .meaning import (
+    SUPPORT_THRESHOLD,
+    WORD,
+    best_window,
+    content_terms,
+    misdefined,
+    misplaced,
+    provision_units,
+    subject_elsewhere,
+)
+from .polarity import imposes_discretion, opposite
+from .topic import Topic, topic_strays
+
+
+@dataclass(frozen=True, slots=True)
+class Support:
+    score: float
+    """Share of the sentence's content words found in ``span`` (1.0 when the sentence has none)."""
+    span: tuple[int, int]
+    """[start, end) of the best window in the provision: a verbatim span to quote."""
+    missing: tuple[str, ...]
+    """Facts of the sentence the provision does not state."""
+    threshold: float = SUPPORT_THRESHOLD
+    opposite: bool = False
+    """The sentence says the opposite of the clause it shares most words with (``api.composer.judge.polarity``)."""
+    off_topic: tuple[str, ...] = ()
+    """The question's topic words the sentence applies the provision to and the provision never mentions."""
+
+    @property
+    def supported(self) -> bool:
+        return not self.missing and not self.opposite and not self.off_topic and self.score >= self.threshold
+
+
+def without_heading(sentence: str, heading: str) -> str:
+    """``sentence`` less the provision's heading where it names the provision by it: "Section 11 (Pledging of girls
+    and women in marriage prohibited) provides that any such agreement shall be of no effect" forbids nothing; the
+    heading's "prohibited" is the section's name."""
+    words = heading.split()
+    if len(words) < 2:
+        return sentence
+    return re.sub(r"\s+".join(map(re.escape, words)), " ", sentence, flags=re.I)
+
+
+def _copied(sentence: str, provision: str, units: list[tuple[int, int]]) -> bool:
+    """Whether ``sentence`` is the provision's own words from the start of one of its sentences or items on (its
+    punctuation and spacing aside). Read one clause at a time, a copy that runs over a rule and its proviso can seem
+    to say the opposite of either; from a sentence's start, no negation before it is left behind."""
+    words = " ".join(WORD.findall(sentence.lower()))
+    if not words:
+        return False
+    return any(f"{' '.join(WORD.findall(provision[start:].lower()))} ".startswith(f"{words} ") for start, _ in units)
+
+
+def support(
+    sentence: str,
+    provision: str,
+    threshold: float = SUPPORT_THRESHOLD,
+    identity: str = "",
+    topic: Topic | None = None,
+    heading: str = "",
+) -> Support:
+    """How well ``provision`` supports ``sentence``: facts checked over the whole provision (and its ``identity``, see
+    ``missing_facts``) and where it says what the sentence says of them (``misplaced``), meaning over its best window
+    of up to ``WINDOW_UNITS`` consecutive sentences, its polarity against the window's closest clause (the
+    provision's ``heading``, where the sentence names it, left out of that reading), and the question's ``topic`` words
+    the sentence carries over the provision and its identity (``off_topic``)."""
+    missing = tuple(missing_facts(sentence, provision, identity))
+    wanted = content_terms(sentence)
+    units = provision_units(provision) or [(0, len(provision))]
+    unit_terms = [content_terms(provision[a:b]) for a, b in units]
+    if not missing:
+        missing = tuple(
+            misplaced(sentence, provision, units, unit_terms, identity)
+            or misdefined(sentence, provision)
+            or subject_elsewhere(sentence, provision, identity)
+        )
+    strays = tuple(topic_strays(wanted, set().union(*unit_terms) | content_terms(identity), topic)) if topic else ()
+    best, best_span, best_units = best_window(wanted, units, unit_terms)
+    # Polarity against the window's clause that shares most of the sentence's words (the first on ties).
+    clause = max(range(best_units[0], best_units[1] + 1), key=lambda k: (len(wanted & unit_terms[k]), -k))
+    claim = without_heading(sentence, heading)
+    flipped = opposite(claim, provision[units[clause][0] : units[clause][1]])
+    # A duty where the window only gives a discretion: read over the whole window, since a duty in the clause beside
+    # the closest one ("(2) … must acknowledge" after "(1) … may apply") is the window's too.
+    flipped = flipped or imposes_discretion(claim, provision[best_span[0] : best_span[1]])
+    flipped = flipped and not _copied(sentence, provision, units)
+    return Support(round(best, 4), best_span, missing, threshold, flipped, strays)
+
+
+class RulesJudge:
+    """The rules: every fact of the sentence stated in the provision, enough of its meaning covered, the same
+    polarity, and no topic of the question the provision never mentions."""
+
+    blocking = False
+
+    def judge(self, sentence: str, provision: str, *, topic: Topic, identity: str = "", heading: str = "") -> Support:
+        return support(sentence, provision, identity=identity, topic=topic, heading=heading)
