@@ -103,7 +103,6 @@ class SentenceVectors:
         return cls(str(meta["label"]), keys, vectors)
 
 
-
 async def save_sentence_vectors(store: ObjectStore, sentences: SentenceVectors) -> None:
     await store.put_bytes(artifact_key(sentences.label), await asyncio.to_thread(sentences.to_bytes))
 
