@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, Field
 
-from api.schemas.documents import Chunk, Document
+from api.schemas.documents import Chunk, Document, Judgment
 from api.schemas.events import Citation
 from api.text.citation_style import cite_as, jurisdiction_for
 from api.tools.cache import TTLCache
@@ -57,6 +57,9 @@ class ManifestEntry(BaseModel):
     chunk_ids: list[str]
     origin: str = Field("", description="The resolved path of the file it was ingested from.")
     source_fingerprint: str = Field("", description="The file's bytes, parser version and OCR engine, hashed.")
+    judgment: Judgment | None = Field(
+        None, description="A judgment's court, date, citation, parties and judges, as its heading gives them."
+    )
 
 
 class DocumentReads(NamedTuple):

@@ -15,9 +15,10 @@ from pathlib import Path
 from api.errors import IngestionError
 from api.schemas.documents import Document
 from ingestion.parsers import ParseOptions, content_hash, register
+from ingestion.parsers.judgment import read_judgment
 from ingestion.parsers.structure import SECTION_LINE, Line, build_document, gazette_heading
 
-PARSER_VERSION = "pdf-3"
+PARSER_VERSION = "pdf-4"
 EDGE_LINES = 3  # lines at the top and bottom of a page where headers and footers live
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?(?:\d{1,4}|[ivxlc]{1,6})(?:\s+of\s+\d+)?$", re.I)
 _TOC = re.compile(r"\.{4,}\s*\d+\s*$")
@@ -153,18 +154,24 @@ def parse_pdf(path: Path, data: bytes, options: ParseOptions) -> list[Document]:
             f"{path.name} has no text layer (a scan?) and OCR is off; install tesseract-ocr or set GWETA_INGESTION__OCR"
         )
     judgment = bool(re.search(r"_v_|\bv\b", path.stem)) or "JUDGMENT" in "\n".join(pages[:2]).upper()
+    # A judgment's heading is read from its first page's lines as printed, before they are joined into paragraphs.
+    case, jurisdiction = read_judgment(page_text(pages[0]).splitlines(), (), path.name) if judgment else (None, "")
+    dates = {"expression": meta["expression"]} if "expression" in meta else {}
+    if case is not None and case.decided:
+        dates["decided"] = case.decided
     document = build_document(
         lines,
         doc_key=meta.get("id") or path.stem,
         content_hash=content_hash(PARSER_VERSION + (options.ocr.name if options.ocr else ""), data),
         source=str(path),
-        title=meta.get("title", ""),
+        title=(case.case_name if case else "") or meta.get("title", ""),
         chapter=meta.get("chapter", ""),
+        jurisdiction=jurisdiction,
         doc_type="judgment" if judgment else "act",
-        dates={"expression": meta["expression"]} if "expression" in meta else {},
+        dates=dates,
         pages=len(pages),
         warnings=warnings,
         unit="p" if judgment else "s",
         gazette=read_by_ocr,
     )
-    return [document]
+    return [document.model_copy(update={"judgment": case})]
