@@ -2,12 +2,22 @@
 to the provisions they cite, which list the cases that cite them."""
 
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 
+import httpx
 import pytest
 
+from api.main import create_app
+from api.schemas.events import Citation
+from api.settings import Settings
+from api.text.citation_style import cite_as
+from api.tools.corpus import Corpus
+from api.tools.object_store import build_object_store
 from ingestion import parsers
 from ingestion.parsers.judgment import read_judgment
+from tests.conftest import ingest_into
+from tests.servers import LiveServer
 
 PDFS = "corpus/zimbabwe_pdfs"
 LABELLED = Path("evaluation/judgments_labelled.jsonl")
@@ -111,3 +121,81 @@ def test_a_heading_without_a_known_citation_keeps_what_it_has() -> None:
         "2024-07-09",
     )
     assert judgment.case_name == "Jane Doe v Richard Roe"
+
+
+MATRIMONIAL = """<!-- id: test/act/1985/33; jurisdiction: ZW -->
+# Matrimonial Causes Act
+[Chapter 5:13]
+
+1. Short title
+This Act may be cited as the Matrimonial Causes Act.
+
+7. Division of assets and maintenance orders
+(1) Subject to this section, in granting a decree of divorce, the court may make an order dividing the assets of
+the spouses.
+(4) In making an order in terms of subsection (1) the court shall have regard to all the circumstances of the case.
+
+8. Variation of orders
+An order made in terms of section 7 may be varied on good cause shown.
+"""
+
+
+@pytest.fixture(scope="module")
+async def cited(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[Path, str]]:
+    """A data dir holding a short Act of our own and a shared judgment that cites its section 7 ("s 7 of the
+    Matrimonial Causes Act"), ingested by the real pipeline; with the judgment's doc key."""
+    root = tmp_path_factory.mktemp("cases")
+    source = root / "source"
+    source.mkdir()
+    (source / "matrimonial.md").write_text(MATRIMONIAL)
+    melo = next((shared_data / PDFS).glob("Melo_v_Kandibero*.docx"))
+    (source / melo.name).write_bytes(melo.read_bytes())
+    report = await ingest_into(Settings(data_dir=root / "data"), source)
+    assert not [d for d in report.documents if d.status == "failed"]
+    yield root / "data", melo.stem
+
+
+async def test_the_reader_of_a_section_lists_the_cases_that_cite_it(cited: tuple[Path, str]) -> None:
+    data_dir, melo = cited
+    with LiveServer(create_app(Settings(data_dir=data_dir))) as server:
+        async with httpx.AsyncClient(base_url=server.url, timeout=60) as client:
+            section = (await client.get("/api/v1/documents/test/act/1985/33/provisions/s7")).json()
+            other = (await client.get("/api/v1/documents/test/act/1985/33/provisions/s1")).json()
+            outline = (await client.get(f"/api/v1/documents/{melo}")).json()
+            paragraph = section["cited_by_cases"][0]["provision_id"].partition("#")[2]
+            citing = (await client.get(f"/api/v1/documents/{melo}/provisions/{paragraph}")).json()
+    (case,) = section["cited_by_cases"]
+    assert case["title"] == "Kudzanayi Melo v Austin Kandibero" and case["words"] == "s 7 of the Matrimonial Causes Act"
+    assert case["cite_as"] == "[2023] ZWHHC 199, para 15" and case["provision_id"].startswith(f"{melo}#p15")
+    assert (case["court"], case["decided"]) == ("High Court of Zimbabwe", "2023-05-24")
+    assert case["paragraphs"] == [case["provision_id"]]
+    # Section 8's own reference stays in referred_by; the judgment is listed only as a case; section 1 has none.
+    assert {link["provision_id"] for link in section["referred_by"]} == {"test/act/1985/33#s8"}
+    assert other["cited_by_cases"] == []
+    # The citing paragraph links back to the section it cites, and the judgment's outline carries its metadata.
+    assert "test/act/1985/33#s7" in {link["provision_id"] for link in citing["refers_to"]}
+    assert "s 7 of the Matrimonial Causes Act" in citing["section"]["text"]
+    assert outline["judgment"]["neutral_citation"] == "[2023] ZWHHC 199" and outline["title"] == case["title"]
+    assert outline["date"] == "2023-05-24" and outline["jurisdiction"] == "ZW"
+
+
+async def test_a_judgments_paragraph_is_cited_as_the_judgment_cites_itself(cited: tuple[Path, str]) -> None:
+    data_dir, melo = cited
+    settings = Settings(data_dir=data_dir)
+    corpus = await Corpus.load(build_object_store(settings.object_store, data_dir))
+    entry = corpus.manifest.documents[melo]
+    assert entry.judgment is not None and entry.judgment.neutral_citation == "[2023] ZWHHC 199"
+    chunk = next(c for c in corpus.chunks.values() if c.section_id == f"{melo}#p12")
+    citation = Citation(index=1, doc_key=melo, title=entry.title, section_id=chunk.section_id,
+                        provision_id=chunk.provision_id, section="paragraph 12", chunk_id=chunk.chunk_id,
+                        quote=chunk.text[:40])  # fmt: skip
+    assert corpus.styled(citation).cite_as == "[2023] ZWHHC 199, para 12"
+    # Without a citation in its heading, a judgment is cited by its title; a statute as before.
+    assert cite_as("Doe v Roe", "paragraph 3", "x/j/1#p3", "", "ZW") == "Doe v Roe, para 3"
+    assert cite_as("Doe v Roe", "paragraph 3", "x/j/1#p3", "", "", citation="[2024] ZWSC 2") == (
+        "[2024] ZWSC 2, paragraph 3"
+    )
+    act = Citation(index=2, doc_key="test/act/1985/33", title="Matrimonial Causes Act",
+                   section_id="test/act/1985/33#s7", provision_id="test/act/1985/33#s7(4)", section="section 7(4)",
+                   chunk_id="test/act/1985/33#s7/c0", quote="all the circumstances")  # fmt: skip
+    assert corpus.styled(act).cite_as == "Matrimonial Causes Act [Chapter 5:13], s 7(4)"

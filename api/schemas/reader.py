@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from api.schemas.documents import Judgment
 from api.tools.repeals import Repeal
 
 
@@ -30,6 +31,9 @@ class SectionOutline(BaseModel):
 class DocumentView(DocumentSummary):
     chapter: str = ""
     repealed_by: Repeal | None = Field(None, description="Where another document of the corpus repeals this one.")
+    judgment: Judgment | None = Field(
+        None, description="A judgment's court, decision date, citation, case numbers, parties and judges."
+    )
     sections: list[SectionOutline]
 
 
@@ -47,6 +51,16 @@ class LinkView(BaseModel):
     title: str = Field(description="The title of the other provision's document.")
     words: str = Field(description="The referring words as the law writes them, e.g. 'subsection (3)'.")
     relation: str = Field("", description="'subject to', 'in terms of', …; '' for a plain mention.")
+
+
+class CaseView(LinkView):
+    """A judgment that cites the provision: its first citing paragraph (``provision_id``), the others, and how the
+    judgment is cited."""
+
+    cite_as: str = Field(description="The citing paragraph as the judgment cites itself: '[2025] ZWHHC 48, para 12'.")
+    court: str = ""
+    decided: str = Field("", description="The date judgment was given (ISO), '' when its heading does not say.")
+    paragraphs: list[str] = Field(default_factory=list, description="Every paragraph of it that cites the provision.")
 
 
 class DefinitionView(BaseModel):
@@ -68,7 +82,14 @@ class ProvisionView(BaseModel):
     next: SectionView | None = None
     refers_to: list[LinkView] = Field(default_factory=list, description="Provisions this section refers to.")
     referred_by: list[LinkView] = Field(
-        default_factory=list, description="Provisions elsewhere that refer to this section (the caller may read)."
+        default_factory=list,
+        description="Provisions of other laws, and of this one, that refer to this section (the caller may read); "
+        "judgments are listed in cited_by_cases instead.",
+    )
+    cited_by_cases: list[CaseView] = Field(
+        default_factory=list,
+        description="Cases that cite this section: each judgment (the caller may read) whose paragraphs cite it or a "
+        "provision within it, the most recent first.",
     )
     definitions: list[DefinitionView] = Field(
         default_factory=list, description="Terms this section uses that its document defines."

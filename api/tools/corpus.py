@@ -145,8 +145,10 @@ class Corpus:
         entry = self.manifest.documents.get(citation.doc_key)
         chunk = self.chunks.get(citation.chunk_id)
         jurisdiction = jurisdiction_for(citation.doc_key, chunk.jurisdiction if chunk else "")
+        judgment = entry.judgment if entry else None
         styled = cite_as(citation.title, citation.section, citation.provision_id or citation.section_id,
-                         entry.chapter if entry else "", jurisdiction)  # fmt: skip
+                         entry.chapter if entry else "", jurisdiction,
+                         citation=judgment.neutral_citation if judgment else "")  # fmt: skip
         return citation.model_copy(update={"cite_as": styled})
 
     def titles_for(self, tenant: str) -> list[str]:
