@@ -9,13 +9,16 @@ import httpx
 import pytest
 
 from api.main import create_app
+from api.schemas.documents import Document
 from api.schemas.events import Citation
 from api.settings import Settings
 from api.text.citation_style import cite_as
 from api.tools.corpus import Corpus
+from api.tools.links import find_links
 from api.tools.object_store import build_object_store
 from ingestion import parsers
 from ingestion.parsers.judgment import read_judgment
+from ingestion.parsers.structure import Line, build_document
 from tests.conftest import ingest_into
 from tests.servers import LiveServer
 
@@ -199,3 +202,59 @@ async def test_a_judgments_paragraph_is_cited_as_the_judgment_cites_itself(cited
                    section_id="test/act/1985/33#s7", provision_id="test/act/1985/33#s7(4)", section="section 7(4)",
                    chunk_id="test/act/1985/33#s7/c0", quote="all the circumstances")  # fmt: skip
     assert corpus.styled(act).cite_as == "Matrimonial Causes Act [Chapter 5:13], s 7(4)"
+
+
+def act(doc_key: str, title: str, chapter: str, *sections: str) -> Document:
+    text = f"<!-- id: {doc_key}; jurisdiction: ZW -->\n# {title}\n[Chapter {chapter}]\n\n" + "\n\n".join(sections)
+    (doc,) = parsers.parse(Path(f"{doc_key.replace('/', '_')}.md"), text.encode())
+    return doc
+
+
+def test_a_judgment_links_only_to_the_laws_it_names() -> None:
+    marriages = act("t/act/2022/1", "Marriages Act, 2022", "5:15", "2. Interpretation Words mean things.",
+                    "3. Minimum age (1) No person under eighteen may marry. (2) Consent is needed.", "4. Banns",
+                    "5. Licences")  # fmt: skip
+    war = act("t/act/1984/33", "War Marriages Validation Act", "5:15", "3. Validation Marriages are valid.")
+    roads = act("t/act/1960/1", "Roads Act", "6:13", "2. Roads Roads are public.")
+    minors = act(
+        "t/act/2001/2", "Minors Act", "5:20", "1. Age Age is as in section 3 of the Marriages Act [Chapter 5:15]."
+    )
+    heading = [Line("JANE DOE"), Line("versus"), Line("JOHN DOE"), Line("HIGH COURT OF ZIMBABWE"), Line("BLOGGS J")]
+    paragraphs = [
+        "The parties married in terms of section 3 of the Marriages Act [Chapter 5:15] in 2023.",
+        "Section 3 requires consent; see subsection (2) and paragraph (a) and the First Schedule.",
+        "The court applied s 3(1) of the Marriages Act and ss 4 and 5 of that Act.",
+        "Banns are read under s 2 of the Marriages Act [Chapter 6:13], the court said.",
+    ]
+    case = build_document(heading + [Line(f"{i}. {text}") for i, text in enumerate(paragraphs, 1)], doc_key="j/1",
+                          content_hash="x", source="", doc_type="judgment", unit="p")  # fmt: skip
+    links = find_links([marriages, war, roads, minors, case])
+    made = {(r.source, r.target) for r in links.references if r.source.startswith("j/1")}
+    # Bare numbers in a judgment are never its own paragraphs; "that Act" is not resolved; a chapter number two
+    # laws share is narrowed by the title named, and a wrong one (6:13 is the Roads Act) gives way to the title.
+    assert made == {("j/1#p1", "t/act/2022/1#s3"), ("j/1#p3", "t/act/2022/1#s3(1)"), ("j/1#p4", "t/act/2022/1#s2")}
+    assert ("t/act/2001/2#s1", "t/act/2022/1#s3") in {(r.source, r.target) for r in links.references}
+    # A statute is still taken at its chapter number alone where only one law has it (a renamed Act keeps it).
+    renamed = act("t/act/2005/3", "Fees Act", "5:21", "1. Fees As in section 1 of the Minors (Age) Act [Chapter 5:20].")
+    assert ("t/act/2005/3#s1", "t/act/2001/2#s1") in {
+        (r.source, r.target) for r in find_links([minors, renamed]).references
+    }
+
+
+def test_the_shared_judgments_link_to_the_acts_they_cite_as_labelled_by_hand(shared_data: Path) -> None:
+    acts = shared_data / "corpus/zimbabwe_legislation/acts.jsonl"
+    documents = parsers.parse(acts, acts.read_bytes())
+    judgments = [parsers.parse(p, p.read_bytes())[0] for p in (shared_data / PDFS / str(r["file"]) for r in labelled())]
+    links = find_links([*documents, *judgments])
+    files = {j.doc_key: Path(j.source).name for j in judgments}
+    made = {(files[r.source.split("#")[0]], r.source.partition("#")[2], r.words, r.target)
+            for r in links.references if r.source.split("#")[0] in files}  # fmt: skip
+    rows = [json.loads(line) for line in Path("evaluation/judgment_references_labelled.jsonl").read_text().splitlines()]
+    assert all(row["correct"] for row in rows)
+    assert made == {(row["file"], row["paragraph"], row["words"], row["target"]) for row in rows}
+    # Every link's words are in the paragraph it is made in.
+    paragraphs = {s.section_id: s.text for j in judgments for s in j.sections}
+    for reference in links.references:
+        if reference.source.split("#")[0] in files:
+            section = reference.source.split("(")[0]
+            assert reference.words.split(" of the ")[0] in " ".join(paragraphs[section].split())

@@ -266,9 +266,9 @@ class _Index:
 
     def law(self, doc: Document, named: str, by_title: bool = False) -> str | None:
         """The document a reference's "of …" names, or None when it names none the corpus holds (or several). A
-        chapter number names it, narrowed by the title words where several documents share the number; with
+        chapter number names it, narrowed by the title named where several documents share the number; with
         ``by_title`` (a judgment's reference, where a wrong chapter number is a slip of the pen) a document whose
-        title lacks the named words is not taken on the chapter number alone, and the title is looked up instead."""
+        title lacks the words named is not taken on the chapter number alone, and the title is looked up instead."""
         words = named.strip()
         if re.match(r"this\s+(?:Act|Code|Constitution|Ordinance)$", words, re.I):
             return doc.doc_key
@@ -277,7 +277,9 @@ class _Index:
         if chapter := re.search(r"Chapter\s*(\d+:\d+)", words):
             keys = self.by_chapter.get((doc.tenant, chapter.group(1)), [])
             if titled and (len(keys) > 1 or by_title):
-                keys = [k for k in keys if titled <= title_words(self.docs[k].title)]
+                # The law whose title is the one named, else the only ones whose titles hold its words.
+                same = [k for k in keys if title_words(self.docs[k].title) == titled]
+                keys = same or [k for k in keys if titled <= title_words(self.docs[k].title)]
             if len(keys) == 1 or not by_title:
                 return keys[0] if len(keys) == 1 else None
         if re.match(r"the\s+Constitution$", words, re.I):
