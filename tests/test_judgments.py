@@ -7,11 +7,12 @@ from pathlib import Path
 
 import httpx
 import pytest
+from playwright.async_api import async_playwright, expect
 
 from api.main import create_app
 from api.schemas.documents import Document
 from api.schemas.events import Citation
-from api.settings import Settings
+from api.settings import LimitsSettings, Settings
 from api.text.citation_style import cite_as
 from api.tools.corpus import Corpus
 from api.tools.links import find_links
@@ -21,6 +22,7 @@ from ingestion.parsers.judgment import read_judgment
 from ingestion.parsers.structure import Line, build_document
 from tests.conftest import ingest_into
 from tests.servers import LiveServer
+from tests.test_web import CHROMIUM, CHROMIUM_ARGS
 
 PDFS = "corpus/zimbabwe_pdfs"
 LABELLED = Path("evaluation/judgments_labelled.jsonl")
@@ -258,3 +260,29 @@ def test_the_shared_judgments_link_to_the_acts_they_cite_as_labelled_by_hand(sha
         if reference.source.split("#")[0] in files:
             section = reference.source.split("(")[0]
             assert reference.words.split(" of the ")[0] in " ".join(paragraphs[section].split())
+
+
+async def test_the_web_reader_lists_the_cases_and_opens_the_citing_paragraph(cited: tuple[Path, str]) -> None:
+    data_dir, melo = cited
+    settings = Settings(data_dir=data_dir, limits=LimitsSettings(requests_per_minute=0))
+    errors: list[str] = []
+    with LiveServer(create_app(settings)) as server:
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                page = await browser.new_page()
+                page.on("pageerror", lambda error: errors.append(str(error)))
+                await page.goto(f"{server.url}/?doc=test/act/1985/33&provision=s7")
+                cases = page.locator("#reader .reader-cases")
+                await expect(cases.locator("h3")).to_have_text("Cases that cite this section")
+                await expect(cases.locator("li")).to_have_count(1)
+                await expect(cases.locator("li")).to_contain_text("[2023] ZWHHC 199, para 15, 2023-05-24")
+                await cases.locator("button", has_text="Kudzanayi Melo v Austin Kandibero").click()
+                await expect(page.locator("#reader-title")).to_have_text("Kudzanayi Melo v Austin Kandibero")
+                current = page.locator("#reader .reader-section.current")
+                await expect(current.locator("h3")).to_contain_text("paragraph 15 — ")
+                await expect(current.locator("mark")).to_have_text("s 7 of the Matrimonial Causes Act")
+                await expect(page.locator("#reader .reader-cases")).to_have_count(0)
+            finally:
+                await browser.close()
+    assert errors == []

@@ -27,7 +27,11 @@ class Section(BaseModel):
 
     @property
     def label(self) -> str:
-        return f"section {self.number}" if self.number else "preamble"
+        """'section 3', or 'paragraph 12' for a judgment's paragraph (its id's unit is "p"), or 'preamble'."""
+        if not self.number:
+            return "preamble"
+        paragraph = re.fullmatch(r"p\d+\w*(?:~\d+)?", self.section_id.partition("#")[2])
+        return f"{'paragraph' if paragraph else 'section'} {self.number}"
 
 
 class Party(BaseModel):

@@ -23,7 +23,7 @@ class DocumentList(BaseModel):
 
 class SectionOutline(BaseModel):
     section_id: str
-    label: str = Field(description="'section 3', or 'preamble'.")
+    label: str = Field(description="'section 3', 'paragraph 12' (a judgment's), or 'preamble'.")
     heading: str = ""
     part: str = ""
 
