@@ -286,3 +286,16 @@ async def test_the_web_reader_lists_the_cases_and_opens_the_citing_paragraph(cit
             finally:
                 await browser.close()
     assert errors == []
+
+
+def test_a_pdf_judgments_paragraphs_are_read_from_where_its_lines_stop_short(shared_data: Path) -> None:
+    path = next((shared_data / PDFS).glob("ZIMSEC_v_*.pdf"))
+    (doc,) = parsers.parse(path, path.read_bytes())
+    preamble, *paragraphs = doc.sections
+    assert "SUPREME COURT OF ZIMBABWE" in preamble.text and "This is an appeal" not in preamble.text
+    assert len(paragraphs) > 50 and paragraphs[0].text.startswith("1. PATEL JA: This is an appeal against")
+    assert paragraphs[0].label == "paragraph 1" and paragraphs[0].pages == (1, 1)
+    # A paragraph runs on over a page break; the order's items are paragraphs of their own.
+    assert any(p.pages and p.pages[0] < p.pages[1] for p in paragraphs)
+    order = [p for p in paragraphs if "1. The appeal be and is hereby allowed with costs." in p.text]
+    assert len(order) == 1 and order[0].text.endswith("allowed with costs.")
