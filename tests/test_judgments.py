@@ -22,6 +22,7 @@ from ingestion.parsers.judgment import read_judgment
 from ingestion.parsers.structure import Line, build_document
 from tests.conftest import ingest_into
 from tests.servers import LiveServer
+from tests.sse import collect
 from tests.test_web import CHROMIUM, CHROMIUM_ARGS
 
 PDFS = "corpus/zimbabwe_pdfs"
@@ -299,3 +300,21 @@ def test_a_pdf_judgments_paragraphs_are_read_from_where_its_lines_stop_short(sha
     assert any(p.pages and p.pages[0] < p.pages[1] for p in paragraphs)
     order = [p for p in paragraphs if "1. The appeal be and is hereby allowed with costs." in p.text]
     assert len(order) == 1 and order[0].text.endswith("allowed with costs.")
+
+
+async def test_every_citation_of_a_judgment_in_an_answer_carries_its_own_citation(cited: tuple[Path, str]) -> None:
+    data_dir, melo = cited
+    question = "What share of the value of the property did the plaintiff seek in Kudzanayi Melo v Austin Kandibero?"
+    with LiveServer(create_app(Settings(data_dir=data_dir))) as server:
+        async with httpx.AsyncClient(base_url=server.url, timeout=120) as client:
+            events = await collect(client, "GET", "/api/v1/query/stream", params={"q": question})
+    streamed = [e.json()["citation"] for e in events if e.event == "citation"]
+    final = next(e.json() for e in events if e.event == "final")
+    cases = [c for c in [*streamed, *final["citations"]] if c["doc_key"] == melo]
+    assert cases and final["outcome"] == "answered"
+    for citation in cases:
+        number = citation["section_id"].partition("#p")[2]
+        assert (
+            citation["cite_as"] == f"[2023] ZWHHC 199, para {number}" and citation["section"] == f"paragraph {number}"
+        )
+    assert any("50 %" in c["quote"] for c in cases)
