@@ -280,6 +280,9 @@ async def test_the_web_reader_lists_the_cases_and_opens_the_citing_paragraph(cit
                 await expect(cases.locator("li")).to_contain_text("[2023] ZWHHC 199, para 15, 2023-05-24")
                 await cases.locator("button", has_text="Kudzanayi Melo v Austin Kandibero").click()
                 await expect(page.locator("#reader-title")).to_have_text("Kudzanayi Melo v Austin Kandibero")
+                await expect(page.locator("#reader-meta")).to_have_text(
+                    "[2023] ZWHHC 199 · High Court of Zimbabwe · 2023-05-24 · Tsanga J"
+                )
                 current = page.locator("#reader .reader-section.current")
                 await expect(current.locator("h3")).to_contain_text("paragraph 15 — ")
                 await expect(current.locator("mark")).to_have_text("s 7 of the Matrimonial Causes Act")

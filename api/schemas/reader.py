@@ -76,6 +76,7 @@ class ProvisionView(BaseModel):
     title: str
     chapter: str = ""
     repealed_by: Repeal | None = Field(None, description="Where another document of the corpus repeals this one.")
+    judgment: Judgment | None = Field(None, description="Where the document is a judgment, what its heading says.")
     provision_id: str = Field(description="The provision asked for, e.g. '…#s3(1)'.")
     section: SectionView = Field(description="The section that holds it (the unit quotes are checked against).")
     previous: SectionView | None = None

@@ -628,8 +628,10 @@ async function showProvision(docKey, fragment, quote) {
     state.reader = view;
     $("#reader-title").textContent = view.title + (view.chapter ? ` [${/^chapter/i.test(view.chapter) ? view.chapter : `Chapter ${view.chapter}`}]` : "");
     const repealed = view.repealed_by;
+    const judgment = view.judgment;
     $("#reader-meta").textContent = [
       repealed ? `Repealed by ${repealed.by_section} of the ${repealed.by_title}: what it says may no longer be the law.` : "",
+      judgment ? [judgment.neutral_citation, judgment.court, judgment.decided, judgment.judges.join(", ")].filter(Boolean).join(" · ") : "",
       view.section.part || "",
     ].filter(Boolean).join(" · ");
     body.replaceChildren(...[
