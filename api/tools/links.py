@@ -16,6 +16,9 @@ lexical index (``LINKS_KEY``); the corpus reads them at load.
   names another law that cannot be matched ("section 5 of Act 3 of 2022", "of that Act") is left unresolved: a
   wrong link is worse than none.
 
+A judgment has no sections of its own: its references resolve only to a law it names ("s 7(4) of the Matrimonial
+Causes Act", also in the short forms courts write, "s14"), never to its own paragraphs.
+
 Each reference keeps the words that make it a dependency ("subject to", "in terms of", "referred to in", …), so
 research can fetch what the cited evidence depends on and leave plain mentions alone.
 """
