@@ -14,6 +14,7 @@ import html
 import io
 import re
 import zipfile
+import zlib
 from pathlib import Path
 
 from api.errors import IngestionError
@@ -46,16 +47,18 @@ def _page_headers(data: bytes) -> list[str]:
     """The paragraphs of the document's page headers and footers, where a judgment's number and case number are
     often set: read from their parts' XML text runs (field codes, such as the page number's, are not text runs)."""
     out = []
-    with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        for name in archive.namelist():
-            if not re.fullmatch(r"word/(?:header|footer)\d*\.xml", name):
-                continue
-            xml = archive.read(name).decode("utf-8", "replace")
-            for paragraph in re.findall(r"<w:p[ >].*?</w:p>", xml, flags=re.S):
-                runs = re.findall(r"<w:t(?:\s[^>]*)?>([^<]*)</w:t>|<w:tab/>", paragraph)
-                text = " ".join(html.unescape("".join(r if r else " " for r in runs)).split())
-                if text:
-                    out.append(text)
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            parts = [archive.read(name).decode("utf-8", "replace") for name in archive.namelist()
+                     if re.fullmatch(r"word/(?:header|footer)\d*\.xml", name)]  # fmt: skip
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error):
+        return []  # a damaged header part loses the running header, not the document
+    for xml in parts:
+        for paragraph in re.findall(r"<w:p[ >].*?</w:p>", xml, flags=re.S):
+            runs = re.findall(r"<w:t(?:\s[^>]*)?>([^<]*)</w:t>|<w:tab/>", paragraph)
+            text = " ".join(html.unescape("".join(r if r else " " for r in runs)).split())
+            if text:
+                out.append(text)
     return out
 
 
