@@ -294,8 +294,8 @@ def read_judgment(heading: Sequence[str], running: Sequence[str] = (), source_na
     parties = _parties(lines[start:end], split - start if split is not None else None, rules)
     header = []
     for line in [*lines[:start], *lines[end:]]:
-        if rules.role.search(line) or len(line.split()) >= 40:
-            break
+        if rules.role.search(line) or (len(line.split()) >= 40 and not is_dates_line(line)):
+            break  # counsel, or the judgment itself
         header.append(line)
     rest = lines[end:]
     court = ""
