@@ -148,6 +148,7 @@ class DocumentWriter:
                 content_hash=document.content_hash, source=document.source, title=document.title,
                 chapter=document.chapter,
                 chunk_ids=new_ids, origin=staged.report.source, source_fingerprint=staged.fingerprint,
+                judgment=document.judgment,
             )  # fmt: skip
             staged.report.chunks = len(new_ids)
         await self.save_manifest(manifest, force=False)

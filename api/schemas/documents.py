@@ -27,7 +27,43 @@ class Section(BaseModel):
 
     @property
     def label(self) -> str:
-        return f"section {self.number}" if self.number else "preamble"
+        """'section 3', or 'paragraph 12' for a judgment's paragraph (its id's unit is "p"), or 'preamble'."""
+        if not self.number:
+            return "preamble"
+        paragraph = re.fullmatch(r"p\d+\w*(?:~\d+)?", self.section_id.partition("#")[2])
+        return f"{'paragraph' if paragraph else 'section'} {self.number}"
+
+
+class Party(BaseModel):
+    """One party to a case, as the judgment's heading names it."""
+
+    name: str = Field(description="The party's name, e.g. 'Esther Chitando' or 'Navada Resources (Private) Limited'.")
+    side: str = Field(
+        description="'applicant' for the side named first (plaintiff, applicant, appellant, …), 'respondent' for the "
+        "side named after 'versus' (defendant, respondent, …)."
+    )
+    role: str = Field("", description="What the judgment calls that side, e.g. 'plaintiff'; '' when it does not say.")
+    capacity: str = Field("", description="The capacity it is sued in, e.g. 'In her capacity as the Executrix …'.")
+
+
+class Judgment(BaseModel):
+    """What a judgment's heading says about the case: read at ingestion, used to cite it in its court's style."""
+
+    court: str = Field("", description="The court, e.g. 'High Court of Zimbabwe'.")
+    decided: str = Field("", description="The date judgment was given (ISO), e.g. '2025-01-31'; '' when not found.")
+    neutral_citation: str = Field(
+        "", description="How the judgment is cited: its medium-neutral citation ('[2025] ZWHHC 48') where it has one, "
+        "else the court's own judgment number ('HH 106-17'); '' when neither is found."
+    )  # fmt: skip
+    citations: list[str] = Field(
+        default_factory=list, description="Every citation of the judgment found, preferred first."
+    )
+    case_numbers: list[str] = Field(default_factory=list, description="The court's case numbers, e.g. 'HC 3863/14'.")
+    case_name: str = Field(
+        "", description="The parties as 'X v Y', e.g. 'Esther Chitando v Pauline Mandigo and Others'."
+    )
+    parties: list[Party] = Field(default_factory=list)
+    judges: list[str] = Field(default_factory=list, description="The judges as the heading names them, 'Muchawa J'.")
 
 
 class Document(BaseModel):
@@ -45,6 +81,7 @@ class Document(BaseModel):
     tenant: str = Field("", description="The tenant that owns it; '' is the public corpus every caller may read.")
     content_hash: str
     sections: list[Section]
+    judgment: Judgment | None = Field(None, description="A judgment's court, date, citation, parties and judges.")
 
     @property
     def date(self) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from api.schemas.documents import Judgment
 from api.tools.repeals import Repeal
 
 
@@ -22,7 +23,7 @@ class DocumentList(BaseModel):
 
 class SectionOutline(BaseModel):
     section_id: str
-    label: str = Field(description="'section 3', or 'preamble'.")
+    label: str = Field(description="'section 3', 'paragraph 12' (a judgment's), or 'preamble'.")
     heading: str = ""
     part: str = ""
 
@@ -30,6 +31,9 @@ class SectionOutline(BaseModel):
 class DocumentView(DocumentSummary):
     chapter: str = ""
     repealed_by: Repeal | None = Field(None, description="Where another document of the corpus repeals this one.")
+    judgment: Judgment | None = Field(
+        None, description="A judgment's court, decision date, citation, case numbers, parties and judges."
+    )
     sections: list[SectionOutline]
 
 
@@ -49,6 +53,16 @@ class LinkView(BaseModel):
     relation: str = Field("", description="'subject to', 'in terms of', …; '' for a plain mention.")
 
 
+class CaseView(LinkView):
+    """A judgment that cites the provision: its first citing paragraph (``provision_id``), the others, and how the
+    judgment is cited."""
+
+    cite_as: str = Field(description="The citing paragraph as the judgment cites itself: '[2025] ZWHHC 48, para 12'.")
+    court: str = ""
+    decided: str = Field("", description="The date judgment was given (ISO), '' when its heading does not say.")
+    paragraphs: list[str] = Field(default_factory=list, description="Every paragraph of it that cites the provision.")
+
+
 class DefinitionView(BaseModel):
     """A term the section uses that its document defines, with the defining words verbatim."""
 
@@ -62,13 +76,21 @@ class ProvisionView(BaseModel):
     title: str
     chapter: str = ""
     repealed_by: Repeal | None = Field(None, description="Where another document of the corpus repeals this one.")
+    judgment: Judgment | None = Field(None, description="Where the document is a judgment, what its heading says.")
     provision_id: str = Field(description="The provision asked for, e.g. '…#s3(1)'.")
     section: SectionView = Field(description="The section that holds it (the unit quotes are checked against).")
     previous: SectionView | None = None
     next: SectionView | None = None
     refers_to: list[LinkView] = Field(default_factory=list, description="Provisions this section refers to.")
     referred_by: list[LinkView] = Field(
-        default_factory=list, description="Provisions elsewhere that refer to this section (the caller may read)."
+        default_factory=list,
+        description="Provisions of other laws, and of this one, that refer to this section (the caller may read); "
+        "judgments are listed in cited_by_cases instead.",
+    )
+    cited_by_cases: list[CaseView] = Field(
+        default_factory=list,
+        description="Cases that cite this section: each judgment (the caller may read) whose paragraphs cite it or a "
+        "provision within it, the most recent first.",
     )
     definitions: list[DefinitionView] = Field(
         default_factory=list, description="Terms this section uses that its document defines."

@@ -12,7 +12,7 @@ PATH = Path(__file__).resolve().parent.parent / "data" / "citation_style.toml"
 KINDS = ("statute", "statute_chaptered", "judgment", "other")
 _YEAR_SUFFIX = re.compile(r",?\s*\d{4}$")
 _SECTION = re.compile(r"s(\w+)((?:\(\w+\))*)")
-_PARAGRAPH = re.compile(r"p(\d+)")
+_PARAGRAPH = re.compile(r"p(\d+)(?:\(\w+\))*")
 
 
 @lru_cache(maxsize=4)
@@ -39,14 +39,17 @@ def cite_as(
     chapter: str = "",
     jurisdiction: str = "",
     styles: dict[str, dict[str, str]] | None = None,
+    citation: str = "",
 ) -> str:
     """``title``'s provision ``provision_id`` (a provision id, "…#s3(1)") as its jurisdiction cites it; ``section``:
-    the service's label ("section 3(1)"), for a provision that is neither a section nor a paragraph."""
+    the service's label ("section 3(1)"), for a provision that is neither a section nor a paragraph; ``citation``:
+    how a judgment cites itself ("[2025] ZWHHC 48"), its title standing in where it has none."""
     styles = styles or load_styles()
     table = styles.get(jurisdiction.upper()) or styles["DEFAULT"]
     fragment = provision_id.partition("#")[2].split("~")[0]
     chapter = re.sub(r"^\[?\s*chapter\s*", "", chapter.strip(), flags=re.I).rstrip("]").strip()
-    values = {"title": title, "short_title": _YEAR_SUFFIX.sub("", title), "chapter": chapter, "label": section}
+    values = {"title": title, "short_title": _YEAR_SUFFIX.sub("", title), "chapter": chapter, "label": section,
+              "citation": citation or title}  # fmt: skip
     if match := _SECTION.fullmatch(fragment):
         kind = "statute_chaptered" if chapter else "statute"
         values["number"] = match.group(1) + match.group(2)

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, Field
 
-from api.schemas.documents import Chunk, Document
+from api.schemas.documents import Chunk, Document, Judgment
 from api.schemas.events import Citation
 from api.text.citation_style import cite_as, jurisdiction_for
 from api.tools.cache import TTLCache
@@ -59,6 +59,9 @@ class ManifestEntry(BaseModel):
     chunk_ids: list[str]
     origin: str = Field("", description="The resolved path of the file it was ingested from.")
     source_fingerprint: str = Field("", description="The file's bytes, parser version and OCR engine, hashed.")
+    judgment: Judgment | None = Field(
+        None, description="A judgment's court, date, citation, parties and judges, as its heading gives them."
+    )
 
 
 class DocumentReads(NamedTuple):
@@ -145,8 +148,10 @@ class Corpus:
         entry = self.manifest.documents.get(citation.doc_key)
         chunk = self.chunks.get(citation.chunk_id)
         jurisdiction = jurisdiction_for(citation.doc_key, chunk.jurisdiction if chunk else "")
+        judgment = entry.judgment if entry else None
         styled = cite_as(citation.title, citation.section, citation.provision_id or citation.section_id,
-                         entry.chapter if entry else "", jurisdiction)  # fmt: skip
+                         entry.chapter if entry else "", jurisdiction,
+                         citation=judgment.neutral_citation if judgment else "")  # fmt: skip
         return citation.model_copy(update={"cite_as": styled})
 
     def titles_for(self, tenant: str) -> list[str]:

@@ -16,6 +16,9 @@ lexical index (``LINKS_KEY``); the corpus reads them at load.
   names another law that cannot be matched ("section 5 of Act 3 of 2022", "of that Act") is left unresolved: a
   wrong link is worse than none.
 
+A judgment has no sections of its own: its references resolve only to a law it names ("s 7(4) of the Matrimonial
+Causes Act", also in the short forms courts write, "s14"), never to its own paragraphs.
+
 Each reference keeps the words that make it a dependency ("subject to", "in terms of", "referred to in", …), so
 research can fetch what the cited evidence depends on and leave plain mentions alone.
 """
@@ -76,6 +79,11 @@ _NUMBER = rf"(?:\d{{1,4}}[A-Z]{{0,2}}\b|{_WORDS})"
 _LIST = r"\s*(?:,|and|or)\s*"
 _SECTIONS = re.compile(
     rf"\b(?i:sections?|ss?\.)\s+(?P<items>{_NUMBER}{_SUB}*(?:{_LIST}(?:(?i:section)\s+)?{_NUMBER}{_SUB}*)*)"
+)
+# Judgments also write "s 7(4)", "s14" and "ss 3 and 4" for another law's sections.
+_CASE_SECTIONS = re.compile(
+    rf"\b(?:(?i:sections?)\s+|(?i:ss?)\.?\s*(?=\d))"
+    rf"(?P<items>{_NUMBER}{_SUB}*(?:{_LIST}(?:(?i:section|s)\s+)?{_NUMBER}{_SUB}*)*)"
 )
 _SUBSECTIONS = re.compile(
     rf"\b(?:(?i:paragraphs?|subparagraphs?)\s+(?P<par>{_SUB}(?:{_LIST}{_SUB})*)\s+of\s+)?"
@@ -259,15 +267,24 @@ class _Index:
             self.provisions[section.section_id] = known
         return known
 
-    def law(self, doc: Document, named: str) -> str | None:
-        """The document a reference's "of …" names, or None when it names none the corpus holds (or several)."""
+    def law(self, doc: Document, named: str, by_title: bool = False) -> str | None:
+        """The document a reference's "of …" names, or None when it names none the corpus holds (or several). A
+        chapter number names it, narrowed by the title named where several documents share the number; with
+        ``by_title`` (a judgment's reference, where a wrong chapter number is a slip of the pen) a document whose
+        title lacks the words named is not taken on the chapter number alone, and the title is looked up instead."""
         words = named.strip()
         if re.match(r"this\s+(?:Act|Code|Constitution|Ordinance)$", words, re.I):
             return doc.doc_key
+        named_laws = instruments_named(words)
+        titled = named_laws[0][1] if len(named_laws) == 1 else set()
         if chapter := re.search(r"Chapter\s*(\d+:\d+)", words):
             keys = self.by_chapter.get((doc.tenant, chapter.group(1)), [])
-            return keys[0] if len(keys) == 1 else None
-        named_laws = instruments_named(words)
+            if titled and (len(keys) > 1 or by_title):
+                # The law whose title is the one named, else the only ones whose titles hold its words.
+                same = [k for k in keys if title_words(self.docs[k].title) == titled]
+                keys = same or [k for k in keys if titled <= title_words(self.docs[k].title)]
+            if len(keys) == 1 or not by_title:
+                return keys[0] if len(keys) == 1 else None
         if re.match(r"the\s+Constitution$", words, re.I):
             keys = [k for (tenant, title), ks in self.by_title.items() if tenant == doc.tenant and "constitution"
                     in title for k in ks]  # fmt: skip
@@ -322,19 +339,29 @@ def _relation(before: str) -> str:
 def _owner(doc: Document, tail: str, index: _Index) -> tuple[str | None, int]:
     """Whose provision a reference names, read from the words after it: ``doc`` itself when nothing follows or "of
     this Act"; the law an "of the … Act" names when the corpus holds exactly one such; None for any other "of …"
-    ("of that Act", "of Act 22 of 2001"), which cannot be resolved. Also how many characters of ``tail`` that took."""
+    ("of that Act", "of Act 22 of 2001"), which cannot be resolved. Also how many characters of ``tail`` that took.
+    A judgment has no sections of its own: what it cites is another law's, so only a named law resolves."""
+    case = is_judgment(doc)
     if found := _OF_THIS.match(tail):
-        return doc.doc_key, found.end()
+        return None if case else doc.doc_key, found.end()
     if found := _OF_LAW.match(tail):
-        return index.law(doc, found.group("law")), found.end()
-    if _OF.match(tail):
+        owner = index.law(doc, found.group("law"), by_title=case)
+        return None if case and owner == doc.doc_key else owner, found.end()
+    if _OF.match(tail) or case:
         return None, 0
     return doc.doc_key, 0
 
 
+def is_judgment(doc: Document) -> bool:
+    """Whether ``doc`` is a court's judgment: its numbered provisions are paragraphs, and what it cites by number
+    is always another law's."""
+    return doc.doc_type == "judgment" or doc.judgment is not None
+
+
 def _references_in(doc: Document, section: Section, index: _Index) -> list[Reference]:
     text = section.text
-    if _AMENDING.search(text):
+    case = is_judgment(doc)
+    if _AMENDING.search(text) and not case:
         return []
     starts = provision_starts(text, section.section_id)
     taken = [m.span() for m in _NOTE.finditer(text)]
@@ -363,11 +390,12 @@ def _references_in(doc: Document, section: Section, index: _Index) -> list[Refer
             number = section_number(of_section.group("number"))
             targets = [index.resolve(owner, number, path) for path in paths] if owner else []
             add(match.start(), match.end() + of_section.end() + used, targets)
-        elif _OF.match(tail) and not _OF_THIS.match(tail):
-            taken.append(match.span())  # "subsection (2) of that section": not resolvable here
+        elif (_OF.match(tail) and not _OF_THIS.match(tail)) or case:
+            # "subsection (2) of that section": not resolvable here; nor a judgment's bare "subsection (2)".
+            taken.append(match.span())
         else:
             add(match.start(), match.end(), [index.within(section, path) for path in paths])
-    for match in _SECTIONS.finditer(text):
+    for match in (_CASE_SECTIONS if case else _SECTIONS).finditer(text):
         # "Section 5. Immunity of archives": the heading of a document quoted inside this one (a treaty in a
         # schedule), not a reference to this document's section.
         heading = match.group(0)[0] == "S" and re.match(r"\.\s+[A-Z]", text[match.end() : match.end() + 4])
@@ -381,14 +409,14 @@ def _references_in(doc: Document, section: Section, index: _Index) -> list[Refer
         add(match.start(), match.end() + used, [index.resolve(owner, section_number(number), _labels(subs))
                                                for number, subs in items])  # fmt: skip
     for match in _PARAGRAPHS.finditer(text):
-        if not free(*match.span()) or _OF.match(text[match.end() : match.end() + 8]):
+        if case or not free(*match.span()) or _OF.match(text[match.end() : match.end() + 8]):
             continue
         here = provision_at(starts, match.start(), section.section_id)
         subsection = next((label for label in _labels(here.removeprefix(section.section_id)) if label[0].isdigit()), "")
         path = [subsection] if subsection else []
         add(match.start(), match.end(), [index.within(section, [*path, par]) for par in _labels(match.group("par"))])
     for match in _SCHEDULE.finditer(text):
-        if not free(*match.span()):
+        if case or not free(*match.span()):
             continue
         nth = _ORDINALS.index(match.group("nth").lower()) + 1
         add(match.start(), match.end(), [index.schedules.get(doc.doc_key, {}).get(nth)])

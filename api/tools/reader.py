@@ -16,6 +16,7 @@ from api.auth import Caller
 from api.errors import NotFoundError
 from api.schemas.documents import Document, Section
 from api.schemas.reader import (
+    CaseView,
     DefinitionView,
     DocumentList,
     DocumentSummary,
@@ -25,6 +26,7 @@ from api.schemas.reader import (
     SectionOutline,
     SectionView,
 )
+from api.text.citation_style import cite_as, jurisdiction_for
 from api.tools.corpus import Corpus
 from api.tools.links import Reference
 
@@ -107,6 +109,7 @@ class DocumentReader:
             doc_key=document.doc_key, title=document.title, doc_type=document.doc_type, date=document.date,
             jurisdiction=document.jurisdiction, chapter=document.chapter,
             repealed_by=self.corpus.repealed.get(doc_key), sections=[_outline(s) for s in document.sections],
+            judgment=document.judgment,
         )  # fmt: skip
 
     async def provision(self, doc_key: str, fragment: str, caller: Caller) -> ProvisionView:
@@ -121,18 +124,53 @@ class DocumentReader:
         sections = document.sections
         section = sections[index]
         links = self.corpus.links
+        received = links.referred_by(section.section_id)
         return ProvisionView(
             doc_key=doc_key, title=document.title, chapter=document.chapter,
-            repealed_by=self.corpus.repealed.get(doc_key), provision_id=provision_id,
+            repealed_by=self.corpus.repealed.get(doc_key), provision_id=provision_id, judgment=document.judgment,
             section=_view(sections[index]), previous=_view(sections[index - 1]) if index > 0 else None,
             next=_view(sections[index + 1]) if index + 1 < len(sections) else None,
             refers_to=self._links(((r.target, r) for r in links.refers_to(section.section_id)), caller),
-            referred_by=self._links(((r.source, r) for r in links.referred_by(section.section_id)), caller),
+            referred_by=self._links(((r.source, r) for r in received if not self._is_case(r.source)), caller),
+            cited_by_cases=self._cases([r for r in received if self._is_case(r.source)], caller),
             definitions=[
                 DefinitionView(term=d.term, provision_id=d.provision_id, text=d.text)
                 for d in links.defined_in(section.text, doc_key, section.section_id, section.part)
             ],
         )  # fmt: skip
+
+    def _is_case(self, provision_id: str) -> bool:
+        doc_key = provision_id.split("#")[0]
+        entry = self.corpus.manifest.documents.get(doc_key)
+        return (entry is not None and entry.judgment is not None) or self._facets.get(doc_key, ("",))[0] == "judgment"
+
+    def _cases(self, references: list[Reference], caller: Caller) -> list[CaseView]:
+        """Each judgment citing the section once, with every paragraph of it that does (only judgments the caller
+        may read), the most recent first."""
+        cases: dict[str, CaseView] = {}
+        for reference in references:
+            doc_key = reference.source.split("#")[0]
+            if not self._may_read(doc_key, caller):
+                continue
+            if (case := cases.get(doc_key)) is not None:
+                if reference.source not in case.paragraphs:
+                    case.paragraphs.append(reference.source)
+                continue
+            entry = self.corpus.manifest.documents[doc_key]
+            judgment = entry.judgment
+            jurisdiction = jurisdiction_for(doc_key, self._facets.get(doc_key, ("", "", ""))[2])
+            fragment = reference.source.partition("#")[2]
+            label = "preamble" if fragment.startswith("preamble") else f"paragraph {fragment.lstrip('p')}"
+            styled = cite_as(entry.title, label, reference.source, "", jurisdiction,
+                             citation=judgment.neutral_citation if judgment else "")  # fmt: skip
+            cases[doc_key] = CaseView(
+                provision_id=reference.source, title=entry.title, words=reference.words, relation=reference.relation,
+                cite_as=styled, court=judgment.court if judgment else "",
+                decided=judgment.decided if judgment else self._facets.get(doc_key, ("", "", ""))[1],
+                paragraphs=[reference.source],
+            )  # fmt: skip
+        by_name = sorted(cases.values(), key=lambda c: c.title)
+        return sorted(by_name, key=lambda c: c.decided, reverse=True)
 
     def _links(self, pairs: Iterable[tuple[str, Reference]], caller: Caller) -> list[LinkView]:
         """Each other provision once (its first reference's words), only where the caller may read its document."""

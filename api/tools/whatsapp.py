@@ -106,12 +106,13 @@ def sources_of(citations: Sequence[Citation]) -> list[list[Citation]]:
     return list(sections.values())
 
 
-def source_line(citations: Sequence[Citation], chapter: str, jurisdiction: str = "") -> str:
-    """The cited section as its jurisdiction cites it ("Marriages Act [Chapter 5:15], s 3"): one line however many
-    of its parts are cited."""
+def source_line(citations: Sequence[Citation], chapter: str, jurisdiction: str = "", cited_as: str = "") -> str:
+    """The cited section as its jurisdiction cites it ("Marriages Act [Chapter 5:15], s 3"; a judgment's paragraph
+    by the judgment's own citation, ``cited_as``: "[2025] ZWHHC 48, para 12"): one line however many of its parts
+    are cited."""
     first = citations[0]
     return cite_as(first.title, first.section.split("(")[0], first.section_id, chapter,
-                   jurisdiction_for(first.doc_key, jurisdiction))  # fmt: skip
+                   jurisdiction_for(first.doc_key, jurisdiction), citation=cited_as)  # fmt: skip
 
 
 def renumbered(answer: str, numbers: dict[int, int]) -> str:
@@ -131,10 +132,12 @@ def format_reply(
     public_url: str = "",
     repealed: Sequence[str] = (),
     jurisdictions: dict[str, str] | None = None,
+    cited_as: dict[str, str] | None = None,
 ) -> str:
     """A reply that fits a phone: the answer first, then a note for each cited law that another law repeals
     (``repealed``: the warnings' messages), then at most ``MAX_SOURCES`` sources, one per cited section, as
-    ``[k] Act [Chapter], s N`` with a reader link (when the site's address is set). The answer's markers are
+    ``[k] Act [Chapter], s N`` (a judgment by its own citation, ``cited_as``) with a reader link (when the site's
+    address is set). The answer's markers are
     renumbered to match; a source past the limit is counted, not listed. The closest provisions to a question
     nothing answers (``related``) are never headed as the answer's sources."""
     sources = sources_of(final.citations)
@@ -147,7 +150,9 @@ def format_reply(
         lines = ["*Closest provisions (not an answer)*" if final.outcome == "related" else "*Sources*"]
         for k, group in enumerate(sources[:MAX_SOURCES], 1):
             key = group[0].doc_key
-            line = f"[{k}] {source_line(group, chapters.get(key, ''), (jurisdictions or {}).get(key, ''))}"
+            named = source_line(group, chapters.get(key, ""), (jurisdictions or {}).get(key, ""),
+                                (cited_as or {}).get(key, ""))  # fmt: skip
+            line = f"[{k}] {named}"
             if public_url:
                 line += f"\n{reader_link(public_url, group[0])}"
             lines.append(line)
@@ -317,12 +322,13 @@ class WhatsAppBot:
                 return FAILED
         if final is None:
             return FAILED
-        chapters, jurisdictions = {}, {}
+        chapters, jurisdictions, cited_as = {}, {}, {}
         for doc_key in {c.doc_key for c in final.citations}:
             document = await self.corpus.document(doc_key)
             if document is not None:
                 chapters[doc_key], jurisdictions[doc_key] = document.chapter, document.jurisdiction
-        return format_reply(final, chapters, self.public_url, repealed, jurisdictions)
+                cited_as[doc_key] = document.judgment.neutral_citation if document.judgment else ""
+        return format_reply(final, chapters, self.public_url, repealed, jurisdictions, cited_as)
 
     async def drain(self, timeout_s: float = 5.0) -> None:
         """Let answers in flight finish (up to ``timeout_s``), then cancel what is left."""

@@ -605,6 +605,19 @@ function sectionBlock(section, role, quote) {
   return el("section", { class: `reader-section ${role}`, dataset: { sectionId: section.section_id } }, head, body, notes);
 }
 
+// The judgments that cite the section, each opening its citing paragraph in the reader with the citing words marked.
+function casesBlock(cases) {
+  if (!cases.length) return null;
+  const items = cases.map((c) => {
+    const docKey = c.provision_id.split("#")[0];
+    const open = el("button", { type: "button", class: "ghost case-link", onclick: () => showProvision(docKey, fragmentOf(c.provision_id), c.words) }, c.title);
+    const more = c.paragraphs.length > 1 ? ` (${c.paragraphs.length} paragraphs)` : "";
+    return el("li", {}, open, el("span", { class: "muted" }, ` ${c.cite_as}${c.decided ? `, ${c.decided}` : ""}${more}: “${c.words}”`));
+  });
+  return el("section", { class: "reader-cases", "aria-label": "Cases that cite this section" },
+    el("h3", {}, "Cases that cite this section"), el("ul", {}, ...items));
+}
+
 async function showProvision(docKey, fragment, quote) {
   const dialog = $("#reader");
   const body = $("#reader-body");
@@ -615,14 +628,17 @@ async function showProvision(docKey, fragment, quote) {
     state.reader = view;
     $("#reader-title").textContent = view.title + (view.chapter ? ` [${/^chapter/i.test(view.chapter) ? view.chapter : `Chapter ${view.chapter}`}]` : "");
     const repealed = view.repealed_by;
+    const judgment = view.judgment;
     $("#reader-meta").textContent = [
       repealed ? `Repealed by ${repealed.by_section} of the ${repealed.by_title}: what it says may no longer be the law.` : "",
+      judgment ? [judgment.neutral_citation, judgment.court, judgment.decided, judgment.judges.join(", ")].filter(Boolean).join(" · ") : "",
       view.section.part || "",
     ].filter(Boolean).join(" · ");
     body.replaceChildren(...[
       view.previous ? sectionBlock(view.previous, "previous") : null,
       sectionBlock(view.section, "current", quote),
       view.next ? sectionBlock(view.next, "next") : null,
+      casesBlock(view.cited_by_cases || []),
     ].filter(Boolean));
     $("#reader-prev").disabled = !view.previous;
     $("#reader-next").disabled = !view.next;

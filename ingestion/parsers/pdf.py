@@ -15,9 +15,11 @@ from pathlib import Path
 from api.errors import IngestionError
 from api.schemas.documents import Document
 from ingestion.parsers import ParseOptions, content_hash, register
+from ingestion.parsers.docx import BODY_WORDS
+from ingestion.parsers.judgment import is_dates_line, opens_body, read_judgment
 from ingestion.parsers.structure import SECTION_LINE, Line, build_document, gazette_heading
 
-PARSER_VERSION = "pdf-3"
+PARSER_VERSION = "pdf-4"
 EDGE_LINES = 3  # lines at the top and bottom of a page where headers and footers live
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?(?:\d{1,4}|[ivxlc]{1,6})(?:\s+of\s+\d+)?$", re.I)
 _TOC = re.compile(r"\.{4,}\s*\d+\s*$")
@@ -29,6 +31,7 @@ _OCR_DEBRIS = re.compile(r"[a-z][A-Z]|[{}|\\^~<>]|[A-Za-z]\d[A-Za-z]|[,.;:][a-z]
 # gazette text layers <= 0.0002, the two scans' text layers 0.018 and 0.021; tesseract's readings of the same
 # scans 0.013 (a table-heavy schedule) and 0.0016.
 OCR_DEBRIS_SHARE = 0.01
+PARAGRAPH_END = 0.75  # a judgment's line shorter than this share of its page's measure ends a paragraph
 
 
 def _pages(path: Path, data: bytes) -> list[str]:
@@ -64,9 +67,13 @@ def page_text(extracted: str) -> str:
     return re.sub(r"\ufffe\r?\n?", "", text).replace("\u00ad", "").replace("\r", "")
 
 
-def clean_pages(pages: list[str], gazette: bool = False) -> tuple[list[Line], dict[str, str], list[str]]:
+def clean_pages(
+    pages: list[str], gazette: bool = False, paragraphs: bool = False
+) -> tuple[list[Line], dict[str, str], list[str]]:
     """Return logical lines with page numbers, cover metadata, and warnings; with ``gazette``, an undotted
-    section heading ("1 Short title") stays a line of its own, as its body starts the next."""
+    section heading ("1 Short title") stays a line of its own, as its body starts the next; with ``paragraphs``
+    (a judgment, whose paragraphs are not numbered), a line that stops well short of the page's measure ends its
+    paragraph when the next begins as a sentence does, as justified text ends a paragraph."""
     meta: dict[str, str] = {}
     pages = [page_text(p) for p in pages]
     # Each non-blank line, stripped, with where it sits in its page's text: the map back to the source.
@@ -102,7 +109,10 @@ def clean_pages(pages: list[str], gazette: bool = False) -> tuple[list[Line], di
     boilerplate = {shape for shape, n in edge_shapes.items() if n >= threshold}
     logical: list[Line] = []
     after_heading = False
+    short = False  # the last line kept stopped short of the measure
     for number, lines in enumerate(page_lines, start=1):
+        lengths = sorted(len(line) for line in lines)
+        measure = lengths[(3 * len(lengths)) // 4] if lengths else 0
         for index, line in enumerate(lines):
             at_edge = index < EDGE_LINES or index >= len(lines) - EDGE_LINES
             if at_edge and (_shape(line) in boilerplate or _PAGE_NUMBER.match(line)):
@@ -112,7 +122,11 @@ def clean_pages(pages: list[str], gazette: bool = False) -> tuple[list[Line], di
             previous = logical[-1].text if logical else ""
             start, end = page_spans[number - 1][index]
             heading = gazette and gazette_heading(line) is not None
-            if not previous or after_heading or heading or SECTION_LINE.match(line) or _STARTS_UNIT.match(line):
+            ended = paragraphs and short and bool(re.match(r"[A-Z0-9(\[“\"‘']", line))
+            short = len(line) < PARAGRAPH_END * measure
+            # A judgment's paragraph ends only where its last line does ("[Chapter 25:18]." may open a line).
+            unit = not paragraphs and bool(SECTION_LINE.match(line) or _STARTS_UNIT.match(line))
+            if not previous or after_heading or heading or ended or unit:
                 logical.append(Line(line, number, start, end, number))
                 after_heading = heading
                 continue
@@ -125,6 +139,19 @@ def clean_pages(pages: list[str], gazette: bool = False) -> tuple[list[Line], di
     if debris_share(logical) > OCR_DEBRIS_SHARE:
         warnings.append("text layer looks like noisy OCR; quotes from it may be garbled")
     return logical, meta, warnings
+
+
+def judgment_paragraphs(lines: list[Line]) -> list[Line]:
+    """A judgment's paragraphs as numbered provisions: the heading block (until the judge's first words, "PATEL JA:
+    This is …", or the first long paragraph that is not a line of dates) stays as it is, each later paragraph is
+    numbered in order. A judgment that numbers most of its paragraphs itself ("1. …", "[1] …") keeps its numbers."""
+    start = next((i for i, line in enumerate(lines) if opens_body(line.text) or (
+        len(line.text.split()) >= BODY_WORDS and not is_dates_line(line.text))), len(lines))  # fmt: skip
+    body = lines[start:]
+    own = [re.match(r"\[?(\d{1,4})[.\]]\s", line.text) for line in body]
+    if body and sum(bool(m) for m in own) >= 0.6 * len(body):
+        return [*lines[:start], *(line.as_(re.sub(r"^\[(\d{1,4})\]\s", r"\1. ", line.text)) for line in body)]
+    return [*lines[:start], *(line.as_(f"{n}. {line.text}") for n, line in enumerate(body, 1))]
 
 
 def debris_share(lines: list[Line]) -> float:
@@ -153,18 +180,26 @@ def parse_pdf(path: Path, data: bytes, options: ParseOptions) -> list[Document]:
             f"{path.name} has no text layer (a scan?) and OCR is off; install tesseract-ocr or set GWETA_INGESTION__OCR"
         )
     judgment = bool(re.search(r"_v_|\bv\b", path.stem)) or "JUDGMENT" in "\n".join(pages[:2]).upper()
+    if judgment and not read_by_ocr:
+        lines = judgment_paragraphs(clean_pages(pages, paragraphs=True)[0])
+    # A judgment's heading is read from its first page's lines as printed, before they are joined into paragraphs.
+    case, jurisdiction = read_judgment(page_text(pages[0]).splitlines(), (), path.name) if judgment else (None, "")
+    dates = {"expression": meta["expression"]} if "expression" in meta else {}
+    if case is not None and case.decided:
+        dates["decided"] = case.decided
     document = build_document(
         lines,
         doc_key=meta.get("id") or path.stem,
         content_hash=content_hash(PARSER_VERSION + (options.ocr.name if options.ocr else ""), data),
         source=str(path),
-        title=meta.get("title", ""),
+        title=(case.case_name if case else "") or meta.get("title", ""),
         chapter=meta.get("chapter", ""),
+        jurisdiction=jurisdiction,
         doc_type="judgment" if judgment else "act",
-        dates={"expression": meta["expression"]} if "expression" in meta else {},
+        dates=dates,
         pages=len(pages),
         warnings=warnings,
         unit="p" if judgment else "s",
         gazette=read_by_ocr,
     )
-    return [document]
+    return [document.model_copy(update={"judgment": case})]
