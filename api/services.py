@@ -135,7 +135,7 @@ async def open_services(settings: Settings, serving: bool = False) -> AsyncItera
             ) -> tuple[HybridRetriever, ContextBundler, FittedJudge | None]:
                 """The tools that hold one corpus version (each with its own caches); its answers read their
                 sentences' vectors from ``sentences`` where ingestion kept them."""
-                fusion = LearnedFusion(trees, Candidates(corpus.chunks.values(), lexical)) if trees else None
+                fusion = LearnedFusion(trees, Candidates(corpus.chunks, lexical)) if trees else None
                 retriever = HybridRetriever(
                     corpus, StoredSentences(embedder, sentences), vectors, lexical, settings.retrieval, reranker,
                     settings.reranker.candidates, thesaurus, fusion,

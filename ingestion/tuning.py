@@ -537,7 +537,7 @@ def _fusion_choice(
         return [Asked.of(text, dense, index._search(text, depth), dense_weight, gold, cfg.candidates, cfg.rrf_k)
                 for (text, gold), dense in rows]  # fmt: skip
 
-    return choose(Candidates(corpus.chunks.values(), index), asked(train), asked(held), units)
+    return choose(Candidates(corpus.chunks, index), asked(train), asked(held), units)
 
 
 def _drop_fusion(settings: Settings, before: TuningState, after: TuningState) -> None:
