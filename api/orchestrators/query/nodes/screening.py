@@ -20,6 +20,7 @@ from ..choices import split_choices
 from ..conversation import (
     Previous,
     defined_terms,
+    elliptical,
     keeps_question,
     may_follow_up,
     names_a_law,
@@ -123,7 +124,12 @@ async def contextualize(state: QueryState, runtime: Runtime[QueryDeps]) -> Query
         own = topic_terms(light)
         used = content_terms(" ".join(s.text for d in documents if d for s in d.sections)) if own else set()
         new_subject = not signalled and not rewritten and bool(own - used)
-        wordings = [query] if rewritten else [light] if new_subject else [light, query]
+        # A follow-up that says too little of its own ("Is that an offence?") is tried with the subject carried
+        # first: in its own words it matches whatever provision of the Act shares its one word.
+        carried_first = elliptical(question, previous)
+        wordings = (
+            [query] if rewritten else [light] if new_subject else [query, light] if carried_first else [light, query]
+        )
         for wording in dict.fromkeys(wordings):
             if await _answers(deps, state, wording, within):
                 update |= QueryUpdate(query=wording, prefer=acts, timings={"contextualize": ms(start)})
