@@ -161,6 +161,24 @@ async def test_follow_ups_are_answered_from_the_conversation_without_a_model(pri
     assert all(c["doc_key"] == "sample/act/2024/3" for c in refund["citations"])  # type: ignore[attr-defined]
 
 
+async def test_a_follow_up_nothing_answers_is_shown_the_closest_provisions_of_the_act_just_discussed(
+    private_data_dir: Path,
+) -> None:
+    # Nothing in the sample corpus says whether an employer may withhold a last week's pay. Searched across the
+    # corpus, the closest provision was the Marriage Act's on refusing a marriage for want of payment; the follow-up
+    # was asked about employment, so the closest provisions shown are the Employment Standards Act's.
+    _, unpaid = await ask_in_one_session(
+        private_data_dir,
+        "Can my employer dismiss me without a reason?",
+        "And can he refuse to pay me for the last week?",
+    )
+    assert unpaid["abstained"] and unpaid["outcome"] == "related", unpaid
+    assert unpaid["citations"] and all(
+        c["doc_key"] == "sample/act/2023/7"
+        for c in unpaid["citations"]  # type: ignore[attr-defined]
+    )
+
+
 async def test_with_a_model_its_rewrite_is_taken_only_when_it_keeps_what_the_follow_up_asks(
     private_data_dir: Path,
 ) -> None:
