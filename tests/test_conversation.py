@@ -11,6 +11,7 @@ from api.main import create_app
 from api.orchestrators.query.conversation import (
     Previous,
     defined_terms,
+    elliptical,
     keeps_question,
     may_follow_up,
     names_a_law,
@@ -52,6 +53,50 @@ DISMISSAL = Previous(
 )
 def test_a_follow_up_carries_the_previous_subject(question: str, previous: Previous, resolved: str) -> None:
     assert resolve(question, previous) == resolved
+
+
+WILL = Previous(
+    "At what age may a person make a will under the Wills Act?",
+    "“Every person who is of or over the age of sixteen years may make a will.” [1] “A minor who is competent to "
+    "make a will shall not require the assistance of any other person.” [2] “No will shall be valid unless…” [3]",
+    ["Capacity to make a will"],
+)
+WAGES = Previous(
+    "My boss still hasn't paid my last wages or my leave days. Am I owed that money?",
+    "“An employee whose employment is terminated shall be paid his wages and the cash value of his leave.” [1]",
+    ["Payment of wages and benefits on termination"],
+)
+THEFT = Previous(
+    "Someone drove off with three of my goats at night. What crime is that?",
+    "“Any person who takes stock knowing that another person is entitled to own it shall be guilty of stock "
+    "theft.” [1]",
+    ["Stock theft"],
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "previous", "resolved"),
+    [
+        # "it" is the thing the previous answer talked about, not the first subject word asked ("make").
+        ("And what formalities must it comply with?", WILL, "What formalities must the will comply with?"),
+        # A point of its own: the previous subject's words are not added (they would find the wages section again).
+        ("And was he allowed to fire me without a hearing?", WAGES, "Was he allowed to fire me without a hearing?"),
+        # "it" follows a thing the follow-up names itself: the car, not the goats.
+        ("And if my neighbour took my car for the weekend and brought it back?", THEFT,
+         "If my neighbour took my car for the weekend and brought it back?"),
+        # One word of its own: the subject is carried.
+        ("Is that an offence?", WAGES, "Is that an offence (wages)?"),
+    ],
+)  # fmt: skip
+def test_how_much_is_carried_depends_on_what_the_follow_up_says_itself(
+    question: str, previous: Previous, resolved: str
+) -> None:
+    assert resolve(question, previous) == resolved
+
+
+def test_a_follow_up_that_says_little_is_tried_with_the_subject_first() -> None:
+    assert elliptical("Is that an offence?", WAGES) and elliptical("And the penalty?", WAGES)
+    assert not elliptical("And was he allowed to fire me without a hearing?", WAGES)
 
 
 def test_the_subject_is_what_the_cited_provisions_are_about_else_what_was_quoted() -> None:
@@ -114,6 +159,24 @@ async def test_follow_ups_are_answered_from_the_conversation_without_a_model(pri
     quotes = [c["quote"] for c in refund["citations"]]  # type: ignore[attr-defined]
     assert not deposit["abstained"] and any(q.startswith("Within fourteen days after the lease ends") for q in quotes)
     assert all(c["doc_key"] == "sample/act/2024/3" for c in refund["citations"])  # type: ignore[attr-defined]
+
+
+async def test_a_follow_up_nothing_answers_is_shown_the_closest_provisions_of_the_act_just_discussed(
+    private_data_dir: Path,
+) -> None:
+    # Nothing in the sample corpus says whether an employer may withhold a last week's pay. Searched across the
+    # corpus, the closest provision was the Marriage Act's on refusing a marriage for want of payment; the follow-up
+    # was asked about employment, so the closest provisions shown are the Employment Standards Act's.
+    _, unpaid = await ask_in_one_session(
+        private_data_dir,
+        "Can my employer dismiss me without a reason?",
+        "And can he refuse to pay me for the last week?",
+    )
+    assert unpaid["abstained"] and unpaid["outcome"] == "related", unpaid
+    assert unpaid["citations"] and all(
+        c["doc_key"] == "sample/act/2023/7"
+        for c in unpaid["citations"]  # type: ignore[attr-defined]
+    )
 
 
 async def test_with_a_model_its_rewrite_is_taken_only_when_it_keeps_what_the_follow_up_asks(

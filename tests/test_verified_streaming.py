@@ -8,15 +8,16 @@ sentence held never appear in any event.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 
 from api.main import create_app
-from api.settings import LLMSettings, Settings
-from tests.servers import FakeOpenAI, LiveServer, Reply
-from tests.sse import Event, collect
+from api.settings import GateSettings, LLMSettings, Settings
+from tests.servers import FakeOpenAI, LiveServer, Reply, answer_json
+from tests.sse import Event, assert_tokens_kept, collect, read_events
 from tests.test_stream import assert_contract
 
 MARRIAGE = "What is the minimum age of marriage?"
@@ -155,3 +156,40 @@ async def test_a_wrong_age_is_never_streamed(private_data_dir: Path) -> None:
     # The model was asked twice (the corrective step); neither answer was sent, and the quotes were.
     assert upstream.skills_called.count("synthesize") == 2
     assert {e.json()["stage"] for e in events if e.event == "status"} == {"checking"}
+
+
+JUDGED = {"why": "the provision says so", "supported": True, "reason": "", "quote": ""}
+"""A judge-skill verdict the judge gives each quote (its empty quote leaves the decision to the rules)."""
+
+
+async def test_a_quote_only_answer_is_sent_a_quote_at_a_time_as_each_passes_its_check(private_data_dir: Path) -> None:
+    # The model fails, so the answer is the quote-only one; the model still judges each quote for the gate, taking
+    # its time: each quote must go out once it has passed, not the whole answer after the last check.
+    judge_s = 0.6
+    verdicts = [answer_json(JUDGED, delay_s=judge_s / 5) for _ in range(12)]  # 5 or 6 pieces: about judge_s each
+    upstream = FakeOpenAI([Reply(status=500)], scripts={"judge": verdicts})
+    with LiveServer(upstream.app) as llm_server:
+        llm = LLMSettings(backend="openai", base_url=f"{llm_server.url}/v1", model="m-1", memory_ttl_s=0)
+        settings = Settings(data_dir=private_data_dir, llm=llm, gate=GateSettings(judge="llm"))
+        with LiveServer(create_app(settings)) as app:
+            async with httpx.AsyncClient(base_url=app.url, timeout=60) as client:
+                arrived: list[tuple[float, Event]] = []
+                async with client.stream("GET", "/api/v1/query/stream", params={"q": MARRIAGE}) as response:
+                    async for event in read_events(response):
+                        arrived.append((time.monotonic(), event))
+    events = [event for _, event in arrived]
+    assert_tokens_kept(events)
+    final = assert_contract(events)
+    assert final["verified"] and "llm_unavailable" in [e.json()["code"] for e in events if e.event == "warning"]
+    paragraphs = [p for p in str(final["answer"]).split("\n\n") if p.strip()]
+    assert len(paragraphs) >= 2, final["answer"]
+    judged = [at for at, skill in zip(upstream.arrivals, upstream.skills_called, strict=True) if skill == "judge"]
+    assert len(judged) >= len(paragraphs), upstream.skills_called
+    # The first quote was on the wire before the last quote was put to the judge; the rest came later.
+    tokens = [(at, event.json()["text"]) for at, event in arrived if event.event == "token"]
+    first_quote_sent = next(at for at, _ in tokens if "".join(t for a, t in tokens if a <= at).strip().endswith("]"))
+    assert first_quote_sent < judged[-1], (first_quote_sent, judged)
+    assert tokens[-1][0] - first_quote_sent >= judge_s / 2
+    # Each quote's citation went out with it: before the next quote's first words.
+    citations = [at for at, event in arrived if event.event == "citation"]
+    assert citations[0] <= first_quote_sent + 0.05 and len(citations) == len(final["citations"])

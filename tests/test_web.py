@@ -14,8 +14,16 @@ import pytest
 from playwright.async_api import Browser, BrowserContext, Locator, Page, Request, Route, async_playwright, expect
 
 from api.main import create_app
-from api.settings import AuthSettings, LimitsSettings, LLMSettings, RetrievalSettings, Settings, WebSettings
-from tests.servers import FakeFirebaseAuth, FakeOpenAI, LiveServer, Reply
+from api.settings import (
+    AuthSettings,
+    GateSettings,
+    LimitsSettings,
+    LLMSettings,
+    RetrievalSettings,
+    Settings,
+    WebSettings,
+)
+from tests.servers import FakeFirebaseAuth, FakeOpenAI, LiveServer, Reply, answer_json
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -211,6 +219,38 @@ async def test_sentences_arrive_one_by_one_once_checked(private_data_dir: Path, 
     assert not any("12 months" in text for text in [*seen, final])
     assert "Checking…" in statuses  # the page says a sentence is being checked while it is held
     await expect(page.locator(".turn a.cite")).to_have_text(["[1]", "[1]"])
+
+
+async def test_a_quote_only_answer_grows_on_the_page_a_quote_at_a_time(
+    private_data_dir: Path, context: BrowserContext
+) -> None:
+    # The model fails, so the page gets the quote-only answer; the model, as claim judge, takes its time over each
+    # quote. The reader sees the first quote while the next is being checked, not the whole answer at the end.
+    verdict = {"why": "the provision says so", "supported": True, "reason": "", "quote": ""}
+    upstream = FakeOpenAI([Reply(status=500)], scripts={"judge": [answer_json(verdict, delay_s=0.15)] * 12})
+    with LiveServer(upstream.app) as llm:
+        llm_cfg = LLMSettings(backend="openai", base_url=f"{llm.url}/v1", api_key="sk-test", model="m-1")
+        settings = Settings(data_dir=private_data_dir, llm=llm_cfg, gate=GateSettings(judge="llm"))
+        with LiveServer(create_app(settings)) as app:
+            page = await context.new_page()
+            await page.goto(app.url)
+            await ask(page, "What is the minimum age of marriage?")
+            answer = page.locator(".turn .answer")
+            seen: list[str] = []
+            deadline = time.monotonic() + 60
+            while await answer.get_attribute("data-state") != "done":
+                assert time.monotonic() < deadline
+                seen.append(await answer.inner_text())
+                await page.wait_for_timeout(50)
+            final = await answer.inner_text()
+    partial = [text for text in dict.fromkeys(seen) if text.strip() and text != final]
+    # It opened with the plain sentence from the heading, and grew in more than one step, each a beginning of the
+    # final answer (nothing shown was taken back).
+    assert final.startswith("Section 3 of the Marriage Act, 2022 sets the minimum age of marriage: “"), final
+    assert partial and all(final.startswith(text) for text in partial), (partial, final)
+    first = final.split("\n\n")[0].strip()
+    assert any(text.strip() == first for text in partial), (partial, first)
+    await expect(page.locator(".turn a.cite")).to_have_count(len(final.split("\n\n")))
 
 
 async def test_an_abstention_is_labelled_and_said_once(site: LiveServer, context: BrowserContext) -> None:

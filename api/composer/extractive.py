@@ -24,7 +24,8 @@ from api.tools.retrieval import Retrieved
 from api.tools.thesaurus import with_legal_terms
 
 from .citations import CitationTracker, make_citation, provision_label, stream_words
-from .judge.topic import QUESTION_FILLER
+from .judge.meaning import content_terms
+from .judge.topic import QUESTION_FILLER, same_family, topic_terms
 
 log = logging.getLogger(__name__)
 MAX_QUOTES = 3
@@ -171,6 +172,66 @@ def _where(quote: Quote) -> str:
     return f"{label[0].upper()}{label[1:]} of the {chunk.title}{heading}"
 
 
+# Headings that name a measure ("Minimum age of marriage", "Period of notice", "Maximum deposit"): the provision sets
+# it. Any other heading is what the provision deals with.
+_MEASURE = re.compile(
+    r"^(?:minimum|maximum|age|period|periods|duration|length|amount|amounts|rate|rates|limit|limits|number|hours|"
+    r"time|times|fee|fees|term|terms)\b",
+    re.I,
+)
+
+
+def heading_phrase(heading: str) -> str:
+    """What a provision does, in words drawn from its own heading: "sets the minimum age of marriage" for "Minimum
+    age of marriage", "deals with notice of termination" for "Notice of termination". The heading's words are kept
+    as written (only its first letter lowered, unless the first word is an acronym or a name); the verb states
+    nothing the heading does not."""
+    words = " ".join(heading.strip().rstrip(".:;").split())
+    if not words:
+        return ""
+    first = words.split()[0]
+    if not (first.isupper() and len(first) > 1) and not (len(first) > 1 and first[1:].lower() != first[1:]):
+        words = words[0].lower() + words[1:]
+    return f"sets the {words}" if _MEASURE.match(words) else f"deals with {words}"
+
+
+def directness(quote: Quote, wanted: set[str]) -> int:
+    """How directly a quote's provision answers: how many of the question's topic words (``wanted``, content stems,
+    by word family) its heading names. A provision whose heading names what is asked ("Notice of termination" for
+    "How much notice …?") answers it directly; one that only mentions the words in passing ("Maternity leave" for a
+    question on dismissal) does not."""
+    heading = content_terms(quote.hit.chunk.section_heading)
+    return sum(any(same_family(word, h) for h in heading) for word in wanted)
+
+
+def _wanted(question: str, lay_terms: Sequence[str]) -> set[str]:
+    return topic_terms(question) | topic_terms(" ".join(lay_terms))
+
+
+def ordered(quotes: Sequence[Quote], question: str, lay_terms: Sequence[str] = ()) -> list[Quote]:
+    """``quotes`` grouped by provision, the provisions ordered by how directly they answer (``directness``; a tie
+    keeps the order they were chosen in, the best first), each provision's quotes in the order chosen."""
+    wanted = _wanted(question, lay_terms)
+    sections = list(dict.fromkeys(q.hit.chunk.section_id for q in quotes))
+    best = {s: max(directness(q, wanted) for q in quotes if q.hit.chunk.section_id == s) for s in sections}
+    order = sorted(sections, key=lambda s: (-best[s], sections.index(s)))
+    return [q for s in order for q in quotes if q.hit.chunk.section_id == s]
+
+
+def opening(quote: Quote, question: str, lay_terms: Sequence[str] = ()) -> str:
+    """The answer's first words, before its first quote: one plain sentence built from the quoted provision's own
+    heading when the heading names something the question asks ("Section 3 of the Marriages Act, 2022 sets the
+    minimum age of marriage"); else where the quote comes from, its heading in brackets ("… (Heading) provides").
+    It states no fact of its own: the heading is the provision's, and the quote that follows carries the answer."""
+    chunk = quote.hit.chunk
+    wanted = _wanted(question, lay_terms)
+    phrase = heading_phrase(chunk.section_heading) if chunk.section_number and directness(quote, wanted) else ""
+    if not phrase:
+        return f"{_where(quote)} provides"
+    label = provision_label(chunk)
+    return f"{label[0].upper()}{label[1:]} of the {chunk.title} {phrase}"
+
+
 def compose_extractive(
     question: str,
     candidates: Sequence[tuple[int, Retrieved, str]],
@@ -179,17 +240,28 @@ def compose_extractive(
     lay_terms: Sequence[str] = (),
 ) -> tuple[str, list[Citation]]:
     """Return the answer text with [n] markers (from ``start``) and its citations; empty when nothing answers."""
-    return _written(select_quotes(question, candidates, similarity, lay_terms=lay_terms), start)
+    return _written(select_quotes(question, candidates, similarity, lay_terms=lay_terms), start, question, lay_terms)
 
 
-def _written(quotes: Sequence[Quote], start: int) -> tuple[str, list[Citation]]:
-    """The answer quoting ``quotes`` in order, with [n] markers from ``start``, and its citations."""
+def _written(
+    quotes: Sequence[Quote], start: int, question: str = "", lay_terms: Sequence[str] = ()
+) -> tuple[str, list[Citation]]:
+    """The answer quoting ``quotes`` (``ordered``, when the ``question`` is given), a paragraph per quote with [n]
+    markers from ``start``, and its citations. The first paragraph opens with a plain sentence from its provision's
+    heading (``opening``); a further quote of the same provision follows as "It also provides"."""
+    if question:
+        quotes = ordered(quotes, question, lay_terms)
     lines: list[str] = []
     citations: list[Citation] = []
     previous_section = ""
     for index, quote in enumerate(quotes, start=start):
         citations.append(make_citation(index, quote.hit.chunk, quote.text, quote_provision(quote)))
-        lead = "It also provides" if quote.hit.chunk.section_id == previous_section else f"{_where(quote)} provides"
+        if quote.hit.chunk.section_id == previous_section:
+            lead = "It also provides"
+        elif not lines and question:
+            lead = opening(quote, question, lay_terms)
+        else:
+            lead = f"{_where(quote)} provides"
         lines.append(f"{lead}: “{quote.text}” [{index}]")
         previous_section = quote.hit.chunk.section_id
     return "\n\n".join(lines), citations
@@ -225,7 +297,7 @@ async def extractive_answer(
     weighed against the question with the legal terms its search added (``lay_terms``), as the dense search embedded
     it: a lay question's everyday words ("the business was sold") would otherwise favour a sentence about something
     else that shares them over the provision the search found by those terms ("transfer of undertaking")."""
-    return _written(await _quotes(embedder, question, hits, lay_terms, MAX_QUOTES), start)
+    return _written(await _quotes(embedder, question, hits, lay_terms, MAX_QUOTES), start, question, lay_terms)
 
 
 async def _quotes(
@@ -272,7 +344,7 @@ async def extractive_answer_in_parts(
     for quote in (q for quotes in answers if quotes and quotes[0].score >= CLOSE_ENOUGH * best for q in quotes):
         if _new(quote, chosen):
             chosen.append(quote)
-    return _written(chosen, start)
+    return _written(chosen, start, question, lay_terms)
 
 
 async def _similarity(embedder: Embedder, question: str, sentences: list[str]) -> list[float] | None:

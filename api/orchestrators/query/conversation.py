@@ -34,10 +34,16 @@ SHORT_WORDS = 8
 """A question of at most this many words that names no law may lean on the previous turn."""
 SUBJECT_TERMS = 3
 """At most this many of the previous question's words are carried into a follow-up."""
+ELLIPTICAL_TERMS = 1
+"""A follow-up with at most this many topic words of its own (beyond the previous subject's) says too little to be
+searched by itself: the previous subject's words are carried into it, and its carried wording is tried first."""
 NAMED_LAW = re.compile(
     r"\b[A-Z][\w'’-]*(?:\s+(?:[A-Z(][\w'’()-]*|of|and|for|on|in|the|&))*\s+(?:Act|Code|Ordinance|Regulations)\b"
 )
 DEFINITION = re.compile(r"[\"“]\s*([^\"”]{2,60}?)\s*[\"”]\s+(?:means|includes|has the meaning)\b")
+_FRAME = content_terms("shall may must can cannot not no without if when person someone anyone somebody anybody")
+"""Words that frame a question (who may, whether not, if, without) rather than say what it is about."""
+_DETERMINED = re.compile(r"\b(?:a|an|the|my|his|her|their|our|your|this|that|these|those)\s+([A-Za-z][\w'’-]*)", re.I)
 _LEADING = re.compile(r"^\s*(and|but|also|so|then)\b[\s,]*", re.I)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 
@@ -100,23 +106,65 @@ def subject_terms(previous: Previous) -> list[str]:
     return []
 
 
+def thing_meant(subject: Sequence[str], previous: Previous) -> str:
+    """Which subject word a pronoun for a thing ("it") stands for: the one the previous answer and its provisions'
+    headings name most often (what was talked about, "will" rather than "make" after "make a will"); a tie goes to
+    the word asked first."""
+    said = [stem for word in _WORD.findall(f"{previous.answer} {' '.join(previous.headings)}")
+            for stem in content_terms(word)]  # fmt: skip
+
+    def mentions(word: str) -> int:
+        own = content_terms(word)
+        return sum(any(same_family(stem, s) for s in own) for stem in said)
+
+    return max(subject, key=lambda w: (mentions(w), -subject.index(w))) if subject else ""
+
+
+def new_terms(question: str, subject: Sequence[str]) -> set[str]:
+    """The follow-up's own topic words that are not the previous subject's (by word family)."""
+    carried = {stem for word in subject for stem in content_terms(word)}
+    return {stem for stem in topic_terms(question) - _FRAME if not _in(stem, carried)}
+
+
+def elliptical(question: str, previous: Previous) -> bool:
+    """Whether the follow-up says little of its own (at most ``ELLIPTICAL_TERMS`` new topic words: "And sick
+    leave?", "Is that an offence?"): its own words alone are too few to search by, so the previous subject's words
+    come first."""
+    return len(new_terms(question, subject_terms(previous))) <= ELLIPTICAL_TERMS
+
+
 def resolve(question: str, previous: Previous, carry: bool = True) -> str:
     """``question`` made self-contained from ``previous``: a leading joining word dropped, a pronoun for a thing
-    replaced by the subject, and (``carry``) the subject's words it still lacks added in brackets."""
+    replaced by the subject word it stands for, and (``carry``) the subject's words it still lacks added in brackets.
+
+    The pronoun is left alone when the follow-up names a thing of its own before it ("… took my car and brought it
+    back": "it" is the car). The subject's words are carried only into a follow-up that says too little of its own
+    (at most ``ELLIPTICAL_TERMS`` new topic words, ``new_terms``): into one with a point of its own they pull the
+    search toward the previous provision instead ("And was he allowed to fire me without a hearing?" after a
+    question on unpaid wages)."""
     subject = subject_terms(previous)
+    text = _LEADING.sub("", question.strip())
     if not subject:
-        return question if carry else _LEADING.sub("", question.strip())
+        return question if carry else text
+    text = text[:1].upper() + text[1:]
     own = content_terms(question)
     missing = [w for w in subject if not any(_in(s, own) for s in content_terms(w))]
-    text = _LEADING.sub("", question.strip())
-    text = text[:1].upper() + text[1:]
-    if missing and THING_PRONOUN.search(text):
-        text = THING_PRONOUN.sub(f"the {missing[0]}", text, count=1)
-        missing = missing[1:]
-    if missing and carry:
+    said = new_terms(question, subject)
+    pronoun = THING_PRONOUN.search(text)
+    if missing and pronoun and not _names_a_thing(text[: pronoun.start()], said):
+        meant = thing_meant(missing, previous)
+        text = THING_PRONOUN.sub(f"the {meant}", text, count=1)
+        missing = [w for w in missing if w != meant]
+    if missing and carry and len(said) <= ELLIPTICAL_TERMS:
         end = len(text.rstrip("?.! "))
         text = f"{text[:end]} ({', '.join(missing)}){text[end:]}"
     return text
+
+
+def _names_a_thing(text: str, new: set[str]) -> bool:
+    """Whether ``text`` names a thing of its own ("my car", "the contract") that a pronoun after it may stand for:
+    a determiner before one of the follow-up's new topic words (``new``)."""
+    return any(content_terms(m.group(1)) & new for m in _DETERMINED.finditer(text))
 
 
 def keeps_question(rewrite: str, question: str) -> bool:

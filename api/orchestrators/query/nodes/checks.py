@@ -11,10 +11,11 @@ from dataclasses import replace
 from langgraph.runtime import Runtime
 
 from api.composer.answerability import topic_words
-from api.composer.citations import CitationTracker, stream_words
+from api.composer.citations import MARKER, CitationTracker, stream_words
 from api.composer.judge.choice import ExtractiveAnswer, choose_final, corrective_query
 from api.composer.judge.gate import (
     GateResult,
+    SentenceCheck,
     Verification,
     complete_sentences,
     gate_model_answer,
@@ -23,7 +24,7 @@ from api.composer.judge.gate import (
 )
 from api.composer.llm import render_sources
 from api.composer.structured import LLMCall
-from api.schemas.events import Citation, MultipleChoice, WarningCode
+from api.schemas.events import Citation, MultipleChoice, StatusEvent, WarningCode
 
 from ..choices import by_evidence, choice_text, from_model, render_choices
 from ..deps import QueryDeps
@@ -59,44 +60,87 @@ async def verify(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
     start = time.perf_counter()
     if state.composer == "model":
         return await _verify_model(state, runtime, start)
-    deps = runtime.context
     if state.abstained:  # an abstention states nothing to check
         sent = send(runtime, state, state.draft, [])
         return sent | QueryUpdate(draft="", timings={"verify": 0.0})
+    return await _verify_quotes(state, runtime, start)
+
+
+async def _verify_quotes(state: QueryState, runtime: Runtime[QueryDeps], start: float) -> QueryUpdate:
+    """Check a quote-only answer a quote (paragraph) at a time and send each as soon as it passes, before the next
+    is checked: the reader sees the answer grow as its quotes are verified (reading a cited document, and with a
+    model as claim judge judging a quote, takes time) instead of all of it once the last is checked.
+
+    Each paragraph passes the same checks as the whole answer did: its quotes verbatim in the provisions they cite,
+    and its sentences (the opening one included) through the same sentence gate as a model's. A quote that fails is
+    left out; while nothing has been sent, a failure (or an answer resting on one provision where the evidence held
+    several) earns the one corrective step instead, as before. What was sent is never taken back."""
+    deps = runtime.context
     offered = {c["index"]: Citation.model_validate(c) for c in state.draft_citations}
-    provisions, warnings = await provisions_for(runtime, offered.values())
-    result = verify_answer(state.draft, offered, provisions, len(set(state.relevant_sections)))
-    # The same gate as a model's answer, sentence by sentence: a quote-only answer is the provisions' own words, so
-    # it passes unless a quote is not where it says, and both paths report the same summary.
-    # Its quotes of a repealed law carry the note that says so beside them (``noted_repeals``), whose words come from
-    # the repealing provision the repeal finder read, not from any provision offered: the gate reads the quotes.
-    gate = await _gate(state, deps, without_repeal_notes(state.draft), offered, provisions, notes_repeals=True)
-    rejected = [check.text for check in gate.failed]
-    update = QueryUpdate(verification=summary_of(gate, result), timings={"verify": ms(start)})
-    if not result.passed and _may_correct(state, deps):
-        # Nothing is sent: the corrective step's answer is checked in turn (the failed quote is the corpus's own
-        # text, never a model's words).
-        suggestion = result.quotes_failed[0] if result.quotes_failed else state.asked
-        return update | QueryUpdate(verified=False, warnings=warnings, corrected=True, step_kind="corrective",
-                                    pending=[" ".join(suggestion.split()[:40])], draft="")  # fmt: skip
-    kept = [p for p in paragraphs(state.draft)
-            if not any(q in p for q in result.quotes_failed) and not any(r in p for r in rejected)]  # fmt: skip
-    if rejected and not result.quotes_failed:
-        warnings.append(warn(runtime, "unsupported_statement", f"{len(rejected)} statement(s) the gate could not "
+    relevant = len(set(state.relevant_sections))
+    # Which provisions the answer cites is known before any is read: an answer resting on one provision where the
+    # evidence held several is corrected before anything is sent.
+    sections = {offered[int(m)].section_id for m in MARKER.findall(state.draft) if int(m) in offered}
+    if relevant >= 2 and len(sections) < 2 and _may_correct(state, deps):
+        return QueryUpdate(verified=False, corrected=True, step_kind="corrective", pending=[state.asked], draft="",
+                           timings={"verify": ms(start)})  # fmt: skip
+    provisions: dict[str, str] = {}
+    read: set[str] = set()
+    warnings: list[SentWarning] = []
+    checks: list[SentenceCheck] = []
+    failed_quotes: list[str] = []
+    rejected = 0
+    answer, cited = state.answer, list(state.citations)
+    for paragraph in paragraphs(state.draft):
+        citations = [offered[int(m)] for m in MARKER.findall(paragraph) if int(m) in offered]
+        unread = [c for c in citations if c.section_id not in read]
+        if unread:
+            runtime.stream_writer(StatusEvent(stage="checking"))
+            found, slow = await provisions_for(runtime, unread)
+            provisions |= found
+            read |= {c.section_id for c in unread}
+            warnings += slow
+        quotes = verify_answer(paragraph, offered, provisions)
+        # The repeal note beside a quote of a repealed law rests on the repealing provision, read at ingestion, not
+        # on any provision offered: the gate reads the quotes without it.
+        gate = await _gate(state, deps, without_repeal_notes(paragraph), offered, provisions, notes_repeals=True)
+        checks += gate.sentences
+        if not quotes.passed and answer == state.answer and _may_correct(state, deps):
+            # Nothing is sent: the corrective step's answer is checked in turn (the failed quote is the corpus's
+            # own text, never a model's words).
+            suggestion = quotes.quotes_failed[0] if quotes.quotes_failed else state.asked
+            return QueryUpdate(verified=False, warnings=warnings, corrected=True, step_kind="corrective",
+                               pending=[" ".join(suggestion.split()[:40])], draft="",
+                               verification=summary_of(GateResult(checks, "", []), quotes),
+                               timings={"verify": ms(start)})  # fmt: skip
+        if quotes.quotes_failed or gate.failed:
+            failed_quotes += quotes.quotes_failed
+            rejected += len(gate.failed) if not quotes.quotes_failed else 0
+            continue
+        step = send(runtime, replace(state, answer=answer, citations=cited), paragraph, citations)
+        answer, cited = step["answer"], step["citations"]
+        await asyncio.sleep(0)  # the stream's writer gets its turn: this quote goes out before the next is checked
+    whole = verify_answer(state.draft, offered, provisions, relevant)
+    if rejected and not failed_quotes:
+        warnings.append(warn(runtime, "unsupported_statement", f"{rejected} statement(s) the gate could not "
                              "match to the provisions cited were left out"))  # fmt: skip
-    if result.quotes_failed:
-        warnings.append(warn(runtime, "unverified_quote", f"{len(result.quotes_failed)} quoted passage(s) do not "
+    if failed_quotes:
+        warnings.append(warn(runtime, "unverified_quote", f"{len(failed_quotes)} quoted passage(s) do not "
                              "appear in the cited provisions and were left out"))  # fmt: skip
-    if result.uncited_paragraphs or result.unknown_markers:
+    if whole.uncited_paragraphs or whole.unknown_markers:
         warnings.append(warn(runtime, "unsupported_statement", "part of the answer cites no provision it was given; "
                              "treat it as unverified"))  # fmt: skip
-    # Below an answer already sent (a refinement that found nothing), nothing is added: the part still uncovered is
-    # said plainly by re-evaluation, not by an abstention about the whole question.
-    text = "\n\n".join(kept) or ("" if state.answer else abstention_text(state, deps))
-    cited = [c for c in offered.values() if f"[{c.index}]" in text] if kept else []
-    sent = await send_quotes(runtime, state, text, cited)
-    return update | sent | QueryUpdate(verified=result.passed and not rejected, warnings=warnings,
-                                       abstained=not kept and not state.answer, draft="")  # fmt: skip
+    kept = answer != state.answer
+    if not kept and not state.answer:
+        # Below an answer already sent (a refinement that found nothing), nothing is added: the part still uncovered
+        # is said plainly by re-evaluation, not by an abstention about the whole question.
+        step = send(runtime, state, abstention_text(state, deps), [])
+        answer, cited = step["answer"], step["citations"]
+    return QueryUpdate(
+        answer=answer, citations=cited, verification=summary_of(GateResult(checks, "", []), whole),
+        timings={"verify": ms(start)}, verified=whole.passed and not rejected and not failed_quotes,
+        warnings=warnings, abstained=not kept and not state.answer, draft="",
+    )  # fmt: skip
 
 
 async def _gate(

@@ -21,6 +21,7 @@ from ..choices import split_choices
 from ..conversation import (
     Previous,
     defined_terms,
+    elliptical,
     keeps_question,
     may_follow_up,
     names_a_law,
@@ -88,8 +89,10 @@ async def contextualize(state: QueryState, runtime: Runtime[QueryDeps]) -> Query
     """Make a follow-up question self-contained from the session's previous turn (``conversation``): by rule, or by
     the model's rewrite when one is configured and the wording refers back (a rewrite that drops what the follow-up
     itself asks is not taken). Where, by the evidence judge on one search each: within the Act(s) the previous answer
-    cited when their provisions answer it (in its own words, else with the subject carried); else across the corpus
-    as asked when that answers it (a new subject); else, when it refers back, with the subject carried."""
+    cited when their provisions answer it (in its own words, else with the subject carried; the other way round for
+    one that says little itself); else across the corpus as asked when that answers it (a new subject); else, when
+    it refers back or uses no word those Acts never use, still within them with the subject carried (the closest
+    provisions an abstention shows are then theirs); else across the corpus with the subject carried."""
     question = state.asked
     if not state.turns or not may_follow_up(question):
         return {}
@@ -117,6 +120,7 @@ async def contextualize(state: QueryState, runtime: Runtime[QueryDeps]) -> Query
     light = resolve(question, previous, carry=False)
     within = dataclasses.replace(scope(state, deps), doc_keys=tuple(acts))
     update["timings"] = {"contextualize": ms(start)}
+    kept_to_acts = False
     if acts and not names_a_law(query) and "law_id" not in state.filters:
         # The Act(s) just discussed first: the question in its own words, then with the subject carried. A question
         # that does not refer back and uses a topic word those Acts never use has a new subject: it is not bent
@@ -124,7 +128,13 @@ async def contextualize(state: QueryState, runtime: Runtime[QueryDeps]) -> Query
         own = topic_terms(light)
         used = content_terms(" ".join(s.text for d in documents if d for s in d.sections)) if own else set()
         new_subject = not signalled and not rewritten and bool(own - used)
-        wordings = [query] if rewritten else [light] if new_subject else [light, query]
+        # A follow-up that says too little of its own ("Is that an offence?") is tried with the subject carried
+        # first: in its own words it matches whatever provision of the Act shares its one word.
+        carried_first = elliptical(question, previous)
+        wordings = (
+            [query] if rewritten else [light] if new_subject else [query, light] if carried_first else [light, query]
+        )
+        kept_to_acts = not new_subject
         for wording in dict.fromkeys(wordings):
             if await _answers(deps, state, wording, within):
                 update |= QueryUpdate(query=wording, prefer=acts, timings={"contextualize": ms(start)})
@@ -132,6 +142,10 @@ async def contextualize(state: QueryState, runtime: Runtime[QueryDeps]) -> Query
     # Elsewhere: as asked, when that alone finds an answer (a new subject); else with the subject carried.
     if not rewritten and await _answers(deps, state, light, scope(state, deps)):
         update |= QueryUpdate(query=light, timings={"contextualize": ms(start)})
+    elif kept_to_acts:
+        # Nothing answers it anywhere: the Act(s) just discussed are still where it was asked about, so the closest
+        # provisions shown come from them rather than from any Act that shares its words.
+        update |= QueryUpdate(query=query, prefer=acts, timings={"contextualize": ms(start)})
     elif signalled or rewritten:
         update |= QueryUpdate(query=query, timings={"contextualize": ms(start)})
     return update

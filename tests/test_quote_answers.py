@@ -1,0 +1,108 @@
+"""Quote-only answers that read well: a plain opening sentence from the quoted provision's own heading, the provisions
+that answer most directly first, and every sentence (the opening one included) through the same gate as a model's.
+
+The provisions are the sample corpus's own words (sample_corpus/), as ingestion chunks them.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from api.composer.citations import MARKER
+from api.composer.extractive import candidate_units, compose_extractive, heading_phrase
+from api.composer.judge.gate import gate_model_answer
+from api.schemas.documents import Chunk
+from api.schemas.events import Citation
+from api.tools.retrieval import Retrieved
+
+MARRIAGE_S3 = (
+    "(1) No person under the age of eighteen years shall be capable of contracting a valid marriage.\n"
+    "(2) A marriage solemnised in contravention of subsection (1) shall be void.\n"
+    "(3) Any person who solemnises, arranges or takes part in the marriage of a person under the age of eighteen "
+    "years shall be guilty of an offence and liable to a fine not exceeding level 10 or to imprisonment for a period "
+    "not exceeding two years or to both such fine and such imprisonment."
+)
+EMPLOYMENT_S5 = (
+    "(1) A female employee who has served for at least one year is entitled to maternity leave of ninety-eight days "
+    "on full pay.\n(2) No employer shall dismiss an employee by reason of her pregnancy or while she is on maternity "
+    "leave."
+)
+EMPLOYMENT_S7 = (
+    "(1) Every employee has the right not to be unfairly dismissed.\n(2) A dismissal is unfair unless the employer "
+    "shows that it was for a fair reason relating to the conduct or capacity of the employee, or to the operational "
+    "requirements of the employer, and that a fair procedure was followed.\n(3) An employee who alleges unfair "
+    "dismissal may refer the dispute to a labour officer within ninety days after the dismissal."
+)
+
+
+def hit(doc: str, title: str, number: str, heading: str, text: str, rank: int) -> Retrieved:
+    section = f"{doc}#s{number}"
+    chunk = Chunk(chunk_id=f"{section}/c0", doc_key=doc, section_id=section, section_number=number,
+                  section_heading=heading, title=title, text=text, ordinal=0, provision_id=f"{section}(1)")  # fmt: skip
+    return Retrieved(chunk, 1.0 / (1 + rank), {"dense": rank})
+
+
+def gated(text: str, citations: list[Citation], hits: list[Retrieved]) -> list[str]:
+    """The sentences of ``text`` the gate does not pass, checked against the full provisions they cite."""
+    offered = {c.index: c for c in citations}
+    provisions = {h.chunk.section_id: h.chunk.text for h in hits}
+    result = gate_model_answer(text, offered, provisions)
+    return [check.text for check in result.failed]
+
+
+MARRIAGE = [hit("sample/act/2022/9", "Marriage Act, 2022", "3", "Minimum age of marriage", MARRIAGE_S3, 0)]
+
+
+def test_a_quote_only_answer_opens_with_a_plain_sentence_from_the_heading_that_passes_the_gate() -> None:
+    text, citations = compose_extractive("What is the minimum age of marriage?", candidate_units(MARRIAGE))
+    first = text.split("\n\n")[0]
+    assert first.startswith("Section 3 of the Marriage Act, 2022 sets the minimum age of marriage: “No person under")
+    assert "(Minimum age of marriage) provides" not in text
+    assert gated(text, citations, MARRIAGE) == []
+    # The opening is checked like any sentence: one that stated a fact no quote holds would not be sent.
+    invented = text.replace("sets the minimum age of marriage:", "sets the minimum age of marriage at sixteen:", 1)
+    assert gated(invented, citations, MARRIAGE) == [invented.split("\n\n")[0]]
+
+
+def test_the_provision_whose_heading_names_what_is_asked_comes_first() -> None:
+    # The search ranked the maternity-leave section first (its words: "employer", "dismiss", "reason"); the section
+    # headed "Unfair dismissal" answers the question directly, and the answer opens with it.
+    hits = [
+        hit("sample/act/2023/7", "Employment Standards Act, 2023", "5", "Maternity leave", EMPLOYMENT_S5, 0),
+        hit("sample/act/2023/7", "Employment Standards Act, 2023", "7", "Unfair dismissal", EMPLOYMENT_S7, 1),
+    ]
+    question = "Can my employer dismiss me without a reason?"
+    text, citations = compose_extractive(question, candidate_units(hits))
+    paragraphs = text.split("\n\n")
+    assert paragraphs[0].startswith("Section 7 of the Employment Standards Act, 2023 deals with unfair dismissal: “")
+    assert any(p.startswith("Section 5 of the Employment Standards Act, 2023 (Maternity leave) provides: “")
+               for p in paragraphs[1:])  # fmt: skip
+    # Markers are numbered in the order the reader meets them.
+    assert [int(m) for m in MARKER.findall(text)] == [c.index for c in citations] == list(range(1, len(citations) + 1))
+    assert citations[0].section_id.endswith("#s7")
+    assert gated(text, citations, hits) == []
+
+
+def test_a_heading_the_question_does_not_name_is_not_made_its_opening() -> None:
+    # Asked about a deposit's size, the definitions section is quoted as where its words come from, not said to be
+    # what the answer is about.
+    definition = '"deposit" means any money paid by a tenant to a landlord as security for the performance of a lease;'
+    hits = [hit("sample/act/2024/3", "Residential Tenancies Act, 2024", "2", "Interpretation", definition, 0)]
+    text, citations = compose_extractive("What is a deposit?", candidate_units(hits))
+    assert text.startswith("Section 2 of the Residential Tenancies Act, 2024 (Interpretation) provides: “")
+    assert gated(text, citations, hits) == []
+
+
+@pytest.mark.parametrize(
+    ("heading", "phrase"),
+    [
+        ("Minimum age of marriage", "sets the minimum age of marriage"),
+        ("Period of notice.", "sets the period of notice"),
+        ("Notice of termination", "deals with notice of termination"),
+        ("HIV testing", "deals with HIV testing"),
+        ("McKenzie friends", "deals with McKenzie friends"),
+        ("", ""),
+    ],
+)
+def test_a_heading_becomes_what_the_provision_does_in_its_own_words(heading: str, phrase: str) -> None:
+    assert heading_phrase(heading) == phrase
