@@ -32,7 +32,8 @@ from .common import (
     history,
     memory_key,
     ms,
-    noted_repeals,
+    noted,
+    one_version,
     provisions_for,
     scope,
     warn,
@@ -66,7 +67,8 @@ def evidence_hits(state: QueryState, deps: QueryDeps) -> list[Retrieved]:
     first = [h for cid in state.focus for h in state.hits if h["chunk_id"] == cid]
     rest = [h for h in state.hits if h["chunk_id"] not in set(state.focus)]
     ordered = list({h["chunk_id"]: h for h in [*first, *rest]}.values())
-    return [Retrieved(deps.corpus.chunks[h["chunk_id"]], h["score"], h["ranks"]) for h in ordered]
+    return one_version(state, deps, [Retrieved(deps.corpus.chunks[h["chunk_id"]], h["score"], h["ranks"])
+                                     for h in ordered])  # fmt: skip
 
 
 async def quote_only_evidence(state: QueryState, deps: QueryDeps) -> list[Retrieved] | None:
@@ -87,7 +89,7 @@ async def quote_only_evidence(state: QueryState, deps: QueryDeps) -> list[Retrie
             return None
         if deps.judge(part, result, None, state.tenant).without_grade:
             found |= {h.chunk.chunk_id: h for h in result.hits[: deps.settings.retrieval.top_k]}
-    return list(found.values()) or None
+    return one_version(state, deps, list(found.values())) or None
 
 
 async def quoted(state: QueryState, deps: QueryDeps, hits: list[Retrieved], start: int) -> tuple[str, list[Citation]]:
@@ -102,11 +104,14 @@ async def quoted(state: QueryState, deps: QueryDeps, hits: list[Retrieved], star
         except BackendError:
             log.warning("a part's search failed; the quotes are chosen from all the evidence")
         else:
-            parts = [Part(result.hits[:top], result.lay_terms) for result in found]
+            among = [h for result in found for h in result.hits[:top]]
+            parts = [Part(one_version(state, deps, result.hits[:top], among + hits), result.lay_terms)
+                     for result in found]  # fmt: skip
+            hits = one_version(state, deps, hits, among)
             text, cited = await extractive_answer_in_parts(embedder, state.asked, hits, parts, start, state.lay_terms)
-            return noted_repeals(text, cited, deps.corpus), cited
+            return noted(state, text, cited, deps.corpus), cited
     text, cited = await extractive_answer(embedder, state.asked, hits, start, state.lay_terms)
-    return noted_repeals(text, cited, deps.corpus), cited
+    return noted(state, text, cited, deps.corpus), cited
 
 
 async def watched(
@@ -181,7 +186,7 @@ async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpd
         tracker = GatedTracker(
             offered,
             runtime.stream_writer,
-            SentenceGate(offered, provisions, topic, deps.claims, deps.corpus.repealed_by),
+            SentenceGate(offered, provisions, topic, deps.claims, deps.corpus.repealed_on(state.filters.get("as_of"))),
         )
         tracker.after(shown)
         call_start = time.perf_counter()
@@ -223,7 +228,7 @@ async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpd
         text, cited = await quoted(state, deps, hits, first)
     else:
         text, cited = await extractive_answer(deps.retriever.embedder, asked, hits, first, state.lay_terms)
-        text = noted_repeals(text, cited, deps.corpus)
+        text = noted(state, text, cited, deps.corpus)
     update |= QueryUpdate(
         draft=text or ("" if shown else abstention_text(state, deps)), draft_citations=[c.model_dump() for c in cited],
         abstained=not text and not shown, warnings=warnings, llm=calls, composer="extractive", offered=[],
