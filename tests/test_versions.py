@@ -128,6 +128,9 @@ def test_which_version_is_in_force_on_a_day() -> None:
     assert versions.group["old"] == versions.group["new"] and "nodates" not in versions.group
     assert versions.preferred("old", "2019-01-01") == "old" and versions.preferred("old", "2023-01-01") == "new"
     assert versions.choose(["old", "new", "nodates"], "2023-01-01") == {"old": "new", "new": "new"}
+    # Of the versions whose words answer (those the quotes come from), the best; all of them when none does.
+    assert versions.choose(["old", "new"], "2023-01-01", quoted={"old"}) == {"old": "old", "new": "old"}
+    assert versions.choose(["old", "new"], "2023-01-01", quoted={"nodates"}) == {"old": "new", "new": "new"}
     # What an answer already cited stands; a question naming one version by its title gets that one.
     assert versions.choose(["new"], "2023-01-01", cited=["old"]) == {"new": "old", "old": "old"}
     assert (

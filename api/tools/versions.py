@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -32,6 +32,8 @@ from api.tools.object_store import ObjectStore, get_json, put_json
 from api.tools.repeals import Repeal
 
 VERSIONS_KEY = "indexes/versions.json"
+DAYS_KEPT = 64
+"""Days whose documents not in force are kept worked out (each is a tuple of doc keys)."""
 Status = Literal["in_force", "unknown", "repeal_undated", "not_in_force"]
 """How a document stands on a day (best first): in force; nothing known; repealed by a document whose commencement
 is not known, on or after its earliest day; not in force (not yet commenced, or repealed before the day)."""
@@ -92,7 +94,8 @@ def commencement(document: Document) -> str:
     if stated := iso_day(document.dates.get("commencement", "")):
         return stated
     for section in document.sections:
-        if found := _COMMENCES.search(section.text):
+        # A plain substring test first: the pattern is run on the few provisions that can hold it.
+        if "into" in section.text and (found := _COMMENCES.search(section.text)):
             return _as_iso(found)
     return ""
 
@@ -148,6 +151,7 @@ class Versions:
     def __init__(self, versions: Mapping[str, Version], repeals: Mapping[str, Repeal]) -> None:
         self.versions = dict(versions)
         self.repeals = dict(repeals)
+        self._left_out: dict[str, tuple[str, ...]] = {}
         self.group: dict[str, str] = {}
         """Doc key -> a key its law's versions share (only documents that have another version are here)."""
         parent: dict[str, str] = {}
@@ -210,8 +214,14 @@ class Versions:
 
     def not_in_force(self, day: str) -> tuple[str, ...]:
         """The documents known not to be in force on ``day``: not yet commenced, or repealed by a document in force
-        before it. A document whose dates are not known is in force for this (it is never left out on a guess)."""
-        return tuple(sorted(k for k in {*self.versions, *self.repeals} if self.status(k, day) == "not_in_force"))
+        before it. A document whose dates are not known is in force for this (it is never left out on a guess).
+        Kept for the last few days asked about: every search of a question reads it."""
+        if (known := self._left_out.get(day)) is None:
+            known = tuple(sorted(k for k in {*self.versions, *self.repeals} if self.status(k, day) == "not_in_force"))
+            if len(self._left_out) >= DAYS_KEPT:
+                self._left_out.pop(next(iter(self._left_out)))
+            self._left_out[day] = known
+        return known
 
     def repealed_on(self, day: str, repealed_by: Mapping[str, str]) -> dict[str, str]:
         """``repealed_by`` less the repeals that had not taken effect on ``day`` (the repealing document was not in
@@ -233,10 +243,18 @@ class Versions:
         group = self.group.get(doc_key)
         return self._order(self.members[group], day)[0] if group else doc_key
 
-    def choose(self, doc_keys: Sequence[str], day: str, asked: str = "", cited: Iterable[str] = ()) -> dict[str, str]:
+    def choose(
+        self,
+        doc_keys: Sequence[str],
+        day: str,
+        asked: str = "",
+        cited: Iterable[str] = (),
+        quoted: Collection[str] = (),
+    ) -> dict[str, str]:
         """For each of ``doc_keys`` that is one of several versions of a law among them (and ``cited``), the one to
         quote: the version an answer already ``cited`` (what was sent stands), else the one ``asked`` names by its
-        title when it names exactly one of them, else the best on ``day``."""
+        title when it names exactly one of them, else the best on ``day`` of those ``quoted`` (the versions whose
+        words answer), or of all of them when none is."""
         present: dict[str, list[str]] = {}
         fixed = {self.group[key]: key for key in cited if key in self.group}
         for key in dict.fromkeys([*doc_keys, *fixed.values()]):
@@ -247,10 +265,12 @@ class Versions:
         for group, keys in present.items():
             if len(keys) < 2:
                 continue
-            if group in fixed:
-                chosen |= dict.fromkeys(keys, fixed[group])
-                continue
             titled = [k for k in keys if any(words == short_title(self.versions[k].title) for words in named)]
-            pick = titled[0] if len(titled) == 1 else self._order(keys, day)[0]
+            if group in fixed:
+                pick = fixed[group]
+            elif len(titled) == 1:
+                pick = titled[0]
+            else:
+                pick = self._order([k for k in keys if k in quoted] or keys, day)[0]
             chosen |= dict.fromkeys(keys, pick)
         return chosen

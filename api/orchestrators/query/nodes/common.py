@@ -15,7 +15,6 @@ from api.composer.citations import MARKER, CitationTracker
 from api.composer.prompts import format_history
 from api.schemas.events import Citation, WarningCode, WarningEvent
 from api.tools.corpus import Corpus
-from api.tools.retrieval import Retrieved
 from api.tools.vector_store import SearchFilters
 from api.tools.versions import today
 
@@ -60,19 +59,6 @@ def scope(state: QueryState, deps: QueryDeps) -> SearchFilters:
 def as_of(state: QueryState) -> str:
     """The day the question asks about the law on: the request's ``as_of``, else today."""
     return state.filters.get("as_of") or today()
-
-
-def one_version(
-    state: QueryState, deps: QueryDeps, hits: Sequence[Retrieved], among: Sequence[Retrieved] = ()
-) -> list[Retrieved]:
-    """``hits`` with one version of each law: where they (with ``among``, the rest of what the answer may quote) hold
-    passages of two versions of one law (one repeals the other, or the same title with another year), only the one
-    the answer already cites, else the one the question names by its title, else the one in force on the question's
-    day (``api.tools.versions``), so an answer never quotes two versions of one law."""
-    keys = [h.chunk.doc_key for h in [*hits, *among]]
-    cited = [str(c["doc_key"]) for c in state.citations]
-    chosen = deps.corpus.versions.choose(keys, as_of(state), state.asked, cited)
-    return [h for h in hits if chosen.get(h.chunk.doc_key, h.chunk.doc_key) == h.chunk.doc_key]
 
 
 def history(state: QueryState) -> str:
