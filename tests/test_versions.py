@@ -4,28 +4,34 @@ documents in force on a day; an answer names the consolidation it quotes and nev
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
+from playwright.async_api import async_playwright, expect
 
+from api.auth import LOCAL
 from api.main import create_app
 from api.schemas.documents import Document, Section
 from api.schemas.events import Citation, FinalEvent, StreamEvent, WarningEvent
 from api.schemas.query import QueryRequest
 from api.services import Services, open_services
-from api.settings import Settings
+from api.settings import LimitsSettings, LLMSettings, Settings
+from api.tools.reader import DocumentReader
 from api.tools.repeals import Repeal
 from api.tools.versions import Version, Versions, commencement, earliest_day, iso_day
 from api.tools.whatsapp import format_reply
 from tests.conftest import ingest_into
-from tests.servers import LiveServer
+from tests.servers import FakeOpenAI, LiveServer, Reply, skill_of
 from tests.sse import collect
+from tests.test_web import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS
 
 OLD_KEY, NEW_KEY, CATS_KEY = "test/act/1990/1", "test/act/2020/4", "test/cats"
 OLD = f"""<!-- id: {OLD_KEY}; jurisdiction: TEST; expression: 2016-12-31 -->
@@ -192,6 +198,12 @@ async def test_ingestion_keeps_each_documents_dates_and_when_its_repeal_took_eff
     assert (versions[NEW_KEY].consolidated, versions[NEW_KEY].commenced) == ("2021-03-01", "2020-07-01")
     assert versions[CATS_KEY] == Version(title="Cat Registration Act")
     assert services.corpus.repealed[OLD_KEY].date == "2020-07-01"
+    # The reader gives them beside the text.
+    reader = DocumentReader(services.corpus)
+    fee = await reader.provision(NEW_KEY, "s2", LOCAL)
+    assert fee.version is not None and (fee.version.consolidated, fee.version.commenced) == ("2021-03-01", "2020-07-01")
+    old = await reader.document(OLD_KEY, LOCAL)
+    assert old.version == versions[OLD_KEY] and old.repealed_by is not None and old.repealed_by.date == "2020-07-01"
 
 
 async def test_an_answer_quotes_the_version_in_force_and_names_its_consolidation(services: Services) -> None:
@@ -285,3 +297,50 @@ async def test_the_command_line_asks_as_of_a_day(versions_dir: Path, tmp_path: P
     assert shown.returncode == 0, shown.stdout
     assert "ten dollars" in shown.stdout and "twenty dollars" not in shown.stdout
     assert "(as consolidated on 2016-12-31)" in shown.stdout
+
+
+async def test_the_model_is_shown_one_version_of_a_law(versions_dir: Path, tmp_path: Path) -> None:
+    """The model path reads the same evidence: of the two versions' fee provisions, it is shown the one in force only,
+    and its answer cites that one."""
+    copy = shutil.copytree(versions_dir, tmp_path / "data", ignore=shutil.ignore_patterns("LOCK"))
+    upstream = FakeOpenAI(
+        [Reply(["Every owner of a dog shall pay a dog licence fee ", "of twenty dollars each year [1]."])]
+    )
+    with LiveServer(upstream.app) as llm_server:
+        llm = LLMSettings(backend="openai", base_url=f"{llm_server.url}/v1", model="m-1")
+        with LiveServer(create_app(Settings(data_dir=copy, llm=llm))) as app:
+            async with httpx.AsyncClient(base_url=app.url, timeout=120) as client:
+                events = await collect(client, "GET", "/api/v1/query/stream", params={"q": FEE})
+    shown = [json.dumps(r["messages"]) for r in upstream.requests if skill_of(r) == "synthesize"]
+    assert shown and "twenty dollars" in shown[0] and "ten dollars" not in shown[0]
+    final = events[-1].json()
+    assert events[-1].event == "final" and "twenty dollars" in final["answer"]
+    assert {(c["doc_key"], c["consolidated"]) for c in final["citations"]} == {(NEW_KEY, "2021-03-01")}
+    assert not [e for e in events if e.event == "warning" and e.json()["code"] == "other_version"]
+
+
+async def test_the_web_page_asks_as_of_a_day_and_shows_the_consolidation(versions_dir: Path, tmp_path: Path) -> None:
+    copy = shutil.copytree(versions_dir, tmp_path / "data", ignore=shutil.ignore_patterns("LOCK"))
+    settings = Settings(data_dir=copy, limits=LimitsSettings(requests_per_minute=0))
+    with LiveServer(create_app(settings)) as site:
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = await browser.new_page()
+            page.set_default_timeout(TIMEOUT_MS)
+            sent: list[dict[str, Any]] = []
+            page.on(
+                "request", lambda r: sent.append(json.loads(r.post_data or "{}")) if r.url.endswith("/stream") else None
+            )
+            await page.goto(site.url)
+            await expect(page.locator("body")).to_have_attribute("data-ready", "true", timeout=TIMEOUT_MS)
+            await page.locator("#filters summary").click()
+            await page.locator("#as-of").fill("2019-06-01")
+            await page.locator("#question").fill(FEE)
+            await page.locator("#question").press("Enter")
+            turn = page.locator(".turn").nth(0)
+            await expect(turn.locator(".answer")).to_have_attribute("data-state", "done", timeout=TIMEOUT_MS)
+            section = turn.locator(".source .source-section").first
+            await expect(section).to_contain_text("as consolidated on 2016-12-31", timeout=TIMEOUT_MS)
+            assert "ten dollars" in await turn.locator(".answer").inner_text()
+            await browser.close()
+    assert sent and sent[0]["as_of"] == "2019-06-01"

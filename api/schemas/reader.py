@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from api.tools.repeals import Repeal
+from api.tools.versions import Version
 
 
 class DocumentSummary(BaseModel):
@@ -30,6 +31,9 @@ class SectionOutline(BaseModel):
 class DocumentView(DocumentSummary):
     chapter: str = ""
     repealed_by: Repeal | None = Field(None, description="Where another document of the corpus repeals this one.")
+    version: Version | None = Field(
+        None, description="Its consolidation, commencement and earliest dates, where ingestion read them."
+    )
     sections: list[SectionOutline]
 
 
@@ -62,6 +66,9 @@ class ProvisionView(BaseModel):
     title: str
     chapter: str = ""
     repealed_by: Repeal | None = Field(None, description="Where another document of the corpus repeals this one.")
+    version: Version | None = Field(
+        None, description="Its consolidation, commencement and earliest dates, where ingestion read them."
+    )
     provision_id: str = Field(description="The provision asked for, e.g. '…#s3(1)'.")
     section: SectionView = Field(description="The section that holds it (the unit quotes are checked against).")
     previous: SectionView | None = None
