@@ -214,6 +214,8 @@ async def test_an_answer_quotes_the_version_in_force_and_names_its_consolidation
     assert "twenty dollars" in final.answer and "ten dollars" not in final.answer
     # The quote-only answer says which consolidation it quotes, once.
     assert final.answer.count("(Quoted from the Dog Licensing Act, 2020 as consolidated on 2021-03-01.)") == 1
+    # The note is the corpus's record, not a statement the quote must support: the answer is verified as it stands.
+    assert final.verified and not final.verification.get("unsupported_facts"), final.verification
     assert warned(events, "other_version") == warned(events, "repealed_law") == []
 
 
@@ -273,6 +275,10 @@ async def test_as_of_through_the_streaming_endpoint(versions_dir: Path, tmp_path
                 error = response.json()["error"]
                 assert error["code"] == "bad_request" and [d["field"] for d in error["details"]] == ["as_of"]
                 assert "Traceback" not in response.text
+                # It says what a day looks like, or that the day does not exist; never the schema's regex.
+                problem = error["details"][0]["problem"]
+                assert ("not a real date" if bad == "2019-02-30" else "is not a day as YYYY-MM-DD") in problem, problem
+                assert "[0-9]" not in problem
     for events, key, day in ((then, OLD_KEY, "2016-12-31"), (now, NEW_KEY, "2021-03-01")):
         streamed = [e.json()["citation"] for e in events if e.event == "citation"]
         final = events[-1].json()

@@ -14,7 +14,7 @@ import re
 import unicodedata
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, Field, ValidationInfo, field_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, Field, ValidationInfo, field_validator
 
 MAX_QUESTION_CHARS = 2000
 # ASCII digits only: a regex's \d also matches full-width and other scripts' digits.
@@ -65,8 +65,18 @@ Question = Annotated[
     AfterValidator(clean_question),
 ]
 DateFilter = Annotated[str | None, Field(pattern=DATE_PATTERN), AfterValidator(_real_date)]
-DAY_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
-Day = Annotated[str | None, Field(pattern=DAY_PATTERN), AfterValidator(_real_date)]
+DAY_PATTERN = r"^([1-9][0-9]{3}|0[1-9][0-9]{2}|00[1-9][0-9]|000[1-9])-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"
+_DAY = re.compile(DAY_PATTERN)
+
+
+def _a_day(value: object) -> object:
+    """A clear message for what is not a day as YYYY-MM-DD (before the schema's pattern, whose regex says less)."""
+    if isinstance(value, str) and not _DAY.match(value):
+        raise ValueError(f"{value[:40]!r} is not a day as YYYY-MM-DD (ASCII digits), e.g. 2019-06-01")
+    return value
+
+
+Day = Annotated[str | None, Field(pattern=DAY_PATTERN), BeforeValidator(_a_day), AfterValidator(_real_date)]
 """One real day as YYYY-MM-DD (ASCII digits)."""
 
 
