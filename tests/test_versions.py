@@ -348,5 +348,10 @@ async def test_the_web_page_asks_as_of_a_day_and_shows_the_consolidation(version
             section = turn.locator(".source .source-section").first
             await expect(section).to_contain_text("as consolidated on 2016-12-31", timeout=TIMEOUT_MS)
             assert "ten dollars" in await turn.locator(".answer").inner_text()
+            # The reader says which consolidation it shows, and from when the law was repealed.
+            await turn.locator("a.cite").first.click()
+            meta = page.locator("#reader-meta")
+            await expect(meta).to_contain_text("As consolidated on 2016-12-31", timeout=TIMEOUT_MS)
+            await expect(meta).to_contain_text("Repealed by section 3 of the Dog Licensing Act, 2020 from 2020-07-01")
             await browser.close()
     assert sent and sent[0]["as_of"] == "2019-06-01"

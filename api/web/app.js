@@ -623,8 +623,11 @@ async function showProvision(docKey, fragment, quote) {
     state.reader = view;
     $("#reader-title").textContent = view.title + (view.chapter ? ` [${/^chapter/i.test(view.chapter) ? view.chapter : `Chapter ${view.chapter}`}]` : "");
     const repealed = view.repealed_by;
+    const version = view.version || {};
     $("#reader-meta").textContent = [
-      repealed ? `Repealed by ${repealed.by_section} of the ${repealed.by_title}: what it says may no longer be the law.` : "",
+      repealed ? `Repealed by ${repealed.by_section} of the ${repealed.by_title}${repealed.date ? ` from ${repealed.date}` : ""}: what it says may no longer be the law.` : "",
+      version.consolidated ? `As consolidated on ${version.consolidated}` : "",
+      version.commenced ? `In force from ${version.commenced}` : "",
       view.section.part || "",
     ].filter(Boolean).join(" · ");
     body.replaceChildren(...[
