@@ -151,10 +151,15 @@ def test_documents_with_one_title_but_another_year_are_versions_of_one_law() -> 
             "b": Version(title="Rent Act, 2020", earliest="2020-01-01"),
             "c": Version(title="Rent Act, 2020", tenant="acme", earliest="2020-01-01"),  # another tenant's: apart
             "d": Version(title="Rent Control Act, 2020", earliest="2020-01-01"),
+            # One title and one year, or no year at all: two documents, not two versions.
+            "e": Version(title="Employment Policy", tenant="acme"),
+            "f": Version(title="Employment Policy", tenant="acme"),
+            "g": Version(title="Levy Act", earliest="2001-01-01"),
+            "h": Version(title="Levy Act", earliest="2001-01-01"),
         },
         {},
     )
-    assert versions.group["a"] == versions.group["b"] and {"c", "d"}.isdisjoint(versions.group)
+    assert versions.group["a"] == versions.group["b"] and {"c", "d", "e", "f", "g", "h"}.isdisjoint(versions.group)
     assert versions.choose(["a", "b", "d"], "2024-01-01") == {"a": "b", "b": "b"}  # both in force: the later
 
 

@@ -141,6 +141,7 @@ def short_title(title: str) -> frozenset[str]:
 
 
 def today() -> str:
+    """Today's date (UTC) as YYYY-MM-DD: the day a question without ``as_of`` asks about."""
     return dt.datetime.now(dt.UTC).date().isoformat()
 
 
@@ -173,13 +174,22 @@ class Versions:
             if words := short_title(version.title):
                 by_title.setdefault((version.tenant, words), []).append(key)
         for keys in by_title.values():
-            for other in keys[1:]:
-                join(keys[0], other)
+            # Versions have different years: two documents of one title and one year (or none) are not two versions.
+            dated = [key for key in keys if self.year(key)]
+            if len({self.year(key) for key in dated}) > 1:
+                for other in dated[1:]:
+                    join(dated[0], other)
         members: dict[str, list[str]] = {}
         for key in parent:
             members.setdefault(root(key), []).append(key)
         self.group = {key: group for group, keys in members.items() if len(keys) > 1 for key in keys}
         self.members = {group: sorted(keys) for group, keys in members.items() if len(keys) > 1}
+
+    def year(self, doc_key: str) -> str:
+        """The year a document is of: the one its title ends with ("Rent Act, 2020"), else its earliest day's."""
+        version = self.versions[doc_key]
+        found = _TITLE_YEAR.search(version.title.strip())
+        return found.group(1) if found else version.earliest[:4]
 
     def consolidated(self, doc_key: str) -> str:
         version = self.versions.get(doc_key)
