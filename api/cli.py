@@ -426,7 +426,9 @@ def _print_event(event: StreamEvent, as_json: bool, line_open: bool = False) -> 
         out.print()
         for c in event.citations:
             heading = f" ({c.heading})" if c.heading else ""
-            out.print(f"[bold][{c.index}][/bold] {c.cite_as or f'{c.title}, {c.section}'}{heading} — {c.section_id}")
+            version = f" (as consolidated on {c.consolidated})" if c.consolidated else ""
+            out.print(f"[bold][{c.index}][/bold] {c.cite_as or f'{c.title}, {c.section}'}{heading}{version} — "
+                      f"{c.section_id}")  # fmt: skip
         total = event.timings.get("total", 0)
         err.print(f"[dim]{len(event.citations)} citations · {total:.0f} ms[/dim]")
 
@@ -437,14 +439,20 @@ def ask(
     data_dir: DataDir = None,
     session: Annotated[str, typer.Option(help="Session id; follow-up questions share it.")] = "cli",
     as_json: Annotated[bool, typer.Option("--json", help="Print only the final event (answer + citations).")] = False,
+    as_of: Annotated[
+        str | None,
+        typer.Option("--as-of", help="The law as it stood on this day (YYYY-MM-DD): only documents in force then."),
+    ] = None,
 ) -> None:
     """Ask a question against the local corpus and stream the cited answer."""
     settings = _settings(data_dir)
     configure_logging("WARNING", json_logs=False)
     try:
-        request = QueryRequest(q=question, session_id=session)
+        request = QueryRequest(q=question, session_id=session, as_of=as_of)
     except ValidationError as exc:
-        err.print(f"[red]Invalid question:[/red] {exc.errors()[0]['msg']}")
+        first = exc.errors()[0]
+        where = "--as-of" if first["loc"] and first["loc"][0] == "as_of" else "question"
+        err.print(f"[red]Invalid {where}:[/red] {first['msg']}")
         raise typer.Exit(2) from None
     _refuse_held_data_dir(settings)  # before the services' imports, which take seconds
     from api.services import open_services

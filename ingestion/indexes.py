@@ -19,6 +19,7 @@ from api.tools.links import find_links, save_links
 from api.tools.object_store import ObjectStore, get_many_json, put_json
 from api.tools.repeals import find_repeals, save_repeals
 from api.tools.vector_store import VectorStore
+from api.tools.versions import find_versions, save_versions
 
 RUN_MARKER = "indexes/ingest-running.json"
 
@@ -46,13 +47,19 @@ async def rebuild_lexical_index(store: ObjectStore, chunks: Sequence[Chunk]) -> 
 
 
 async def rebuild_document_indexes(store: ObjectStore, manifest: Manifest) -> tuple[int, int, int]:
-    """Write which documents others repeal (``api.tools.repeals``) and how provisions link (``api.tools.links``),
-    read from every document the manifest owns; returns how many are repealed, the terms defined and the
-    references resolved."""
+    """Write which documents others repeal (``api.tools.repeals``, with the day each repeal took effect where the
+    repealing document's commencement is known), each document's dates (``api.tools.versions``) and how provisions
+    link (``api.tools.links``), read from every document the manifest owns; returns how many are repealed, the terms
+    defined and the references resolved."""
     raws = await get_many_json(store, [doc_object_key(k) for k in sorted(manifest.documents)])
     documents = [Document.model_validate(raw) for raw in raws if raw]
     repeals = await asyncio.to_thread(find_repeals, documents)
+    versions = await asyncio.to_thread(find_versions, documents)
+    for repeal in repeals.values():
+        if (by := versions.get(repeal.by_doc_key)) is not None:
+            repeal.date = by.commenced
     await save_repeals(store, repeals)
+    await save_versions(store, versions)
     links = await asyncio.to_thread(find_links, documents)
     await save_links(store, links)
     return len(repeals), sum(len(d) for d in links.definitions.values()), len(links.references)

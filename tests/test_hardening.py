@@ -74,6 +74,9 @@ async def test_a_question_of_only_spaces_or_control_characters_is_a_422_by_get_a
         ({"session_id": "a/b"}, "session_id"),
         ({"law_id": 'zw/act"]\n or doc_key in ["x'}, "law_id"),  # a line break cannot reach the filter expression
         ({"doc_type": "act\x00"}, "doc_type"),
+        ({"as_of": "2024-02-30"}, "as_of"),
+        ({"as_of": "2024-06"}, "as_of"),  # a day, not a month
+        ({"as_of": "２０２４-01-01"}, "as_of"),
     ],
 )
 async def test_impossible_filters_are_a_422_by_get_and_post(

@@ -63,6 +63,13 @@ async def check_filters_apply_inside_the_search(store: MilvusVectorStore) -> Non
     assert await found(SearchFilters(tenants=("",))) == {"zw/act/2019/1", "zw/act/2021/2", "za/judgment/2022/3"}
     assert "acme/policy/2023/1" in await found(SearchFilters(tenants=("", "acme")))
     assert await found(SearchFilters(jurisdiction='ZW" or jurisdiction != "')) == set()  # quoted, not injected
+    # Documents left out (those not in force on a question's day): every other one is found, with the other filters.
+    left_out = SearchFilters(excluded=("zw/act/2019/1", "nope"))
+    assert await found(left_out) == {"zw/act/2021/2", "za/judgment/2022/3", "acme/policy/2023/1"}
+    assert await found(SearchFilters(jurisdiction="ZW", tenants=("",), excluded=("zw/act/2021/2",))) == {
+        "zw/act/2019/1"
+    }
+    assert len(await found(SearchFilters(excluded=('x"] or doc_key in ["zw/act/2019/1',)))) == 4  # quoted
 
 
 async def check_deletes_by_document_and_by_id(store: MilvusVectorStore) -> None:

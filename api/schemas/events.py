@@ -45,6 +45,7 @@ WarningCode = Literal[
     "not_covered",
     "sources_slow",
     "repealed_law",
+    "other_version",
 ]
 
 
@@ -64,6 +65,9 @@ class Citation(BaseModel):
         "",
         description="The provision as its jurisdiction cites it, e.g. 'Marriages Act [Chapter 5:15], s 3(1)' "
         "(styles in api/data/citation_style.toml).",
+    )
+    consolidated: str = Field(
+        "", description="The consolidation the quoted text reflects (ISO date, e.g. '2017-09-07'); '' when not known."
     )
 
 

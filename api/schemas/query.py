@@ -14,14 +14,14 @@ import re
 import unicodedata
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, Field, ValidationInfo, field_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, Field, ValidationInfo, field_validator
 
 MAX_QUESTION_CHARS = 2000
 # ASCII digits only: a regex's \d also matches full-width and other scripts' digits.
 # Years 0001-9999, months 01-12, days 01-31: what the schema can say; the validator also refuses days a month lacks.
 DATE_PATTERN = r"^([1-9][0-9]{3}|0[1-9][0-9]{2}|00[1-9][0-9]|000[1-9])(-(0[1-9]|1[0-2])(-(0[1-9]|[12][0-9]|3[01]))?)?$"
 SESSION_ID_PATTERN = r"^[A-Za-z0-9._:-]+$"
-FILTER_NAMES = ("jurisdiction", "doc_type", "law_id", "date_from", "date_to")
+FILTER_NAMES = ("jurisdiction", "doc_type", "law_id", "date_from", "date_to", "as_of")
 PRINTABLE = r"^[^\x00-\x1f\x7f]*$"
 """A filter value names a document or a kind of one: no control characters (they have no place in an id)."""
 _DATE = re.compile(DATE_PATTERN)
@@ -65,6 +65,19 @@ Question = Annotated[
     AfterValidator(clean_question),
 ]
 DateFilter = Annotated[str | None, Field(pattern=DATE_PATTERN), AfterValidator(_real_date)]
+DAY_PATTERN = r"^([1-9][0-9]{3}|0[1-9][0-9]{2}|00[1-9][0-9]|000[1-9])-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$"
+_DAY = re.compile(DAY_PATTERN)
+
+
+def _a_day(value: object) -> object:
+    """A clear message for what is not a day as YYYY-MM-DD (before the schema's pattern, whose regex says less)."""
+    if isinstance(value, str) and not _DAY.match(value):
+        raise ValueError(f"{value[:40]!r} is not a day as YYYY-MM-DD (ASCII digits), e.g. 2019-06-01")
+    return value
+
+
+Day = Annotated[str | None, Field(pattern=DAY_PATTERN), BeforeValidator(_a_day), AfterValidator(_real_date)]
+"""One real day as YYYY-MM-DD (ASCII digits)."""
 
 
 class QueryFilters(BaseModel):
@@ -81,6 +94,13 @@ class QueryFilters(BaseModel):
     )
     date_from: DateFilter = Field(None, description="Dated on or after: YYYY[-MM[-DD]], a real date.")
     date_to: DateFilter = Field(None, description="Dated on or before: YYYY[-MM[-DD]], not before date_from.")
+    as_of: Day = Field(
+        None,
+        description="The law as it stood on this day (YYYY-MM-DD): only documents in force then are searched "
+        "(commenced on or before it and not repealed before it; a document whose dates are not known is searched), and "
+        "of two versions of one law the one in force then is quoted. Without it, the versions in force today are "
+        "preferred.",
+    )
     choices: list[Annotated[str, Field(min_length=1, max_length=500)]] = Field(
         default_factory=list, max_length=8,
         description="Answer choices of a multiple-choice question (lettered A, B, … in order); the question is "

@@ -6,6 +6,7 @@ from pydantic import BaseModel, Field
 
 from api.schemas.documents import Judgment
 from api.tools.repeals import Repeal
+from api.tools.versions import Version
 
 
 class DocumentSummary(BaseModel):
@@ -33,6 +34,9 @@ class DocumentView(DocumentSummary):
     repealed_by: Repeal | None = Field(None, description="Where another document of the corpus repeals this one.")
     judgment: Judgment | None = Field(
         None, description="A judgment's court, decision date, citation, case numbers, parties and judges."
+    )
+    version: Version | None = Field(
+        None, description="Its consolidation, commencement and earliest dates, where ingestion read them."
     )
     sections: list[SectionOutline]
 
@@ -77,6 +81,9 @@ class ProvisionView(BaseModel):
     chapter: str = ""
     repealed_by: Repeal | None = Field(None, description="Where another document of the corpus repeals this one.")
     judgment: Judgment | None = Field(None, description="Where the document is a judgment, what its heading says.")
+    version: Version | None = Field(
+        None, description="Its consolidation, commencement and earliest dates, where ingestion read them."
+    )
     provision_id: str = Field(description="The provision asked for, e.g. '…#s3(1)'.")
     section: SectionView = Field(description="The section that holds it (the unit quotes are checked against).")
     previous: SectionView | None = None

@@ -11,11 +11,12 @@ Object store layout (shared with ``ingestion``)::
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import hashlib
 import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -29,6 +30,8 @@ from api.tools.chunk_table import ChunkTable, ChunkWriter
 from api.tools.links import Links, load_links
 from api.tools.object_store import ObjectStore, get_json, get_many_json
 from api.tools.repeals import Repeal, load_repeals
+from api.tools.vector_store import SearchFilters
+from api.tools.versions import Version, Versions, load_versions
 
 log = logging.getLogger(__name__)
 MANIFEST_KEY = "indexes/manifest.json"
@@ -118,6 +121,7 @@ class Corpus:
         store: ObjectStore,
         repealed: dict[str, Repeal] | None = None,
         links: Links | None = None,
+        versions: dict[str, Version] | None = None,
     ) -> None:
         self.manifest = manifest
         self.chunks = chunks if isinstance(chunks, ChunkTable) else ChunkTable.build(chunks)
@@ -125,6 +129,9 @@ class Corpus:
         self.store = store
         self.repealed = repealed or {}
         """Documents (by doc key) that another document of the corpus says are repealed."""
+        self.versions = Versions(versions or {}, self.repealed)
+        """Each document's consolidation, commencement and repeal dates, and which documents are versions of one law
+        (``api.tools.versions``)."""
         self.links = links or Links()
         """The terms the documents define and the references between provisions (``api.tools.links``)."""
         # Parent documents fetched for small-to-big expansion: kept an hour, the most recently used few hundred.
@@ -143,8 +150,22 @@ class Corpus:
         (read once per corpus version: the gate and the quote-only answer read it for every answer)."""
         return {key: f"{r.by_section} of the {r.by_title}" for key, r in self.repealed.items()}
 
+    def search_filters(self, filters: Mapping[str, str], tenant: str) -> SearchFilters:
+        """A request's filters (``QueryFilters.filters``) as every search made for a caller of ``tenant`` applies
+        them: within the tenant's scope, less the documents not in force on the ``as_of`` day when it names one."""
+        found = SearchFilters.from_request(filters, self.tenant_scope(tenant))
+        if (as_of := filters.get("as_of")) and (gone := self.versions.not_in_force(as_of)):
+            found = dataclasses.replace(found, excluded=gone)
+        return found
+
+    def repealed_on(self, as_of: str | None) -> dict[str, str]:
+        """``repealed_by`` as of a day (ISO): less the repeals that had not taken effect then; all of them with no
+        day (a question about the law today)."""
+        return self.versions.repealed_on(as_of, self.repealed_by) if as_of else self.repealed_by
+
     def styled(self, citation: Citation) -> Citation:
-        """``citation`` with ``cite_as``: its provision as its document's jurisdiction cites it."""
+        """``citation`` with ``cite_as`` (its provision as its document's jurisdiction cites it) and
+        ``consolidated`` (the consolidation its text reflects, where known)."""
         entry = self.manifest.documents.get(citation.doc_key)
         chunk = self.chunks.get(citation.chunk_id)
         jurisdiction = jurisdiction_for(citation.doc_key, chunk.jurisdiction if chunk else "")
@@ -152,7 +173,9 @@ class Corpus:
         styled = cite_as(citation.title, citation.section, citation.provision_id or citation.section_id,
                          entry.chapter if entry else "", jurisdiction,
                          citation=judgment.neutral_citation if judgment else "")  # fmt: skip
-        return citation.model_copy(update={"cite_as": styled})
+        return citation.model_copy(
+            update={"cite_as": styled, "consolidated": self.versions.consolidated(citation.doc_key)}
+        )
 
     def titles_for(self, tenant: str) -> list[str]:
         """Titles of the documents a caller of ``tenant`` may read: its own and the public corpus's."""
@@ -255,7 +278,8 @@ class Corpus:
         """The stored corpus; its chunks are read ``batch`` documents at a time into their table."""
         manifest = await Manifest.load(store)
         chunks = await stored_chunks(store, list(manifest.documents), batch)
-        return cls(manifest, chunks, store, await load_repeals(store), await load_links(store))
+        repeals, links, versions = await load_repeals(store), await load_links(store), await load_versions(store)
+        return cls(manifest, chunks, store, repeals, links, versions)
 
 
 async def load_chunks(store: ObjectStore, doc_keys: Iterable[str]) -> list[Chunk]:

@@ -108,8 +108,8 @@ class DocumentReader:
         return DocumentView(
             doc_key=document.doc_key, title=document.title, doc_type=document.doc_type, date=document.date,
             jurisdiction=document.jurisdiction, chapter=document.chapter,
-            repealed_by=self.corpus.repealed.get(doc_key), sections=[_outline(s) for s in document.sections],
-            judgment=document.judgment,
+            repealed_by=self.corpus.repealed.get(doc_key), version=self.corpus.versions.versions.get(doc_key),
+            sections=[_outline(s) for s in document.sections], judgment=document.judgment,
         )  # fmt: skip
 
     async def provision(self, doc_key: str, fragment: str, caller: Caller) -> ProvisionView:
@@ -127,7 +127,8 @@ class DocumentReader:
         received = links.referred_by(section.section_id)
         return ProvisionView(
             doc_key=doc_key, title=document.title, chapter=document.chapter,
-            repealed_by=self.corpus.repealed.get(doc_key), provision_id=provision_id, judgment=document.judgment,
+            repealed_by=self.corpus.repealed.get(doc_key), version=self.corpus.versions.versions.get(doc_key),
+            provision_id=provision_id, judgment=document.judgment,
             section=_view(sections[index]), previous=_view(sections[index - 1]) if index > 0 else None,
             next=_view(sections[index + 1]) if index + 1 < len(sections) else None,
             refers_to=self._links(((r.target, r) for r in links.refers_to(section.section_id)), caller),

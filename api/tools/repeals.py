@@ -44,6 +44,8 @@ class Repeal(BaseModel):
     by_section: str
     """The repealing provision's label, e.g. 'section 47'."""
     sentence: str
+    date: str = ""
+    """When the repeal took effect (ISO): the repealing document's commencement, where known; '' when not."""
 
     def message(self, title: str) -> str:
         return (

@@ -155,7 +155,7 @@ class HybridRetriever:
 
     def scoped_filters(self, filters: Mapping[str, str], tenant: str) -> SearchFilters:
         """A request's filters plus the caller's tenant scope: what every search made for that caller applies."""
-        return SearchFilters.from_request(filters, self.corpus.tenant_scope(tenant))
+        return self.corpus.search_filters(filters, tenant)
 
     async def _dense(self, query: str, filters: SearchFilters, vector: Vectors | None = None) -> list[Hit]:
         if vector is None:

@@ -45,6 +45,8 @@ class SearchFilters:
     date_to: str | None = None
     tenants: tuple[str, ...] | None = None
     """Owners whose documents may be read ('' is the public corpus); None when the corpus has no private ones."""
+    excluded: tuple[str, ...] | None = None
+    """Documents left out (by doc key): e.g. those not in force on the day a question is asked about."""
 
     @classmethod
     def from_request(cls, filters: Mapping[str, str], tenants: tuple[str, ...] | None = None) -> SearchFilters:
@@ -57,7 +59,8 @@ class SearchFilters:
         )  # fmt: skip
 
     def __bool__(self) -> bool:
-        values = (self.jurisdiction, self.doc_type, self.doc_keys, self.date_from, self.date_to, self.tenants)
+        values = (self.jurisdiction, self.doc_type, self.doc_keys, self.date_from, self.date_to, self.tenants,
+                  self.excluded)  # fmt: skip
         return any(v is not None for v in values)
 
     def admits(self, chunk: Chunk) -> bool:
@@ -73,6 +76,7 @@ class SearchFilters:
             and (self.date_from is None or day >= date_number(self.date_from))
             and (self.date_to is None or 0 < day <= date_number(self.date_to, end=True))
             and (self.tenants is None or tenant in self.tenants)
+            and (self.excluded is None or doc_key not in self.excluded)
         )
 
     def mask(self, index: ExactIndex) -> npt.NDArray[np.bool_]:
@@ -90,6 +94,8 @@ class SearchFilters:
             mask &= (index.date > 0) & (index.date <= date_number(self.date_to, end=True))
         if self.tenants is not None:
             mask &= np.isin(index.tenant, list(self.tenants))
+        if self.excluded is not None:
+            mask &= ~np.isin(index.doc_key, list(self.excluded))
         return mask
 
     def milvus_expression(self) -> str:
@@ -106,6 +112,8 @@ class SearchFilters:
             clauses.append(f"date > 0 and date <= {date_number(self.date_to, end=True)}")
         if self.tenants is not None:
             clauses.append(f"tenant in [{', '.join(map(_quote, self.tenants))}]")
+        if self.excluded is not None:
+            clauses.append(f"doc_key not in [{', '.join(map(_quote, self.excluded))}]")
         return " and ".join(clauses)
 
 

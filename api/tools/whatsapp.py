@@ -108,11 +108,12 @@ def sources_of(citations: Sequence[Citation]) -> list[list[Citation]]:
 
 def source_line(citations: Sequence[Citation], chapter: str, jurisdiction: str = "", cited_as: str = "") -> str:
     """The cited section as its jurisdiction cites it ("Marriages Act [Chapter 5:15], s 3"; a judgment's paragraph
-    by the judgment's own citation, ``cited_as``: "[2025] ZWHHC 48, para 12"): one line however many of its parts
-    are cited."""
+    by the judgment's own citation, ``cited_as``: "[2025] ZWHHC 48, para 12"), with the consolidation it is quoted
+    from, briefly ("(as at 2022-05-27)"): one line however many of its parts are cited."""
     first = citations[0]
-    return cite_as(first.title, first.section.split("(")[0], first.section_id, chapter,
+    line = cite_as(first.title, first.section.split("(")[0], first.section_id, chapter,
                    jurisdiction_for(first.doc_key, jurisdiction), citation=cited_as)  # fmt: skip
+    return f"{line} (as at {first.consolidated})" if first.consolidated else line
 
 
 def renumbered(answer: str, numbers: dict[int, int]) -> str:
@@ -134,10 +135,10 @@ def format_reply(
     jurisdictions: dict[str, str] | None = None,
     cited_as: dict[str, str] | None = None,
 ) -> str:
-    """A reply that fits a phone: the answer first, then a note for each cited law that another law repeals
-    (``repealed``: the warnings' messages), then at most ``MAX_SOURCES`` sources, one per cited section, as
-    ``[k] Act [Chapter], s N`` (a judgment by its own citation, ``cited_as``) with a reader link (when the site's
-    address is set). The answer's markers are
+    """A reply that fits a phone: the answer first, then a note for each cited law that another law repeals or that
+    is not the version in force (``repealed``: the warnings' messages), then at most ``MAX_SOURCES`` sources, one per
+    cited section, as ``[k] Act [Chapter], s N`` (a judgment by its own citation, ``cited_as``) with a reader link
+    (when the site's address is set) and the consolidation quoted ("(as at 2022-05-27)"). The answer's markers are
     renumbered to match; a source past the limit is counted, not listed. The closest provisions to a question
     nothing answers (``related``) are never headed as the answer's sources."""
     sources = sources_of(final.citations)
@@ -315,7 +316,7 @@ class WhatsAppBot:
         async for event in self.orchestrator.stream(request, caller):
             if isinstance(event, FinalEvent):
                 final = event
-            elif isinstance(event, WarningEvent) and event.code == "repealed_law":
+            elif isinstance(event, WarningEvent) and event.code in ("repealed_law", "other_version"):
                 repealed.append(event.message)
             elif isinstance(event, ErrorEvent):
                 log.warning("whatsapp: the query failed for %s: %s", mask(wa_id), event.code)

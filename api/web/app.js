@@ -15,6 +15,7 @@ const WARNING_LABELS = {
   unsupported_statement: "Check this statement",
   uncited_answer: "No source cited",
   repealed_law: "Repealed law",
+  other_version: "Not the version in force",
 };
 
 const state = {
@@ -28,7 +29,7 @@ const state = {
 };
 const QUESTION_LIMIT = 2000; // the API's limit on a question's length (api/schemas/query.py)
 const COUNTER_FROM = 1800; // the counter appears this close to the limit
-const FIELD_NAMES = { q: "Your question", doc_type: "The document type", date_from: "The start date", date_to: "The end date", session_id: "The conversation" };
+const FIELD_NAMES = { q: "Your question", doc_type: "The document type", date_from: "The start date", date_to: "The end date", as_of: "The date of the law", session_id: "The conversation" };
 
 // ---------- small helpers ----------
 
@@ -206,7 +207,9 @@ function filters() {
   const docType = $("#doc-type").value;
   const from = $("#date-from").value.trim();
   const to = $("#date-to").value.trim();
+  const asOf = $("#as-of").value.trim();
   if (docType) chosen.doc_type = docType;
+  if (asOf) chosen.as_of = asOf;
   if (from) chosen.date_from = from;
   if (to) chosen.date_to = to;
   return chosen;
@@ -307,6 +310,11 @@ async function fetchProvision(docKey, fragment) {
   return state.provisions.get(key);
 }
 
+// Which consolidation of the law the quote comes from, where the corpus knows it.
+function consolidated(citation) {
+  return citation.consolidated ? `as consolidated on ${citation.consolidated}` : "";
+}
+
 function addSource(turn, citation) {
   // One card per cited section: it lists every [n] marker that cites it and highlights each quoted passage, so two
   // quotes from one section never repeat its text.
@@ -316,7 +324,7 @@ function addSource(turn, citation) {
   if (!card) {
     const item = el("li", { class: "source", id: `source-${state.turns.indexOf(turn)}-${citation.index}` },
       el("p", { class: "source-title" }, el("span", { class: "source-index" }), ` ${citation.title}`),
-      el("p", { class: "source-section muted" }, [citation.section, citation.heading].filter(Boolean).join(" — ")),
+      el("p", { class: "source-section muted" }, [citation.section, citation.heading, consolidated(citation)].filter(Boolean).join(" — ")),
       el("blockquote", { class: "provision-text" }, el("span", { class: "muted" }, "Loading the provision…")),
       el("button", { type: "button", class: "ghost open-reader", onclick: () => openReader(citation) }, "Open in reader"));
     card = { node: item, citations: [] };
@@ -513,7 +521,7 @@ async function copyTurn(turn) {
   const lines = [turn.text.trim()];
   if (turn.citations.length) {
     lines.push("", "Sources");
-    for (const c of turn.citations) lines.push(`[${c.index}] ${c.cite_as || `${c.title}, ${c.section}`}${c.heading ? ` (${c.heading})` : ""}: “${c.quote}”`);
+    for (const c of turn.citations) lines.push(`[${c.index}] ${c.cite_as || `${c.title}, ${c.section}`}${c.heading ? ` (${c.heading})` : ""}${c.consolidated ? `, as consolidated on ${c.consolidated}` : ""}: “${c.quote}”`);
   }
   const text = lines.join("\n");
   const done = $(".copied", turn.node);
@@ -629,9 +637,12 @@ async function showProvision(docKey, fragment, quote) {
     $("#reader-title").textContent = view.title + (view.chapter ? ` [${/^chapter/i.test(view.chapter) ? view.chapter : `Chapter ${view.chapter}`}]` : "");
     const repealed = view.repealed_by;
     const judgment = view.judgment;
+    const version = view.version || {};
     $("#reader-meta").textContent = [
-      repealed ? `Repealed by ${repealed.by_section} of the ${repealed.by_title}: what it says may no longer be the law.` : "",
+      repealed ? `Repealed by ${repealed.by_section} of the ${repealed.by_title}${repealed.date ? ` from ${repealed.date}` : ""}: what it says may no longer be the law.` : "",
       judgment ? [judgment.neutral_citation, judgment.court, judgment.decided, judgment.judges.join(", ")].filter(Boolean).join(" · ") : "",
+      version.consolidated ? `As consolidated on ${version.consolidated}` : "",
+      version.commenced ? `In force from ${version.commenced}` : "",
       view.section.part || "",
     ].filter(Boolean).join(" · ");
     body.replaceChildren(...[

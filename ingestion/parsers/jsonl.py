@@ -1,7 +1,8 @@
 """JSONL corpora: one JSON object per line, in either of two shapes.
 
 - Section-structured laws (``acts.jsonl``): ``{"id", "title", "chapter", "kind", "jurisdiction", "url",
-  "expression_date", "sections": [{"ref", "section", "heading", "part", "text"}]}``. Each line is a document; each
+  "expression_date", "sections": [{"ref", "section", "heading", "part", "text"}]}``, and optionally
+  ``commencement_date`` and ``enacted_date``. Each line is a document; each
   section keeps its ``ref`` so a gold reference ``law id + ref`` resolves to ``<id>#<ref>``.
 - Flat passages (``{"id", "title", "text", ...}``, e.g. ObliQA): passages sharing a ``document_id`` form one
   document (titled by ``document_title``); each passage is a section that keeps its ``id`` as ``source_id``.
@@ -33,6 +34,14 @@ def _unique(section_id: str, used: dict[str, int]) -> str:
     return section_id if used[section_id] == 1 else f"{section_id}~{used[section_id]}"
 
 
+_DATE_FIELDS = {"expression_date": "expression", "commencement_date": "commencement", "enacted_date": "enacted"}
+"""A record's date fields and the names ``Document.dates`` keeps them by (``api.tools.versions`` reads them)."""
+
+
+def _dates(record: dict[str, Any]) -> dict[str, str]:
+    return {name: str(record[field]) for field, name in _DATE_FIELDS.items() if record.get(field)}
+
+
 def _law(record: dict[str, Any], path: Path) -> Document:
     doc_key = str(record["id"])
     used: dict[str, int] = {}
@@ -61,7 +70,7 @@ def _law(record: dict[str, Any], path: Path) -> Document:
         jurisdiction=jurisdiction_of(doc_key, str(record.get("jurisdiction") or "")),
         source=str(record.get("url") or path),
         doc_type=str(record.get("kind") or "act"),
-        dates={"expression": record["expression_date"]} if record.get("expression_date") else {},
+        dates=_dates(record),
         warnings=numbering_gaps(sections),
         content_hash=_hash([record]),
         sections=sections,

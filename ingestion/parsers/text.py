@@ -1,5 +1,7 @@
 """Markdown and plain text: structure as ``ingestion.parsers.structure`` describes, metadata from a first-line
-HTML comment such as ``<!-- id: zw/act/2022/1; jurisdiction: ZW; source: https://... -->``."""
+HTML comment such as ``<!-- id: zw/act/2022/1; jurisdiction: ZW; source: https://... -->``; its ``expression``,
+``commencement`` and ``enacted`` (ISO dates) become the document's dates (an ``@YYYY-MM-DD`` in the source URL is the
+expression date too)."""
 
 from __future__ import annotations
 
@@ -35,6 +37,7 @@ def parse_text_lines(path: Path, text: str, version: str, data: bytes, doc_type:
     body = located[1:] if meta else located
     source = meta.get("source", str(path))
     dates = {"expression": m.group(1)} if (m := _URL_DATE.search(source)) else {}
+    dates |= {name: meta[name] for name in ("expression", "commencement", "enacted") if meta.get(name)}
     document = build_document(
         body,
         doc_key=meta.get("id") or path.stem,

@@ -34,6 +34,7 @@ from api.schemas.events import (
 from api.schemas.query import QueryRequest
 from api.tools.corpus import Corpus
 from api.tools.embeddings import per_request
+from api.tools.versions import today
 
 from .deps import QueryDeps
 from .state import QueryState, RouteDecided, fresh_turn
@@ -113,11 +114,34 @@ class Asker(Protocol):
     def stream(self, request: QueryRequest, caller: Caller = ...) -> AsyncIterator[StreamEvent]: ...
 
 
-def repeal_warnings(citations: list[dict[str, Any]], corpus: Corpus) -> list[WarningEvent]:
-    """A warning for each cited document that another document of the corpus says is repealed (once a document)."""
-    cited = dict.fromkeys(c["doc_key"] for c in citations if c["doc_key"] in corpus.repealed)
+def repeal_warnings(citations: list[dict[str, Any]], corpus: Corpus, as_of: str | None = None) -> list[WarningEvent]:
+    """A warning for each cited document that another document of the corpus says is repealed (once a document);
+    ``as_of``: the day the question asks about, before which a repeal that had not taken effect is not one."""
+    repealed = corpus.repealed_on(as_of)
+    cited = dict.fromkeys(c["doc_key"] for c in citations if c["doc_key"] in repealed)
     titles = {c["doc_key"]: c["title"] for c in citations}
     return [WarningEvent(code="repealed_law", message=corpus.repealed[key].message(titles[key])) for key in cited]
+
+
+def version_warnings(citations: list[dict[str, Any]], corpus: Corpus, as_of: str | None = None) -> list[WarningEvent]:
+    """A warning for each cited document that is not the version of its law in force on the question's day (or
+    today): an answer quotes one version of a law only (``one_version``), so the one in force was not among what it
+    quotes (nothing found in it answered, or the question named the other)."""
+    day = as_of or today()
+    titles = {c["doc_key"]: c["title"] for c in citations}
+    warnings = []
+    for key in dict.fromkeys(c["doc_key"] for c in citations):
+        if (best := corpus.versions.preferred(key, day)) == key:
+            continue
+        when = f"on {as_of}" if as_of else "today"
+        other = corpus.versions.versions[best].title
+        consolidated = corpus.versions.consolidated(key)
+        version = f" (as consolidated on {consolidated})" if consolidated else ""
+        warnings.append(WarningEvent(code="other_version", message=(
+            f"this answer quotes the {titles[key]}{version}, which is not the version of that law in force {when}: "
+            f"the {other} is; check what the {other} says"
+        )))  # fmt: skip
+    return warnings
 
 
 class QueryOrchestrator:
@@ -231,7 +255,8 @@ class QueryOrchestrator:
             )
             if not sent:
                 yield TokenEvent(text=state.answer)
-        for event in repeal_warnings(state.citations, self.deps.corpus):
+        for event in [*repeal_warnings(state.citations, self.deps.corpus, request.as_of),
+                      *version_warnings(state.citations, self.deps.corpus, request.as_of)]:  # fmt: skip
             yield event
         timings = {**state.timings, **llm_timings(state), "total": round((time.perf_counter() - start) * 1000, 2)}
         usage = usage_summary(state)

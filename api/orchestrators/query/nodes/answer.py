@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 
 from langgraph.runtime import Runtime
 
@@ -27,12 +27,13 @@ from ..deps import QueryDeps
 from ..evidence import searched_note, suggestions
 from ..state import Cut, QueryState, QueryUpdate, SentWarning
 from .common import (
+    as_of,
     depends_on_session,
     finish,
     history,
     memory_key,
     ms,
-    noted_repeals,
+    noted,
     provisions_for,
     scope,
     warn,
@@ -69,13 +70,30 @@ def evidence_hits(state: QueryState, deps: QueryDeps) -> list[Retrieved]:
     return [Retrieved(deps.corpus.chunks[h["chunk_id"]], h["score"], h["ranks"]) for h in ordered]
 
 
+async def one_version(state: QueryState, deps: QueryDeps, hits: Sequence[Retrieved]) -> list[Retrieved]:
+    """``hits`` with one version of each law: where they hold passages of two versions of one law (one repeals the
+    other, or the same title with another year), only the passages of the version the answer already cites, else
+    the one the question names by its title, else, of the versions the quote-only answer would quote from these hits
+    (all of them when it quotes none), the one in force on the question's day (``api.tools.versions``). So an answer
+    never quotes two versions of one law, and quotes a version not in force (with a warning) only when that is
+    where the words that answer are."""
+    versions, day = deps.corpus.versions, as_of(state)
+    keys = [h.chunk.doc_key for h in hits]
+    cited = [str(c["doc_key"]) for c in state.citations]
+    if not versions.choose(keys, day, state.asked, cited):
+        return list(hits)  # no two versions of one law among them: nothing to choose
+    _, quotes = await extractive_answer(deps.retriever.embedder, state.asked, list(hits), 1, state.lay_terms)
+    chosen = versions.choose(keys, day, state.asked, cited, quoted={c.doc_key for c in quotes})
+    return [h for h in hits if chosen.get(h.chunk.doc_key, h.chunk.doc_key) == h.chunk.doc_key]
+
+
 async def quote_only_evidence(state: QueryState, deps: QueryDeps) -> list[Retrieved] | None:
     """What the quote-only path would quote from, for a model answer that falls short: None when that path would
     abstain. It judges, without the model's grade, each part of the question as that path splits and searches it:
     the parts the model path searched as they are were judged then (the hits found are quoted from); the others
     (the model planned its own steps) are searched and judged now, and an answering part's own hits are quoted."""
     if deps.judge is None or state.answerable_without_grade:
-        return evidence_hits(state, deps)
+        return await one_version(state, deps, evidence_hits(state, deps))
     filters = scope(state, deps)
     found: dict[str, Retrieved] = {}
     judged = {p.casefold() for p in state.judged_parts}
@@ -87,7 +105,7 @@ async def quote_only_evidence(state: QueryState, deps: QueryDeps) -> list[Retrie
             return None
         if deps.judge(part, result, None, state.tenant).without_grade:
             found |= {h.chunk.chunk_id: h for h in result.hits[: deps.settings.retrieval.top_k]}
-    return list(found.values()) or None
+    return await one_version(state, deps, list(found.values())) or None
 
 
 async def quoted(state: QueryState, deps: QueryDeps, hits: list[Retrieved], start: int) -> tuple[str, list[Citation]]:
@@ -102,11 +120,16 @@ async def quoted(state: QueryState, deps: QueryDeps, hits: list[Retrieved], star
         except BackendError:
             log.warning("a part's search failed; the quotes are chosen from all the evidence")
         else:
-            parts = [Part(result.hits[:top], result.lay_terms) for result in found]
+            among = [h for result in found for h in result.hits[:top]]
+            evidence = {h.chunk.chunk_id: h for h in [*hits, *among]}
+            kept = {h.chunk.chunk_id for h in await one_version(state, deps, list(evidence.values()))}
+            parts = [Part([h for h in result.hits[:top] if h.chunk.chunk_id in kept], result.lay_terms)
+                     for result in found]  # fmt: skip
+            hits = [h for h in hits if h.chunk.chunk_id in kept]
             text, cited = await extractive_answer_in_parts(embedder, state.asked, hits, parts, start, state.lay_terms)
-            return noted_repeals(text, cited, deps.corpus), cited
+            return noted(state, text, cited, deps.corpus), cited
     text, cited = await extractive_answer(embedder, state.asked, hits, start, state.lay_terms)
-    return noted_repeals(text, cited, deps.corpus), cited
+    return noted(state, text, cited, deps.corpus), cited
 
 
 async def watched(
@@ -161,7 +184,7 @@ async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpd
     ``verify`` once checked. After an answer was sent (a refinement step), what this writes is added below it."""
     start = time.perf_counter()
     deps = runtime.context
-    hits = evidence_hits(state, deps)
+    hits = await one_version(state, deps, evidence_hits(state, deps))
     asked = part_asked(state)
     first = next_index(state)
     warnings: list[SentWarning] = []
@@ -181,7 +204,7 @@ async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpd
         tracker = GatedTracker(
             offered,
             runtime.stream_writer,
-            SentenceGate(offered, provisions, topic, deps.claims, deps.corpus.repealed_by),
+            SentenceGate(offered, provisions, topic, deps.claims, deps.corpus.repealed_on(state.filters.get("as_of"))),
         )
         tracker.after(shown)
         call_start = time.perf_counter()
@@ -223,7 +246,7 @@ async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpd
         text, cited = await quoted(state, deps, hits, first)
     else:
         text, cited = await extractive_answer(deps.retriever.embedder, asked, hits, first, state.lay_terms)
-        text = noted_repeals(text, cited, deps.corpus)
+        text = noted(state, text, cited, deps.corpus)
     update |= QueryUpdate(
         draft=text or ("" if shown else abstention_text(state, deps)), draft_citations=[c.model_dump() for c in cited],
         abstained=not text and not shown, warnings=warnings, llm=calls, composer="extractive", offered=[],
@@ -248,7 +271,8 @@ async def abstain(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate
     (``not_found``)."""
     deps = runtime.context
     tracker = CitationTracker([], runtime.stream_writer)
-    quotes = await related_quotes(deps.retriever.embedder, state.asked, evidence_hits(state, deps), state.lay_terms) \
+    evidence = await one_version(state, deps, evidence_hits(state, deps))
+    quotes = await related_quotes(deps.retriever.embedder, state.asked, evidence, state.lay_terms) \
         if state.related and state.hits else []  # fmt: skip
     text, cited = related_text(quotes)
     tracker.available.update({c.index: c for c in cited})

@@ -155,7 +155,7 @@ async def _gate(
     verdicts from the streamed check are cached). ``notes_repeals``: the answer itself says, beside each quote of a
     repealed law, that it is repealed, so the gate need not require each sentence to."""
     topic = topic_words(part_asked(state), deps.retriever.lexical, deps.retriever.thesaurus)
-    repealed = {} if notes_repeals else deps.corpus.repealed_by
+    repealed = {} if notes_repeals else deps.corpus.repealed_on(state.filters.get("as_of"))
     if deps.claims.blocking:
         return await asyncio.to_thread(gate_model_answer, text, offered, provisions, topic, deps.claims, repealed)
     return gate_model_answer(text, offered, provisions, topic, deps.claims, repealed)

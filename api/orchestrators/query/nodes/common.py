@@ -6,7 +6,7 @@ import dataclasses
 import logging
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -16,6 +16,7 @@ from api.composer.prompts import format_history
 from api.schemas.events import Citation, WarningCode, WarningEvent
 from api.tools.corpus import Corpus
 from api.tools.vector_store import SearchFilters
+from api.tools.versions import today
 
 from ..choices import split_choices
 from ..deps import QueryDeps
@@ -46,12 +47,18 @@ def warn(runtime: Runtime[QueryDeps], code: WarningCode, message: str) -> SentWa
 
 
 def scope(state: QueryState, deps: QueryDeps) -> SearchFilters:
-    """The request's filters within what the caller's tenant may see; a follow-up answered within the Act(s) just
-    discussed (``prefer``) searches only those, unless the request names a law itself."""
-    filters = SearchFilters.from_request(state.filters, deps.corpus.tenant_scope(state.tenant))
+    """The request's filters within what the caller's tenant may see, less the documents not in force on its
+    ``as_of`` day; a follow-up answered within the Act(s) just discussed (``prefer``) searches only those, unless the
+    request names a law itself."""
+    filters = deps.corpus.search_filters(state.filters, state.tenant)
     if state.prefer and filters.doc_keys is None:
         filters = dataclasses.replace(filters, doc_keys=tuple(state.prefer))
     return filters
+
+
+def as_of(state: QueryState) -> str:
+    """The day the question asks about the law on: the request's ``as_of``, else today."""
+    return state.filters.get("as_of") or today()
 
 
 def history(state: QueryState) -> str:
@@ -118,18 +125,21 @@ async def provisions_for(
 
 _REPEAL_NOTE = "(The {title} was repealed by {by}: this may no longer be the law.)"
 _A_REPEAL_NOTE = re.compile(r" ?\(The [^()\n]+? was repealed by [^()\n]+?: this may no longer be the law\.\)")
+_VERSION_NOTE = "(Quoted from the {title} as consolidated on {day}.)"
+_A_VERSION_NOTE = re.compile(r" ?\(Quoted from the [^()\n]+? as consolidated on \d{4}-\d{2}-\d{2}\.\)")
 
 
 def without_repeal_notes(text: str) -> str:
-    """``text`` without the notes ``noted_repeals`` added."""
-    return _A_REPEAL_NOTE.sub("", text)
+    """``text`` without the notes ``noted_repeals`` and ``noted_consolidations`` added."""
+    return _A_VERSION_NOTE.sub("", _A_REPEAL_NOTE.sub("", text))
 
 
-def noted_repeals(text: str, citations: Iterable[Citation], corpus: Corpus) -> str:
+def noted_repeals(text: str, citations: Iterable[Citation], corpus: Corpus, as_of: str | None = None) -> str:
     """A quote-only answer with a note after each paragraph that quotes a repealed law, saying what repealed it:
     the law's own words are quoted as they stand, and the reader is told they may no longer be the law. (The note
-    rests on the repealing provision's own words, found at ingestion; the paragraph keeps its citation marker.)"""
-    repealed = corpus.repealed_by
+    rests on the repealing provision's own words, found at ingestion; the paragraph keeps its citation marker.)
+    ``as_of``: the day the question asks about; a repeal that had not taken effect by then is not noted."""
+    repealed = corpus.repealed_on(as_of)
     by_index = {c.index: c for c in citations}
     if not repealed.keys() & {c.doc_key for c in by_index.values()}:
         return text  # no quote of a repealed law: nothing to note
@@ -142,3 +152,30 @@ def noted_repeals(text: str, citations: Iterable[Citation], corpus: Corpus) -> s
         notes = [_REPEAL_NOTE.format(title=titles[key], by=repealed[key]) for key in laws]
         paragraphs.append(" ".join([paragraph.rstrip(), *notes]) if notes else paragraph)
     return "\n\n".join(paragraphs)
+
+
+def noted_consolidations(text: str, citations: Iterable[Citation], corpus: Corpus, shown: str = "") -> str:
+    """A quote-only answer with a note after the paragraph that first quotes a law whose consolidation date is known,
+    saying which consolidation it quotes ("as consolidated on 2017-09-07"): a consolidated text is the law as
+    amended up to that day, and may not show later amendments. A law ``shown`` already names (an answer this one
+    is added below) is not noted again. (The date is the corpus's own record of the text, read at ingestion.)"""
+    by_index = {c.index: c for c in citations}
+    noted = {note.strip() for note in _A_VERSION_NOTE.findall(shown)}
+    paragraphs = []
+    for paragraph in text.split("\n\n"):
+        notes = []
+        for marker in MARKER.findall(paragraph):
+            citation = by_index.get(int(marker))
+            day = corpus.versions.consolidated(citation.doc_key) if citation else ""
+            if citation and day and (note := _VERSION_NOTE.format(title=citation.title, day=day)) not in noted:
+                noted.add(note)
+                notes.append(note)
+        paragraphs.append(" ".join([paragraph.rstrip(), *notes]) if notes else paragraph)
+    return "\n\n".join(paragraphs)
+
+
+def noted(state: QueryState, text: str, citations: Sequence[Citation], corpus: Corpus) -> str:
+    """A quote-only answer with its notes: the repeals in effect on the question's ``as_of`` day, and the
+    consolidation each law is quoted from (once an answer, counting what was sent before it)."""
+    text = noted_repeals(text, citations, corpus, state.filters.get("as_of"))
+    return noted_consolidations(text, citations, corpus, state.answer)
