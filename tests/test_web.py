@@ -510,3 +510,34 @@ async def test_the_api_docs_render_with_every_other_host_blocked(
     assert await page.locator(operation).count() >= 5  # the API's operations, read from /openapi.json
     await expect(page.get_by_text("/api/v1/query/stream").first).to_be_attached()
     assert elsewhere == []
+
+
+async def test_defined_terms_in_a_cited_quote_link_to_their_definition(
+    site: LiveServer, context: BrowserContext
+) -> None:
+    page = await context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    await page.goto(site.url)
+    await ask(page, "Can a marriage officer solemnise a marriage if one party was forced into it?")
+    turn = page.locator(".turn").nth(0)
+    await expect(turn.locator(".answer")).to_have_attribute("data-state", "done")
+    # The definition the answer quotes has its own card, which says what it defines.
+    definition = turn.locator(".source", has=page.locator(".source-defines"))
+    await expect(definition.locator(".source-defines")).to_have_text("Defines “marriage officer”")
+    await expect(definition.locator(".source-section")).to_contain_text("section 2")
+    # In the quoted words of section 4, the defined term links to that card.
+    consent = turn.locator(".source", has_text="section 4")
+    term = consent.locator("blockquote mark a.defined-term", has_text="marriage officer").first
+    await expect(term).to_be_visible()
+    assert (await term.get_attribute("href") or "").startswith("?doc=sample%2Fact%2F2022%2F9&provision=s2")
+    await term.click()
+    await expect(definition).to_be_focused()
+    # In the reader a defined term opens the provision that defines it, the definition highlighted.
+    await consent.locator("button.open-reader").click()
+    reader = page.locator("#reader")
+    await expect(reader.locator(".current h3")).to_contain_text("section 4")
+    await reader.locator(".current a.defined-term", has_text="marriage officer").first.click()
+    await expect(reader.locator(".current h3")).to_have_text("section 2 — Interpretation")
+    await expect(reader.locator(".current mark")).to_contain_text("means a person designated as a marriage officer")
+    assert errors == []

@@ -65,6 +65,11 @@ class Citation(BaseModel):
         description="The provision as its jurisdiction cites it, e.g. 'Marriages Act [Chapter 5:15], s 3(1)' "
         "(styles in api/data/citation_style.toml).",
     )
+    kind: Literal["provision", "definition"] = Field(
+        "provision",
+        description="'definition': the definition of a term the answer's cited words (or the question) use, quoted "
+        "from the provision that defines it and added as its own citation; it supports no other sentence's claim.",
+    )
 
 
 class MetaEvent(BaseModel):
