@@ -103,7 +103,10 @@ async def test_ask_cite_read_follow_up_copy_and_start_again(site: LiveServer, co
     await expect(source.locator(".source-section")).to_contain_text("section 3")
     await expect(source.locator("blockquote mark")).to_have_count(2)
     assert await source.locator("blockquote").get_attribute("data-quote-found") == "true"
-    await expect(turn.locator(".source")).to_have_count(2)  # sections 3 and 8
+    # Sections 3 and 8, and the definitions (section 2) of the terms section 8's quoted words use.
+    await expect(turn.locator(".source")).to_have_count(3)
+    defines = turn.locator(".source").nth(2).locator(".source-defines")
+    await expect(defines).to_have_text("Defines “marriage officer”, “spouse”")
 
     # [1] is a link that opens section 3 in the reader, with the quote highlighted and its neighbours around it.
     await turn.locator("a.cite").first.click()

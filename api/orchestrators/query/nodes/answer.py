@@ -14,7 +14,6 @@ from langgraph.runtime import Runtime
 from api.composer.answerability import missing_laws, topic_words
 from api.composer.citations import MARKER, CitationTracker, TextSink, stream_words
 from api.composer.definitions import (
-    MAX_DEFINITIONS,
     Needed,
     asked_term,
     defining_chunk,
@@ -106,7 +105,7 @@ async def asked_definition(state: QueryState, deps: QueryDeps, hits: list[Retrie
     that defines it, else from a readable document the question names; None when the question asks something else
     or no such document defines the term."""
     term = asked_term(state.asked)
-    if not term:
+    if not term or not deps.settings.retrieval.add_definitions:
         return None
     keys = list(dict.fromkeys(h.chunk.doc_key for h in hits))
     readable = {"", state.tenant}
@@ -132,14 +131,13 @@ async def definitions_for(
     """The paragraphs quoting the definitions an answer citing ``cited`` depends on (``needed_definitions``), markers
     from ``start``, and their citations; ``asked`` (the definition the question asks for) is not repeated."""
     keys = [c.doc_key for c in cited if c.kind == "provision"]
-    if not keys or not deps.corpus.links.definitions.keys() & set(keys):
+    most = deps.settings.retrieval.add_definitions - (asked is not None)
+    if most <= 0 or not keys or not deps.corpus.links.definitions.keys() & set(keys):
         return "", []
     reads = await deps.corpus.documents(keys, deps.settings.object_store.answer_wait_s)
     needed = needed_definitions(state.asked, cited, deps.corpus.links, deps.corpus.chunks, reads.found, state.tenant,
-                                limit=MAX_DEFINITIONS + 1)  # fmt: skip
-    if asked is not None:  # counted among the answer's definitions
-        needed = [n for n in needed if n.definition != asked.definition][: MAX_DEFINITIONS - 1]
-    return definitions_text(needed[:MAX_DEFINITIONS], start)
+                                limit=most + 1)  # fmt: skip
+    return definitions_text([n for n in needed if asked is None or n.definition != asked.definition][:most], start)
 
 
 async def quoted(state: QueryState, deps: QueryDeps, hits: list[Retrieved], start: int) -> tuple[str, list[Citation]]:
