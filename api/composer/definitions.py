@@ -140,8 +140,10 @@ def needed_definitions(
         part = section.part if section is not None else ""
         definitions = links.defined_in(citation.quote, citation.doc_key, citation.section_id, part)
         in_question = {d.term.casefold() for d in _used(definitions, question)}
-        for definition in _used(definitions, citation.quote):
-            ranked.append((1 if definition.term.casefold() in in_question else 2, order, definition))
+        # Each cited provision's longest term before any provision's second: one quote's many terms must not
+        # crowd out the next quote's.
+        for turn, definition in enumerate(_used(definitions, citation.quote)):
+            ranked.append((1 if definition.term.casefold() in in_question else 2, turn * 100 + order, definition))
     for order, doc_key in enumerate(dict.fromkeys(c.doc_key for c in cited)):
         ranked += [(3, order, d) for d in _used(links.defined_in(question, doc_key), question)]
     found: list[Needed] = []

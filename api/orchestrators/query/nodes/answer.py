@@ -27,7 +27,7 @@ from api.composer.gated import GatedTracker
 from api.composer.llm import is_abstention, source_citations, stream_llm_answer
 from api.composer.related import related_quotes, related_text
 from api.composer.structured import LLMCall, LLMOutcome
-from api.composer.verification import SentenceGate
+from api.composer.verification import SentenceGate, verify_answer
 from api.errors import BackendError, UpstreamLLMError
 from api.schemas.events import Citation, WarningCode
 from api.text.instruments import instruments_named, names
@@ -331,6 +331,13 @@ async def abstain(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate
     quotes = await related_quotes(deps.retriever.embedder, state.asked, evidence_hits(state, deps), state.lay_terms) \
         if state.related and state.hits else []  # fmt: skip
     text, cited = related_text(quotes)
+    if cited:
+        # The closest provisions are read with the definitions of the terms they use, as an answer's are.
+        defined_text, defined = await definitions_for(state, deps, cited, len(cited) + 1)
+        provisions, _ = await provisions_for(runtime, defined)
+        if defined and verify_answer(defined_text, {c.index: c for c in defined}, provisions).passed:
+            body, closing = text.rsplit("\n\n", 1)
+            text, cited = "\n\n".join((body, defined_text, closing)), cited + defined
     tracker.available.update({c.index: c for c in cited})
     stream_words(text or abstention_text(state, deps), tracker)
     update = finish(state, tracker, abstained=True)
