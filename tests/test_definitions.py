@@ -177,3 +177,17 @@ async def test_a_models_verified_answer_gets_the_definitions_its_cited_words_use
     )
     provisions = [c for c in final["citations"] if c["kind"] == "provision"]
     assert provisions and provisions[0]["section_id"] == "sample/act/2022/9#s4"
+
+
+async def test_the_closest_provisions_of_a_related_reply_come_with_the_definitions_they_use(
+    live_app: LiveServer,
+) -> None:
+    q = "Does a supplier have to give a consumer a receipt in a foreign language?"
+    async with httpx.AsyncClient(base_url=live_app.url, timeout=60) as client:
+        final = contract(await collect(client, "GET", STREAM, params={"q": q, "session_id": "r"}))
+    assert final["outcome"] == "related"
+    assert [c["quote"].split('"')[1] for c in definitions(final)] == ["consumer", "supplier"]
+    # Below the closest provisions and above the closing words that say they may not settle the question.
+    paragraphs = final["answer"].split("\n\n")
+    assert paragraphs[-3].startswith("Section 2 of the Consumer Protection Act, 2022 defines “consumer”: “means")
+    assert paragraphs[-1].startswith("They may not settle your question")
