@@ -212,7 +212,7 @@ async def _verify_model(state: QueryState, runtime: Runtime[QueryDeps], start: f
     warnings = slow + [warn(runtime, WARNING_CODES.get(code, "unsupported_statement"), message)
                        for code, message in final.warnings]  # fmt: skip
     sent = await send_quotes(runtime, state, final.answer, final.citations)
-    if final.source == "model" and not final.abstained:
+    if final.source in ("model", "model_trimmed") and not final.abstained:
         sent = await send_definitions(runtime, state, sent)
     return base | sent | QueryUpdate(
         abstained=final.abstained and not state.answer, verified=final.verified, warnings=warnings,
