@@ -191,3 +191,21 @@ async def test_the_closest_provisions_of_a_related_reply_come_with_the_definitio
     paragraphs = final["answer"].split("\n\n")
     assert paragraphs[-3].startswith("Section 2 of the Consumer Protection Act, 2022 defines “consumer”: “means")
     assert paragraphs[-1].startswith("They may not settle your question")
+
+
+async def test_a_model_asked_what_a_term_means_reads_its_definition_first(private_data_dir: Path) -> None:
+    meaning = "“a party to a marriage solemnised or registered under this Act.”"
+    upstream = FakeOpenAI([Reply([f"A spouse means {meaning} [1]"])])
+    with LiveServer(upstream.app) as llm_server:
+        cfg = LLMSettings(backend="openai", base_url=f"{llm_server.url}/v1", model="m-1")
+        with LiveServer(create_app(Settings(data_dir=private_data_dir, llm=cfg))) as app:
+            async with httpx.AsyncClient(base_url=app.url, timeout=60) as client:
+                q = {"q": "What is a spouse under the Marriage Act?", "session_id": "m"}
+                final = contract(await collect(client, "GET", STREAM, params=q))
+    synthesize = next(r for r, skill in zip(upstream.requests, upstream.skills_called, strict=True)
+                      if skill == "synthesize")  # fmt: skip
+    prompt = "\n".join(m["content"] for m in synthesize["messages"])
+    # The defining provision is the model's first source, and the answer cites it.
+    first = prompt.index("[1] Marriage Act, 2022, section 2 (Interpretation)\n")
+    assert '"spouse" means a party to a marriage' in prompt[first:].split("\n\n[2] ")[0]
+    assert final["verified"] and final["citations"][0]["section_id"] == "sample/act/2022/9#s2"

@@ -334,7 +334,7 @@ async def abstain(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate
     if cited:
         # The closest provisions are read with the definitions of the terms they use, as an answer's are.
         defined_text, defined = await definitions_for(state, deps, cited, len(cited) + 1)
-        provisions, _ = await provisions_for(runtime, defined)
+        provisions = (await provisions_for(runtime, defined))[0] if defined else {}
         if defined and verify_answer(defined_text, {c.index: c for c in defined}, provisions).passed:
             body, closing = text.rsplit("\n\n", 1)
             text, cited = "\n\n".join((body, defined_text, closing)), cited + defined
