@@ -474,6 +474,13 @@ class RetrievalSettings(BaseModel):
         description="Provisions the evidence depends on ('subject to section 9', 'referred to in "
         "subsection (3)') fetched into it after each planned step, without a search; 0 turns following off.",
     )
+    add_definitions: int = Field(
+        2,
+        ge=0,
+        le=2,
+        description="Definitions an answer quotes as their own citations (kind 'definition'): of terms its cited "
+        "words or the question use that their document defines; 0 turns adding them off.",
+    )
     lay_terms: bool = Field(True, description="Add the lay-term thesaurus's legal terms to both search sides.")
     lay_terms_path: Path | None = Field(None, description="Thesaurus TOML; unset means api/data/lay_terms.toml.")
     answerability: bool = Field(True, description="Abstain before synthesis when the fitted evidence judge says so.")

@@ -125,7 +125,7 @@ async def test_a_multi_hop_question_is_planned_and_replanned(private_data_dir: P
     assert first["query"] == "maximum deposit a landlord may require"
     assert second["query"] == "notice before a rent increase"
     assert not set(first["added"]) & set(second["added"])  # no passage is found twice
-    sections = {c["section_id"] for c in final["citations"]}
+    sections = {c["section_id"] for c in final["citations"] if c["kind"] == "provision"}
     assert sections == {"sample/act/2024/3#s3", "sample/act/2024/3#s4"}
     assert final["usage"]["llm_calls"] == 8 <= 11
 
@@ -151,7 +151,7 @@ async def test_a_question_asking_two_things_is_researched_in_its_parts_as_asked_
         "how much notice is needed for a rent increase?",
     ]
     assert upstream.calls == ["replan", "replan", "synthesize"]  # each part's own search settled it
-    assert final["verified"] and {c["section_id"] for c in final["citations"]} == {
+    assert final["verified"] and {c["section_id"] for c in final["citations"] if c["kind"] == "provision"} == {
         "sample/act/2024/3#s3", "sample/act/2024/3#s4",
     }  # fmt: skip
 
@@ -177,7 +177,10 @@ async def test_a_near_identical_question_is_answered_from_memory(private_data_di
     first, again = await ask(upstream, private_data_dir, DEPOSIT, "How much deposit can a landlord require")
     assert assert_contract(first)["verified"] and not first[-1].json()["cached"]
     cached = assert_contract(again)
-    assert cached["cached"] and cached["answer"] == VERBATIM and codes(again) == ["cached_answer"]
+    # The whole verified answer is remembered: the model's sentence and the definitions its quote uses.
+    remembered = assert_contract(first)["answer"]
+    assert cached["cached"] and cached["answer"] == remembered and codes(again) == ["cached_answer"]
+    assert remembered.startswith(VERBATIM + "\n\nSection 2 of the Residential Tenancies Act, 2024 defines “landlord”")
     assert cached["citations"][0]["section_id"] == "sample/act/2024/3#s3"
     assert upstream.skills_called == ["synthesize"]  # settled evidence; nothing more for the second question
 
@@ -214,5 +217,5 @@ async def test_an_answer_resting_on_one_of_several_relevant_provisions_is_flagge
     # The gate: two relevant provisions, one cited. The verified answer was sent as it was written, so it stands (no
     # second answer replaces it); the warning tells the reader to check the others.
     assert codes(events) == ["single_source"]
-    assert final["verified"] and len({c["section_id"] for c in final["citations"]}) == 1
+    assert final["verified"] and len({c["section_id"] for c in final["citations"] if c["kind"] == "provision"}) == 1
     assert upstream.skills_called.count("synthesize") == 1

@@ -73,6 +73,20 @@ def test_a_definition_made_for_one_part_applies_in_that_part_only() -> None:
     assert links.defined_in(other.text, code.doc_key, "t/2004/23#s3", "Chapter VI") == []
 
 
+def test_every_definition_of_a_long_scoped_interpretation_section_keeps_its_scope() -> None:
+    terms = " ".join(f"“term {n}” means a thing described at length, with many words, number {n};" for n in range(9))
+    code = law(
+        "t/2004/24", "Criminal Code", "",
+        f"1. Interpretation in Chapter IV In this Chapter— {terms} “public place” means any place the public may "
+        "enter, whether on payment or otherwise, as referred to in this Chapter.",
+        "2. Interpretation (1) In this Act— “court” means the High Court. (2) In this section, “day” means a day.",
+        part="Chapter IV",
+    )  # fmt: skip
+    found = {d.term: d.scope for d in find_links([code]).definitions["t/2004/24"]}
+    assert found["public place"] == found["term 0"] == "part:Chapter IV"
+    assert found["court"] == "" and found["day"] == "t/2004/24#s2"
+
+
 def test_a_definition_ends_where_the_next_item_or_provision_begins() -> None:
     abuse = law(
         "t/2006/14", "Domestic Violence Act", "",

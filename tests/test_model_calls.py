@@ -22,7 +22,7 @@ from api.orchestrators.query.routing import research_calls, route_call
 from api.orchestrators.query.screening import is_unsure
 from api.orchestrators.query.state import QueryState
 from api.services import Services, open_services
-from api.settings import LLMSettings, Settings
+from api.settings import LLMSettings, RetrievalSettings, Settings
 from tests.servers import FakeOpenAI, LiveServer, Reply, answer_json
 from tests.sse import collect
 from tests.test_agent import VERBATIM, ask, codes
@@ -155,7 +155,9 @@ async def test_the_load_benchmarks_paced_model_answers_from_its_sources(
     paced = paced_model().PacedOpenAI(ttft_s=0.0, tokens_per_s=5000.0, answer_tokens=200, at_most=at_most)
     with LiveServer(paced.app) as llm_server:
         cfg = LLMSettings(backend="openai", base_url=f"{llm_server.url}/v1", model="paced")
-        with LiveServer(create_app(Settings(data_dir=private_data_dir, llm=cfg))) as app:
+        # The model's own answer is measured: no definitions are added below it.
+        settings = Settings(data_dir=private_data_dir, llm=cfg, retrieval=RetrievalSettings(add_definitions=0))
+        with LiveServer(create_app(settings)) as app:
             async with httpx.AsyncClient(base_url=app.url, timeout=60) as client:
                 params = {"q": SETTLED, "session_id": "paced"}
                 events = await collect(client, "GET", "/api/v1/query/stream", params=params)

@@ -67,12 +67,19 @@ async def test_a_near_miss_gets_the_closest_provisions_quoted_and_never_as_the_a
     assert final["outcome"] == "related" and final["abstained"], final["answer"]
     answer = str(final["answer"])
     citations = final["citations"]
-    assert isinstance(citations, list) and 1 <= len(citations) <= 2
+    assert isinstance(citations, list)
+    closest = [c for c in citations if c["kind"] == "provision"]
+    assert 1 <= len(closest) <= 2 and len(citations) - len(closest) <= 2
     assert answer.startswith(OPENING) and answer.endswith(CLOSING)
-    # Besides the two fixed sentences, each line only names where its quote comes from and quotes it.
+    # Besides the two fixed sentences, each line only names where its quote comes from and quotes it: a closest
+    # provision, or the definition of a term one of them uses.
     quotes = answer.removeprefix(OPENING).removesuffix(CLOSING).strip().split("\n\n")
     assert len(quotes) == len(citations)
     for line, citation in zip(quotes, citations, strict=True):
+        if citation["kind"] == "definition":
+            found = re.fullmatch(r"[A-Z][^“”]* defines “[^“”]+”: “(.+)” \[\d+\]", line)
+            assert found and found.group(1) in citation["quote"], line
+            continue
         assert re.fullmatch(r"[A-Z][^“”]* says: “(.+)” \[\d+\]", line), line
         assert f"“{citation['quote']}” [{citation['index']}]" in line
     assert "answer" not in answer.removeprefix(OPENING).lower()  # nothing else claims to answer

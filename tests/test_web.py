@@ -111,7 +111,10 @@ async def test_ask_cite_read_follow_up_copy_and_start_again(site: LiveServer, co
     await expect(source.locator(".source-section")).to_contain_text("section 3")
     await expect(source.locator("blockquote mark")).to_have_count(2)
     assert await source.locator("blockquote").get_attribute("data-quote-found") == "true"
-    await expect(turn.locator(".source")).to_have_count(2)  # sections 3 and 8
+    # Sections 3 and 8, and the definitions (section 2) of the terms section 8's quoted words use.
+    await expect(turn.locator(".source")).to_have_count(3)
+    defines = turn.locator(".source").nth(2).locator(".source-defines")
+    await expect(defines).to_have_text("Defines “marriage officer”, “spouse”")
 
     # [1] is a link that opens section 3 in the reader, with the quote highlighted and its neighbours around it.
     await turn.locator("a.cite").first.click()
@@ -214,11 +217,12 @@ async def test_sentences_arrive_one_by_one_once_checked(private_data_dir: Path, 
             final = await answer.inner_text()
     # The first sentence was on screen alone, once checked, before the last was written; the false one never was.
     partial = {text for text in seen if text and text != final}
-    assert final == "".join(first + last) and "".join(first).strip() in partial
+    # (The definitions the quoted words use follow the model's sentences.)
+    assert final.startswith("".join(first + last)) and "".join(first).strip() in partial
     assert all(final.startswith(text) for text in partial)
     assert not any("12 months" in text for text in [*seen, final])
     assert "Checking…" in statuses  # the page says a sentence is being checked while it is held
-    await expect(page.locator(".turn a.cite")).to_have_text(["[1]", "[1]"])
+    await expect(page.locator(".turn a.cite")).to_have_text(["[1]", "[1]", "[2]", "[3]"])  # and two definitions
 
 
 async def test_a_quote_only_answer_grows_on_the_page_a_quote_at_a_time(
@@ -471,10 +475,10 @@ async def test_one_card_per_cited_section_on_a_phone(site: LiveServer, browser: 
     await page.goto(site.url)
     turn = await answered(page, "How much deposit can a landlord ask for?")
     cards = turn.locator(".source")
-    await expect(cards).to_have_count(2)  # section 3 (quoted twice) and section 2
+    await expect(cards).to_have_count(2)  # section 3 (quoted twice) and section 2 (quoted, and its definitions)
     await expect(cards.nth(0).locator(".source-index")).to_have_text("[1] [2]")
     await expect(cards.nth(0).locator("blockquote mark")).to_have_count(2)
-    await expect(cards.nth(1).locator(".source-index")).to_have_text("[3]")
+    await expect(cards.nth(1).locator(".source-index")).to_have_text(re.compile(r"^\[3\]( \[\d\])*$"))
     sources = await turn.locator(".sources").inner_text()
     assert sources.count("shall not require a deposit that exceeds") == 1  # the section's text once, not twice
     assert await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
@@ -550,3 +554,34 @@ async def test_the_api_docs_render_with_every_other_host_blocked(
     assert await page.locator(operation).count() >= 5  # the API's operations, read from /openapi.json
     await expect(page.get_by_text("/api/v1/query/stream").first).to_be_attached()
     assert elsewhere == []
+
+
+async def test_defined_terms_in_a_cited_quote_link_to_their_definition(
+    site: LiveServer, context: BrowserContext
+) -> None:
+    page = await context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    await page.goto(site.url)
+    await ask(page, "Can a marriage officer solemnise a marriage if one party was forced into it?")
+    turn = page.locator(".turn").nth(0)
+    await expect(turn.locator(".answer")).to_have_attribute("data-state", "done")
+    # The definition the answer quotes has its own card, which says what it defines.
+    definition = turn.locator(".source", has=page.locator(".source-defines"))
+    await expect(definition.locator(".source-defines")).to_have_text("Defines “marriage officer”")
+    await expect(definition.locator(".source-section")).to_contain_text("section 2")
+    # In the quoted words of section 4, the defined term links to that card.
+    consent = turn.locator(".source", has_text="section 4")
+    term = consent.locator("blockquote mark a.defined-term", has_text="marriage officer").first
+    await expect(term).to_be_visible()
+    assert (await term.get_attribute("href") or "").startswith("?doc=sample%2Fact%2F2022%2F9&provision=s2")
+    await term.click()
+    await expect(definition).to_be_focused()
+    # In the reader a defined term opens the provision that defines it, the definition highlighted.
+    await consent.locator("button.open-reader").click()
+    reader = page.locator("#reader")
+    await expect(reader.locator(".current h3")).to_contain_text("section 4")
+    await reader.locator(".current a.defined-term", has_text="marriage officer").first.click()
+    await expect(reader.locator(".current h3")).to_have_text("section 2 — Interpretation")
+    await expect(reader.locator(".current mark")).to_contain_text("means a person designated as a marriage officer")
+    assert errors == []

@@ -299,7 +299,9 @@ async def test_a_long_llm_answer_is_split_at_sentence_boundaries(
     assert len(texts) == 2 and all(len(t) <= MAX_TEXT for t in texts)
     assert texts[0].endswith("as a deposit [1].") and texts[1].startswith("A landlord may not ask")
     assert "".join(texts).count(sentence.strip()) == 84
-    assert texts[-1].rstrip().endswith("[1] Residential Tenancies Act [Chapter 8:21], s 3")
+    # The sources close the reply: the model's, then the definitions its quote uses (section 2).
+    assert texts[-1].rstrip().endswith("[1] Residential Tenancies Act [Chapter 8:21], s 3\n"
+                                       "[2] Residential Tenancies Act [Chapter 8:21], s 2")  # fmt: skip
 
 
 def test_split_message_prefers_sentences_then_words() -> None:
@@ -362,14 +364,16 @@ async def test_a_reply_through_the_webhook_fits_a_phone(
     [reply] = fake.texts(SENDER)
     answer, sources = reply.split("\n\n*Sources*\n")
     assert answer.startswith("Section 3 of the Marriage Act") and "eighteen" in answer
-    # Two quotes of section 3 and one of section 8: two sources, and the answer's markers name them.
-    assert re.findall(r"\[(\d)\]", answer) == ["1", "1", "2"]
+    # Two quotes of section 3, one of section 8 and the two definitions (section 2) its quoted words use: three
+    # sources, and the answer's markers name them.
+    assert re.findall(r"\[(\d)\]", answer) == ["1", "1", "2", "3", "3"]
     lines = sources.splitlines()
     assert lines == [
         "[1] Marriage Act [Chapter 5:17], s 3", "https://gweta.example.org/?doc=sample/act/2022/9&provision=s3(1)",
         "[2] Marriage Act [Chapter 5:17], s 8", "https://gweta.example.org/?doc=sample/act/2022/9&provision=s8(1)",
+        "[3] Marriage Act [Chapter 5:17], s 2", "https://gweta.example.org/?doc=sample/act/2022/9&provision=s2",
     ]  # fmt: skip
-    assert len(reply) < 1000
+    assert len(reply) < 1500  # one message, the two definitions included
 
 
 async def test_seen_ids_and_rate_limiter_are_bounded() -> None:

@@ -69,6 +69,11 @@ class Citation(BaseModel):
     consolidated: str = Field(
         "", description="The consolidation the quoted text reflects (ISO date, e.g. '2017-09-07'); '' when not known."
     )
+    kind: Literal["provision", "definition"] = Field(
+        "provision",
+        description="'definition': the definition of a term the answer's cited words (or the question) use, quoted "
+        "from the provision that defines it and added as its own citation; it supports no other sentence's claim.",
+    )
 
 
 class MetaEvent(BaseModel):

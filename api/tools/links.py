@@ -63,7 +63,10 @@ _DEFINITION = re.compile(
 )
 _NEXT_ITEM = re.compile(r";\s*\(\w{1,4}\)[^;]*$")
 _NEXT_PROVISION = re.compile(r"(?<=[.;])\s+(?=\(\d{1,3}[A-Z]?\)\s|\d{1,3}[A-Z]?\.\s+[A-Z])")
-_IN_THIS = re.compile(r"\bIn\s+this\s+(section|Part|Chapter)\b", re.I)
+# "In this Part—", "In this Chapter, unless the context otherwise requires—": the words that open a run of definitions
+# and say where they apply ("In this Act—" says the whole document). A capital "In" and the dash, comma or colon
+# after tell them from a passing "… referred to in this Part".
+_IN_THIS = re.compile(r"\b(?-i:In)\s+this\s+(section|Part|Chapter|Act|Code|Ordinance)\s*(?:[—–:,-]|unless\b)", re.I)
 _SUB = r"(?:\s*\(\s*\w{1,4}\s*\))"
 _HYPHEN = "[\\s\\-\u2010\u2011\u2012\u2013\u00ad]+"
 _UNITS = "one two three four five six seven eight nine".split()
@@ -190,6 +193,8 @@ def _scope(section: Section, before: str) -> str:
     if not said:
         return ""
     unit = said[-1].lower()
+    if unit in ("act", "code", "ordinance"):
+        return ""
     if unit == "section":
         return section.section_id
     path = [p for p in re.split(r"\s*(?:>|,)\s*", section.part) if p]
@@ -228,7 +233,9 @@ def find_definitions(document: Document) -> list[Definition]:
             term = " ".join(match.group("term").split()).strip(" ,")
             if not term or len(term.split()) > 8:
                 continue
-            scope = _scope(section, text[max(0, match.start() - 400) : match.start()])
+            # The last "In this …" anywhere before it: a long interpretation section's later definitions are as
+            # limited as its first.
+            scope = _scope(section, text[: match.start()])
             # Lettered markers in an interpretation section belong to the definitions before this one ("(a) a
             # document issued …"), so a definition is placed in its subsection at most.
             provision = re.sub(r"(?:\([a-z]{1,3}\))+$", "", provision_at(starts, match.start(), section.section_id))

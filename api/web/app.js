@@ -334,10 +334,79 @@ function addSource(turn, citation) {
   card.citations.push(citation);
   card.node.dataset.index = card.citations.map((c) => c.index).join(" ");
   $(".source-index", card.node).textContent = card.citations.map((c) => `[${c.index}]`).join(" ");
-  renderSourceText(card);
+  const defines = card.citations.filter((c) => c.kind === "definition").map((c) => `“${definedTerm(c.quote)}”`);
+  if (defines.length) {
+    const line = $(".source-defines", card.node) || el("p", { class: "source-defines muted" });
+    line.textContent = `Defines ${defines.join(", ")}`;
+    $(".source-section", card.node).after(line);
+  }
+  renderSourceText(card, turn);
 }
 
-function renderSourceText(card) {
+function definedTerm(quote) {
+  // The term a definition citation defines: the quoted words its quote opens with ("“spouse” means …").
+  const found = /^\s*["“‘']([^"“”‘’']+)["”’']/.exec(quote || "");
+  return found ? found[1].trim() : "";
+}
+
+function readerHref(docKey, provisionId, quote = "") {
+  const query = `?doc=${encodeURIComponent(docKey)}&provision=${encodeURIComponent(fragmentOf(provisionId))}`;
+  return quote ? `${query}&quote=${encodeURIComponent(quote)}` : query;
+}
+
+function linkTerms(root, definitions, link) {
+  // Each use of a defined term in root's text becomes a link made by link(definition, words): whole words, the
+  // longest term first, not the quoted term that opens a definition itself.
+  const terms = [...(definitions || [])].filter((d) => d.term).sort((a, b) => b.term.length - a.term.length);
+  if (!terms.length) return;
+  const escaped = terms.map((d) => d.term.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  const pattern = new RegExp(`(?<![\\w"“‘'-])(${escaped.join("|")})(?![\\w-])`, "gi");
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  const nodes = [];
+  while (walker.nextNode()) if (!walker.currentNode.parentElement.closest("a")) nodes.push(walker.currentNode);
+  for (const node of nodes) {
+    const text = node.nodeValue;
+    const parts = [];
+    let at = 0;
+    for (const match of text.matchAll(pattern)) {
+      const definition = terms.find((d) => d.term.toLowerCase() === match[1].toLowerCase());
+      parts.push(text.slice(at, match.index), link(definition, match[1]));
+      at = match.index + match[1].length;
+    }
+    if (!parts.length) continue;
+    parts.push(text.slice(at));
+    node.replaceWith(...parts);
+  }
+}
+
+function definitionLink(docKey, turn) {
+  // A defined term links to its definition: the answer's own definition citation when it has one (its source card),
+  // else the defining provision in the reader.
+  return (definition, words) => el("a", {
+    class: "defined-term", href: readerHref(docKey, definition.provision_id, definition.text),
+    title: definition.text.length > 300 ? `${definition.text.slice(0, 300)}…` : definition.text,
+    onclick: (event) => { event.preventDefault(); followDefinition(docKey, definition, turn); },
+  }, words);
+}
+
+function followDefinition(docKey, definition, turn) {
+  const term = definition.term.toLowerCase();
+  const cited = turn && turn.citations.find((c) => c.kind === "definition" && c.doc_key === docKey && definedTerm(c.quote).toLowerCase() === term);
+  const card = cited && turn.cards.get(cited.section_id || cited.provision_id);
+  if (card) {
+    const reader = $("#reader");
+    if (reader.open) reader.close();
+    card.node.setAttribute("tabindex", "-1");
+    card.node.scrollIntoView({ block: "center" });
+    card.node.focus({ preventScroll: true });
+    card.node.classList.add("flash");
+    setTimeout(() => card.node.classList.remove("flash"), 1500);
+    return;
+  }
+  showProvision(docKey, fragmentOf(definition.provision_id), definition.text);
+}
+
+function renderSourceText(card, turn) {
   const first = card.citations[0];
   const quotes = card.citations.map((c) => c.quote);
   const text = $("blockquote", card.node);
@@ -346,6 +415,8 @@ function renderSourceText(card) {
       const { frag, found } = highlighted(view.section.text, quotes, 280);
       text.replaceChildren(frag);
       text.dataset.quoteFound = String(found);
+      // The defined terms in the quoted words link to their definitions.
+      for (const mark of text.querySelectorAll("mark")) linkTerms(mark, view.definitions, definitionLink(first.doc_key, turn));
     })
     .catch((error) => {
       text.replaceChildren(...quotes.map((quote) => el("mark", {}, quote)), el("span", { class: "muted" }, ` (${error.message})`));
@@ -599,13 +670,14 @@ function plainProblem(field, problem) {
 
 // ---------- the reader ----------
 
-function sectionBlock(section, role, quote) {
+function sectionBlock(section, role, quote, view = null) {
   const head = el("h3", {}, [section.label, section.heading].filter(Boolean).join(" — "));
   const body = el("p", { class: "provision-text" });
   if (role === "current") {
     const { frag, found } = highlighted(section.text, quote);
     body.append(frag);
     body.dataset.quoteFound = String(found);
+    if (view) linkTerms(body, view.definitions, definitionLink(view.doc_key, null));
   } else {
     body.append(section.text);
   }
@@ -647,7 +719,7 @@ async function showProvision(docKey, fragment, quote) {
     ].filter(Boolean).join(" · ");
     body.replaceChildren(...[
       view.previous ? sectionBlock(view.previous, "previous") : null,
-      sectionBlock(view.section, "current", quote),
+      sectionBlock(view.section, "current", quote, view),
       view.next ? sectionBlock(view.next, "next") : null,
       casesBlock(view.cited_by_cases || []),
     ].filter(Boolean));

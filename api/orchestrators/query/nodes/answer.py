@@ -13,14 +13,24 @@ from langgraph.runtime import Runtime
 
 from api.composer.answerability import missing_laws, topic_words
 from api.composer.citations import MARKER, CitationTracker, TextSink, stream_words
+from api.composer.definitions import (
+    Needed,
+    asked_term,
+    defining_chunk,
+    definitions_of,
+    definitions_text,
+    meaning_of,
+    needed_definitions,
+)
 from api.composer.extractive import Part, abstention, extractive_answer, extractive_answer_in_parts
-from api.composer.judge.gate import SentenceGate
+from api.composer.judge.gate import SentenceGate, verify_answer
 from api.composer.judge.streaming import GatedTracker
 from api.composer.llm import is_abstention, source_citations, stream_llm_answer
 from api.composer.related import related_quotes, related_text
 from api.composer.structured import LLMCall, LLMOutcome
 from api.errors import BackendError, UpstreamLLMError
 from api.schemas.events import Citation, WarningCode
+from api.text.instruments import instruments_named, names
 from api.tools.retrieval import Retrieved
 
 from ..deps import QueryDeps
@@ -108,7 +118,73 @@ async def quote_only_evidence(state: QueryState, deps: QueryDeps) -> list[Retrie
     return await one_version(state, deps, list(found.values())) or None
 
 
+async def asked_definition(state: QueryState, deps: QueryDeps, hits: list[Retrieved]) -> Needed | None:
+    """For a question that asks what a term means, the term's definition: from the first document of the evidence
+    that defines it, else from a readable document the question names; None when the question asks something else
+    or no such document defines the term."""
+    term = asked_term(state.asked)
+    if not term or not deps.settings.retrieval.add_definitions:
+        return None
+    keys = list(dict.fromkeys(h.chunk.doc_key for h in hits))
+    readable = {"", state.tenant}
+    named = [words for _, words in instruments_named(state.asked)]
+    for key, entry in deps.corpus.manifest.documents.items():
+        chunk = deps.corpus.chunks.get(entry.chunk_ids[0]) if entry.chunk_ids else None
+        if chunk is not None and chunk.tenant in readable and any(names(entry.title, w) for w in named):
+            keys.append(key)
+    definitions = definitions_of(term, deps.corpus.links, list(dict.fromkeys(keys)))
+    if not definitions:
+        return None
+    reads = await deps.corpus.documents([d.doc_key for d in definitions], deps.settings.object_store.answer_wait_s)
+    for definition in definitions:
+        chunk = defining_chunk(definition, deps.corpus.chunks, reads.found.get(definition.doc_key))
+        if chunk is not None and chunk.tenant in readable:
+            return Needed(definition, chunk)
+    return None
+
+
+async def definitions_for(
+    state: QueryState, deps: QueryDeps, cited: list[Citation], start: int, asked: Needed | None = None
+) -> tuple[str, list[Citation]]:
+    """The paragraphs quoting the definitions an answer citing ``cited`` depends on (``needed_definitions``), markers
+    from ``start``, and their citations; ``asked`` (the definition the question asks for) is not repeated."""
+    keys = [c.doc_key for c in cited if c.kind == "provision"]
+    most = deps.settings.retrieval.add_definitions - (asked is not None)
+    if most <= 0 or not keys or not deps.corpus.links.definitions.keys() & set(keys):
+        return "", []
+    reads = await deps.corpus.documents(keys, deps.settings.object_store.answer_wait_s)
+    needed = needed_definitions(state.asked, cited, deps.corpus.links, deps.corpus.chunks, reads.found, state.tenant,
+                                limit=most + 1)  # fmt: skip
+    return definitions_text([n for n in needed if asked is None or n.definition != asked.definition][:most], start)
+
+
 async def quoted(state: QueryState, deps: QueryDeps, hits: list[Retrieved], start: int) -> tuple[str, list[Citation]]:
+    """The quote-only answer from ``hits`` (numbered from ``start``), with the definitions it depends on below it
+    (``definitions_for``); a question that asks what a term means is answered from its definition first."""
+    asked = await asked_definition(state, deps, hits)
+    lead, lead_cited = definitions_text([asked], start) if asked is not None else ("", [])
+    text, cited = await _quoted(state, deps, hits, start + len(lead_cited))
+    if asked is not None:
+        # A quote of the very definition the answer leads with is not repeated below it.
+        meaning = meaning_of(asked.definition)
+        repeated = {f"[{c.index}]" for c in cited if meaning in c.quote or c.quote in asked.definition.text}
+        text = "\n\n".join(p for p in text.split("\n\n") if p and not any(m in p for m in repeated))
+        text, cited = renumbered(text, [c for c in cited if f"[{c.index}]" not in repeated], start + 1)
+    cited = lead_cited + cited
+    after = max((c.index for c in cited), default=start - 1) + 1
+    more, more_cited = await definitions_for(state, deps, cited, after, asked)
+    text = "\n\n".join(p for p in (lead, text, more) if p)
+    return text, cited + more_cited
+
+
+def renumbered(text: str, cited: list[Citation], start: int) -> tuple[str, list[Citation]]:
+    """``text`` and ``cited`` with the markers numbered from ``start`` in order, none skipped."""
+    new = {c.index: start + i for i, c in enumerate(cited)}
+    text = MARKER.sub(lambda m: f"[{new.get(int(m.group(1)), int(m.group(1)))}]", text)
+    return text, [c.model_copy(update={"index": new[c.index]}) for c in cited]
+
+
+async def _quoted(state: QueryState, deps: QueryDeps, hits: list[Retrieved], start: int) -> tuple[str, list[Citation]]:
     """The quote-only answer from ``hits`` (numbered from ``start``). A question asked in parts also quotes what
     each part's own search adds (``extractive_answer_in_parts``): the research step's search, which the retrieval
     cache serves again. A failed search leaves the answer from ``hits`` alone."""
@@ -187,6 +263,10 @@ async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpd
     hits = await one_version(state, deps, evidence_hits(state, deps))
     asked = part_asked(state)
     first = next_index(state)
+    if deps.chat is not None and asked == state.asked and (defined := await asked_definition(state, deps, hits)):
+        # A question that asks what a term means is answered from its definition first: the model reads it first.
+        top = hits[0].score if hits else 1.0
+        hits = [Retrieved(defined.chunk, top, {}), *(h for h in hits if h.chunk.chunk_id != defined.chunk.chunk_id)]
     warnings: list[SentWarning] = []
     shown = state.answer
     update = QueryUpdate(shown_at=len(shown), draft="", draft_citations=[])
@@ -275,6 +355,13 @@ async def abstain(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate
     quotes = await related_quotes(deps.retriever.embedder, state.asked, evidence, state.lay_terms) \
         if state.related and state.hits else []  # fmt: skip
     text, cited = related_text(quotes)
+    if cited:
+        # The closest provisions are read with the definitions of the terms they use, as an answer's are.
+        defined_text, defined = await definitions_for(state, deps, cited, len(cited) + 1)
+        provisions = (await provisions_for(runtime, defined))[0] if defined else {}
+        if defined and verify_answer(defined_text, {c.index: c for c in defined}, provisions).passed:
+            body, closing = text.rsplit("\n\n", 1)
+            text, cited = "\n\n".join((body, defined_text, closing)), cited + defined
     tracker.available.update({c.index: c for c in cited})
     stream_words(text or abstention_text(state, deps), tracker)
     update = finish(state, tracker, abstained=True)

@@ -30,7 +30,15 @@ from ..choices import by_evidence, choice_text, from_model, render_choices
 from ..deps import QueryDeps
 from ..evidence import uncovered_parts
 from ..state import QueryState, QueryUpdate, SentWarning
-from .answer import abstention_text, finish_by, next_index, part_asked, quote_only_evidence, quoted
+from .answer import (
+    abstention_text,
+    definitions_for,
+    finish_by,
+    next_index,
+    part_asked,
+    quote_only_evidence,
+    quoted,
+)
 from .common import (
     depends_on_session,
     memory_key,
@@ -246,6 +254,8 @@ async def _verify_model(state: QueryState, runtime: Runtime[QueryDeps], start: f
     warnings = slow + [warn(runtime, WARNING_CODES.get(code, "unsupported_statement"), message)
                        for code, message in final.warnings]  # fmt: skip
     sent = await send_quotes(runtime, state, final.answer, final.citations)
+    if final.source in ("model", "model_trimmed") and not final.abstained:
+        sent = await send_definitions(runtime, state, sent)
     return base | sent | QueryUpdate(
         abstained=final.abstained and not state.answer, verified=final.verified, warnings=warnings,
         composer="extractive" if final.source in ("extractive", "abstention") else "model",
@@ -275,7 +285,28 @@ async def _complete(
         extracted, cited = await quoted(after, deps, hits, next_index(after))
         if extracted:
             sent = await send_quotes(runtime, after, extracted, cited)
+    else:
+        sent = await send_definitions(runtime, state, sent)
     return sent | QueryUpdate(abstained=False, verified=True, warnings=warnings)
+
+
+async def send_definitions(runtime: Runtime[QueryDeps], state: QueryState, sent: QueryUpdate) -> QueryUpdate:
+    """Below a model's verified answer (``sent``: the answer and citations the reader has), the definitions its
+    cited words depend on, each quoted in its own paragraph with its own citation (``definitions_for``). They are
+    added after the gate, never offered as a sentence's support, and sent only once their quotes are found verbatim
+    in the defining provisions."""
+    deps = runtime.context
+    after = replace(state, answer=sent["answer"], citations=sent["citations"])
+    cited = [Citation.model_validate(c) for c in after.citations]
+    text, defined = await definitions_for(after, deps, cited, next_index(after))
+    if not text:
+        return sent
+    provisions, _ = await provisions_for(runtime, defined)
+    checked = verify_answer(text, {c.index: c for c in defined}, provisions)
+    if not checked.passed:
+        log.warning("definitions not added: %d quote(s) not found verbatim", len(checked.quotes_failed))
+        return sent
+    return await send_quotes(runtime, after, text, defined)
 
 
 async def reevaluate(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:
