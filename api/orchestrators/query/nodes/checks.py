@@ -108,9 +108,9 @@ async def _verify_quotes(state: QueryState, runtime: Runtime[QueryDeps], start: 
             provisions |= found
             read |= {c.section_id for c in unread}
             warnings += slow
-        quotes = verify_answer(paragraph, offered, provisions)
-        # The repeal note beside a quote of a repealed law rests on the repealing provision, read at ingestion, not
-        # on any provision offered: the gate reads the quotes without it.
+        # The notes beside a quote (a repeal, the consolidation quoted) rest on the corpus's own records, read at
+        # ingestion, not on any provision offered: the checks read the quotes without them.
+        quotes = verify_answer(without_repeal_notes(paragraph), offered, provisions)
         gate = await _gate(state, deps, without_repeal_notes(paragraph), offered, provisions, notes_repeals=True)
         checks += gate.sentences
         if not quotes.passed and answer == state.answer and _may_correct(state, deps):
@@ -128,7 +128,7 @@ async def _verify_quotes(state: QueryState, runtime: Runtime[QueryDeps], start: 
         step = send(runtime, replace(state, answer=answer, citations=cited), paragraph, citations)
         answer, cited = step["answer"], step["citations"]
         await asyncio.sleep(0)  # the stream's writer gets its turn: this quote goes out before the next is checked
-    whole = verify_answer(state.draft, offered, provisions, relevant)
+    whole = verify_answer(without_repeal_notes(state.draft), offered, provisions, relevant)
     if rejected and not failed_quotes:
         warnings.append(warn(runtime, "unsupported_statement", f"{rejected} statement(s) the gate could not "
                              "match to the provisions cited were left out"))  # fmt: skip
