@@ -363,7 +363,7 @@ async def test_the_web_page_asks_as_of_a_day_and_shows_the_consolidation(version
 
 
 BEES = """<!-- id: test/act/2019/8; jurisdiction: TEST; expression: 2019-11-30 -->
-# Beekeeping Act, 2019
+# Beekeeping (Hives) Act, 2019
 
 4. Registration of hives
 Every beekeeper shall register each hive with the agricultural office and shall state in the application:
@@ -376,12 +376,13 @@ async def test_a_consolidation_note_after_a_quote_without_a_full_stop_is_not_rea
     tmp_path: Path,
 ) -> None:
     """A quote that ends without a full stop (a list's opening words) runs into the note after it when sentences are
-    split: the note's date is the corpus's record, not a fact the quoted provision must state."""
+    split, and a title may hold brackets of its own: the note's date is the corpus's record, not a fact the quoted
+    provision must state."""
     (tmp_path / "laws").mkdir()
     (tmp_path / "laws" / "bees.md").write_text(BEES)
     assert (await ingest_into(Settings(data_dir=tmp_path / "data"), tmp_path / "laws")).failures == 0
     async with open_services(Settings(data_dir=tmp_path / "data")) as services:
         final = final_of(await ask(services, "What must a beekeeper state in the application to register a hive?"))
-    assert "(Quoted from the Beekeeping Act, 2019 as consolidated on 2019-11-30.)" in final.answer
+    assert "(Quoted from the Beekeeping (Hives) Act, 2019 as consolidated on 2019-11-30.)" in final.answer
     assert ":” [1] (Quoted" in final.answer
     assert final.verified and not final.verification.get("unsupported_facts"), (final.answer, final.verification)

@@ -124,9 +124,11 @@ async def provisions_for(
 
 
 _REPEAL_NOTE = "(The {title} was repealed by {by}: this may no longer be the law.)"
-_A_REPEAL_NOTE = re.compile(r" ?\(The [^()\n]+? was repealed by [^()\n]+?: this may no longer be the law\.\)")
+# A title may hold its own brackets ("… Amendment (No. 20) Act, 2013"): a name is any run of text and bracketed parts.
+_NAME = r"(?:[^()\n]|\([^()\n]*\))+?"
+_A_REPEAL_NOTE = re.compile(rf" ?\(The {_NAME} was repealed by {_NAME}: this may no longer be the law\.\)")
 _VERSION_NOTE = "(Quoted from the {title} as consolidated on {day}.)"
-_A_VERSION_NOTE = re.compile(r" ?\(Quoted from the [^()\n]+? as consolidated on \d{4}-\d{2}-\d{2}\.\)")
+_A_VERSION_NOTE = re.compile(rf" ?\(Quoted from the {_NAME} as consolidated on \d{{4}}-\d{{2}}-\d{{2}}\.\)")
 
 
 def without_repeal_notes(text: str) -> str:
