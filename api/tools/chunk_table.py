@@ -16,6 +16,7 @@ the operating system clears.
 
 from __future__ import annotations
 
+import array
 import os
 import sqlite3
 import tempfile
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 
 from api.schemas.documents import Chunk
 
@@ -60,16 +62,14 @@ class DocumentFacets:
 class ChunkTable(Mapping[str, Chunk]):
     """A read-only mapping from chunk id to ``Chunk``, stored in an SQLite file (see the module's docstring)."""
 
-    def __init__(self, path: Path, count: int, documents: dict[str, DocumentFacets]) -> None:
+    def __init__(
+        self, path: Path, count: int, documents: dict[str, DocumentFacets], hashes: npt.NDArray[np.int64]
+    ) -> None:
         self.path = path
         self._count = count
-        # Each id's hash, sorted (8 bytes a chunk): an id that is not held (a section's next chunk, looked for when a
-        # context is widened) is answered without a read of the file.
-        with sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True) as db:
-            hashes = np.fromiter((hash(cid) for (cid,) in db.execute("SELECT chunk_id FROM chunks")), np.int64, count)
-        db.close()
-        hashes.sort()
-        self._hashes = hashes
+        self._hashes = np.sort(hashes)
+        """Each id's hash, sorted (8 bytes a chunk): an id that is not held (a section's next chunk, looked for when a
+        context is widened) is answered without a read of the file."""
         self.documents = documents
         """Each document's facets, by doc key, in the order its chunks were given."""
         self._local = threading.local()
@@ -216,6 +216,7 @@ class ChunkWriter:
         os.close(handle)
         self.path = Path(name)
         self._first: dict[str, Chunk] = {}
+        self._hashes = array.array("q")
         try:
             self._db = sqlite3.connect(self.path, check_same_thread=False)
             # The file is rebuilt from the object store whenever it is lost: nothing is synced to disk as it is written.
@@ -233,6 +234,7 @@ class ChunkWriter:
         for chunk in chunks:
             batch.append(tuple(getattr(chunk, c) for c in COLUMNS))
             self._first.setdefault(chunk.doc_key, chunk)
+            self._hashes.append(hash(chunk.chunk_id))
             if len(batch) >= INSERT_BATCH:
                 self._db.executemany(insert, batch)
                 batch.clear()
@@ -250,7 +252,8 @@ class ChunkWriter:
             key: DocumentFacets(c.tenant, c.doc_type, c.date, c.jurisdiction, int(counts.get(key, 0)))
             for key, c in self._first.items()
         }
-        return ChunkTable(self.path, sum(d.chunks for d in documents.values()), documents)
+        hashes = np.frombuffer(self._hashes, dtype=np.int64)  # an id given twice is here twice: harmless to a lookup
+        return ChunkTable(self.path, sum(d.chunks for d in documents.values()), documents, hashes)
 
     def abort(self) -> None:
         self._db.close()

@@ -167,8 +167,8 @@ class Corpus:
         """``citation`` with ``cite_as`` (its provision as its document's jurisdiction cites it) and
         ``consolidated`` (the consolidation its text reflects, where known)."""
         entry = self.manifest.documents.get(citation.doc_key)
-        chunk = self.chunks.get(citation.chunk_id)
-        jurisdiction = jurisdiction_for(citation.doc_key, chunk.jurisdiction if chunk else "")
+        facets = self.chunks.documents.get(citation.doc_key)
+        jurisdiction = jurisdiction_for(citation.doc_key, facets.jurisdiction if facets else "")
         judgment = entry.judgment if entry else None
         styled = cite_as(citation.title, citation.section, citation.provision_id or citation.section_id,
                          entry.chapter if entry else "", jurisdiction,

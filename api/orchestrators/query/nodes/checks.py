@@ -110,8 +110,9 @@ async def _verify_quotes(state: QueryState, runtime: Runtime[QueryDeps], start: 
             warnings += slow
         # The notes beside a quote (a repeal, the consolidation quoted) rest on the corpus's own records, read at
         # ingestion, not on any provision offered: the checks read the quotes without them.
-        quotes = verify_answer(without_repeal_notes(paragraph), offered, provisions)
-        gate = await _gate(state, deps, without_repeal_notes(paragraph), offered, provisions, notes_repeals=True)
+        quoted = without_repeal_notes(paragraph)
+        quotes = verify_answer(quoted, offered, provisions)
+        gate = await _gate(state, deps, quoted, offered, provisions, notes_repeals=True)
         checks += gate.sentences
         if not quotes.passed and answer == state.answer and _may_correct(state, deps):
             # Nothing is sent: the corrective step's answer is checked in turn (the failed quote is the corpus's
