@@ -175,6 +175,11 @@ async def test_the_reader_shows_definitions_references_and_what_refers_to_a_sect
     assert any(p.endswith("(1)") for p in refers)
     by = {view["provision_id"]: view["referred_by"] for view in views}
     assert any(links for links in by.values())
+    # A reference says where its words are in the referring section's text (the page links them there) and how the
+    # other provision is cited.
+    made = [(view, link) for view in views for link in view["refers_to"]]
+    assert made and all(v["section"]["text"][k["at"] : k["at"] + len(k["words"])] == k["words"] for v, k in made)
+    assert {k["cite_as"] for _, k in made} >= {"Marriage Act [Chapter 5:17], s 6"}
     defined = {d["term"] for view in views for d in view["definitions"]}
     assert {"spouse", "marriage officer"} <= defined
     for view in views:

@@ -14,6 +14,7 @@ import pytest
 from playwright.async_api import Browser, BrowserContext, Locator, Page, Request, Route, async_playwright, expect
 
 from api.main import create_app
+from api.schemas.events import Citation, CitationEvent, FinalEvent, MetaEvent, TokenEvent
 from api.settings import (
     AuthSettings,
     GateSettings,
@@ -584,4 +585,168 @@ async def test_defined_terms_in_a_cited_quote_link_to_their_definition(
     await reader.locator(".current a.defined-term", has_text="marriage officer").first.click()
     await expect(reader.locator(".current h3")).to_have_text("section 2 — Interpretation")
     await expect(reader.locator(".current mark")).to_contain_text("means a person designated as a marriage officer")
+    assert errors == []
+
+
+async def test_defined_terms_in_a_quote_only_answer_link_to_their_definition(
+    site: LiveServer, context: BrowserContext
+) -> None:
+    page = await context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    await page.goto(site.url)
+    turn = await answered(page, "Can a marriage officer solemnise a marriage if one party was forced into it?")
+    answer = turn.locator(".answer")
+    await expect(answer).to_have_attribute("data-state", "done")
+    # Every marker is still whole and a link to its source.
+    await expect(answer.locator("a.cite")).to_have_text(["[1]", "[2]", "[3]", "[4]"])
+    # "A marriage officer shall not solemnise …" [1] and "… give a marriage officer written notice …" [3] link the
+    # term; the sentence quoting its definition [4] does not link the term to itself.
+    terms = answer.locator("a.defined-term")
+    await expect(terms).to_have_text(["marriage officer", "marriage officer"])
+    assert (await terms.first.get_attribute("href") or "").startswith("?doc=sample%2Fact%2F2022%2F9&provision=s2")
+    last = (await answer.inner_text()).split("\n\n")[-1]
+    assert last.startswith("Section 2 of the Marriage Act, 2022 defines “marriage officer”"), last
+    # Following the term opens the definition the answer quotes: its card.
+    definition = turn.locator(".source", has=page.locator(".source-defines"))
+    await terms.first.click()
+    await expect(definition).to_be_focused()
+    await expect(definition.locator("blockquote mark")).to_contain_text("means a person designated")
+    assert errors == []
+
+
+async def test_defined_terms_in_a_model_answer_link_to_their_definition(
+    private_data_dir: Path, context: BrowserContext
+) -> None:
+    sentence = ["A landlord ", "may not ask ", "a tenant ", "for more than ", "two months' rent ", "as a deposit [1]."]
+    upstream = FakeOpenAI([Reply(sentence)])
+    with LiveServer(upstream.app) as llm:
+        llm_cfg = LLMSettings(backend="openai", base_url=f"{llm.url}/v1", api_key="sk-test", model="m-1")
+        with LiveServer(create_app(Settings(data_dir=private_data_dir, llm=llm_cfg))) as app:
+            page = await context.new_page()
+            await page.goto(app.url)
+            turn = await answered(page, "How much deposit can a landlord ask for?")
+            answer = turn.locator(".answer")
+            await expect(answer).to_have_attribute("data-state", "done")
+            assert (await answer.inner_text()).startswith("".join(sentence))
+            # The model's own sentence links its defined terms, the marker after them untouched.
+            first = answer.locator("a.defined-term")
+            await expect(first.nth(0)).to_have_text("landlord")
+            await expect(first.nth(1)).to_have_text("tenant")
+            await expect(first.nth(2)).to_have_text("deposit")
+            await expect(answer.locator("a.cite").first).to_have_text("[1]")
+            # The answer quotes the definition of "landlord" (its cited words use it): the term opens that card.
+            cited = turn.locator(".source", has=page.locator(".source-defines", has_text="“landlord”"))
+            await first.nth(0).click()
+            await expect(cited).to_be_focused()
+            # "tenant" is not in the cited words, so the answer quotes no definition of it: the term opens the
+            # reader at the provision that defines it, the definition marked.
+            assert not await turn.locator(".source-defines", has_text="“tenant”").count()
+            await first.nth(1).click()
+            reader = page.locator("#reader")
+            await expect(reader.locator(".current h3")).to_have_text("section 2 — Interpretation")
+            await expect(reader.locator(".current mark")).to_have_text(
+                '"tenant" means a person to whom a dwelling is let under a lease.'
+            )
+
+
+def scripted_stream(*events: Any) -> str:
+    """Server-sent events as the app writes them (each event's JSON without its name), for a page to read."""
+    lines = []
+    for event in events:
+        data = json.loads(event.model_dump_json(exclude={"event"})) if not isinstance(event, tuple) else event[1]
+        name = event.event if not isinstance(event, tuple) else event[0]
+        lines.append(f"event: {name}\ndata: {json.dumps(data)}\n\n")
+    return "".join(lines)
+
+
+async def test_a_provision_the_answer_refers_to_is_a_card_without_a_marker(
+    site: LiveServer, context: BrowserContext
+) -> None:
+    # A reference citation (kind "reference": a provision a cited one refers to, quoted verbatim) in the answer's
+    # stream: the stream is scripted, the provisions the page then loads come from the app.
+    doc = "sample/act/2022/9"
+    cited = Citation(
+        index=1, doc_key=doc, title="Marriage Act, 2022", section_id=f"{doc}#s2", provision_id=f"{doc}#s2",
+        section="section 2", heading="Interpretation", chunk_id=f"{doc}#s2/c0",
+        quote='"marriage officer" means a person designated as a marriage officer under section 6',
+        cite_as="Marriage Act [Chapter 5:17], s 2",
+    )  # fmt: skip
+    referred = Citation(
+        index=2, doc_key=doc, title="Marriage Act, 2022", section_id=f"{doc}#s6", provision_id=f"{doc}#s6(1)",
+        section="section 6(1)", heading="Marriage officers", chunk_id=f"{doc}#s6/c0",
+        quote="Every magistrate is a marriage officer by virtue of his or her office.",
+        cite_as="Marriage Act [Chapter 5:17], s 6(1)",
+    )  # fmt: skip
+    reference = {**referred.model_dump(), "kind": "reference"}
+    text = "A marriage officer is a person designated as one under section 6 [1]."
+    final = json.loads(FinalEvent(answer=text, citations=[cited, referred]).model_dump_json(exclude={"event"}))
+    final["citations"][1] = reference
+    body = scripted_stream(
+        MetaEvent(trace_id="t", session_id="s", route="rag_qa", corpus_version="v", budgets={}),
+        TokenEvent(text=text),
+        CitationEvent(citation=cited),
+        ("citation", {"citation": reference}),
+        ("final", final),
+    )
+
+    async def scripted(route: Route) -> None:
+        await route.fulfill(status=200, content_type="text/event-stream", body=body)
+
+    page = await context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    await page.route("**/api/v1/query/stream", scripted)
+    await page.goto(site.url)
+    turn = await answered(page, "Who is a marriage officer?")
+    await expect(turn.locator(".answer")).to_have_attribute("data-state", "done")
+    await expect(turn.locator(".answer a.cite")).to_have_text(["[1]"])  # no marker for the reference
+    card = turn.locator(".source").nth(1)
+    await expect(card).to_have_class(re.compile(r"\bsource-reference\b"))
+    await expect(card.locator(".source-index")).to_have_text("")
+    await expect(card.locator(".source-referred")).to_have_text(
+        "Referred to by [1]: Marriage Act [Chapter 5:17], s 6(1)"
+    )
+    await expect(card.locator("blockquote mark")).to_have_text(referred.quote)
+    await expect(turn.locator(".source").nth(0).locator(".source-referred")).to_have_count(0)
+    # Copied, the reference says what it is rather than give a marker the answer does not have.
+    await context.grant_permissions(["clipboard-read", "clipboard-write"])
+    await turn.locator("button.copy").click()
+    copied = await page.evaluate("navigator.clipboard.readText()")
+    assert "\nReferred to: Marriage Act [Chapter 5:17], s 6(1) (Marriage officers): “Every magistrate" in copied
+    assert "[2]" not in copied
+    assert errors == []
+
+
+async def test_the_reader_links_references_and_lists_what_refers_to_a_section(
+    site: LiveServer, context: BrowserContext
+) -> None:
+    page = await context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    await page.goto(f"{site.url}/?doc=sample/act/2022/9&provision=s2")
+    reader = page.locator("#reader")
+    current = reader.locator(".current")
+    await expect(current.locator("h3")).to_have_text("section 2 — Interpretation")
+    # "… a marriage officer under section 6": the reference is a link to section 6.
+    link = current.locator("a.reference")
+    await expect(link).to_have_text(["section 6"])
+    assert await link.get_attribute("href") == "?doc=sample%2Fact%2F2022%2F9&provision=s6"
+    assert await link.get_attribute("title") == "Marriage Act [Chapter 5:17], s 6"
+    await expect(reader.locator(".reader-referred")).to_have_count(0)  # nothing refers to section 2
+    await link.click()
+    await expect(current.locator("h3")).to_have_text("section 6 — Marriage officers")
+    # Section 6 lists what refers to it; following that opens section 2 with the referring words marked.
+    referred = reader.locator(".reader-referred")
+    await expect(referred.locator("h3")).to_have_text("Referred to by")
+    await expect(referred.locator("li")).to_have_text(["Marriage Act [Chapter 5:17], s 2: “section 6”"])
+    await referred.locator("button.referred-link").click()
+    await expect(current.locator("h3")).to_have_text("section 2 — Interpretation")
+    await expect(current.locator("mark")).to_have_text("section 6")
+    await expect(current.locator("mark a.reference")).to_have_text("section 6")
+    # A reference inside one section ("in contravention of subsection (1)") links the subsection.
+    await page.goto(f"{site.url}/?doc=sample/act/2022/9&provision=s3")
+    inner = current.locator("a.reference")
+    await expect(inner).to_have_text(["subsection (1)"])
+    assert await inner.get_attribute("href") == "?doc=sample%2Fact%2F2022%2F9&provision=s3(1)"
     assert errors == []

@@ -55,6 +55,12 @@ class LinkView(BaseModel):
     title: str = Field(description="The title of the other provision's document.")
     words: str = Field(description="The referring words as the law writes them, e.g. 'subsection (3)'.")
     relation: str = Field("", description="'subject to', 'in terms of', …; '' for a plain mention.")
+    at: int = Field(
+        0, description="Where the referring words start in the referring section's text (of refers_to: this section's)."
+    )
+    cite_as: str = Field(
+        "", description="The other provision as its jurisdiction cites it, e.g. 'Marriages Act [Chapter 5:15], s 12'."
+    )
 
 
 class CaseView(LinkView):

@@ -181,6 +181,10 @@ class DocumentReader:
             if other in views or not self._may_read(doc_key, caller):
                 continue
             entry = self.corpus.manifest.documents[doc_key]
+            jurisdiction = jurisdiction_for(doc_key, self._facets.get(doc_key, ("", "", ""))[2])
+            fragment = other.partition("#")[2]
+            styled = cite_as(entry.title, fragment, other, entry.chapter, jurisdiction,
+                             citation=entry.judgment.neutral_citation if entry.judgment else "")  # fmt: skip
             views[other] = LinkView(provision_id=other, title=entry.title, words=reference.words,
-                                    relation=reference.relation)  # fmt: skip
+                                    relation=reference.relation, at=reference.at, cite_as=styled)  # fmt: skip
         return list(views.values())

@@ -218,7 +218,7 @@ function filters() {
 function addTurn(question) {
   $("#empty").hidden = true;
   const node = $("#turn-template").content.firstElementChild.cloneNode(true);
-  const turn = { question, route: "", text: "", citations: [], cards: new Map(), warnings: [], final: null, error: null, node };
+  const turn = { question, route: "", text: "", citations: [], cards: new Map(), readerDefinitions: new Map(), warnings: [], final: null, error: null, node };
   $(".question", node).textContent = question;
   $(".copy", node).addEventListener("click", () => copyTurn(turn));
   $("#thread").append(node);
@@ -227,12 +227,19 @@ function addTurn(question) {
 }
 
 function renderAnswer(turn) {
+  // The text with each [n] marker a link to its source, and the defined terms of each sentence links to their
+  // definitions. A sentence's terms are those its own markers' documents define: the text before a marker (back to
+  // the previous one) is what that marker cites, so words still waiting for their marker stay plain text.
   const box = $(".answer", turn.node);
   box.replaceChildren();
   const parts = turn.text.split(/(\[\d+\])/);
-  for (const part of parts) {
-    const marker = /^\[(\d+)\]$/.exec(part);
-    const citation = marker && turn.citations.find((c) => c.index === Number(marker[1]));
+  const cited = (i) => {
+    const marker = /^\[(\d+)\]$/.exec(parts[i] || "");
+    return marker && turn.citations.find((c) => c.index === Number(marker[1]));
+  };
+  const definitions = answerDefinitions(turn);
+  parts.forEach((part, i) => {
+    const citation = cited(i);
     if (citation) {
       box.append(el("a", {
         class: "cite", href: `?doc=${encodeURIComponent(citation.doc_key)}&provision=${encodeURIComponent(fragmentOf(citation.provision_id || citation.section_id))}`,
@@ -240,9 +247,43 @@ function renderAnswer(turn) {
         onclick: (event) => { event.preventDefault(); openReader(citation); },
       }, part));
     } else if (part) {
-      box.append(document.createTextNode(part));
+      const sources = [];
+      for (let j = i + 1; j < parts.length && (cited(j) || !parts[j].trim()); j++) if (cited(j)) sources.push(cited(j));
+      box.append(...termLinks(part, sentenceDefinitions(sources, definitions), (definition, words) => definitionLink(definition.doc_key, turn)(definition, words)));
     }
+  });
+}
+
+function answerDefinitions(turn) {
+  // The definitions an answer's words may link to: its own definition citations, by document, and those the reader
+  // lists for each section it cites (turn.readerDefinitions, filled as the sources' cards load).
+  const byDoc = new Map();
+  for (const c of turn.citations) {
+    const term = c.kind === "definition" ? definedTerm(c.quote) : "";
+    if (!term) continue;
+    const known = byDoc.get(c.doc_key) || [];
+    known.push({ term, provision_id: c.provision_id || c.section_id, text: c.quote, doc_key: c.doc_key });
+    byDoc.set(c.doc_key, known);
   }
+  return { byDoc, bySection: turn.readerDefinitions };
+}
+
+function sentenceDefinitions(sources, { byDoc, bySection }) {
+  // A sentence's terms: the definitions the answer cites from the documents the sentence cites, then those the
+  // reader lists for the sections it cites (a definition limited to one section counts only there). A sentence that
+  // quotes a definition does not link the term it defines to itself.
+  const own = new Set(sources.filter((c) => c.kind === "definition").map((c) => definedTerm(c.quote).toLowerCase()));
+  const found = [
+    ...[...new Set(sources.map((c) => c.doc_key))].flatMap((docKey) => byDoc.get(docKey) || []),
+    ...sources.flatMap((c) => bySection.get(c.section_id || c.provision_id) || []),
+  ];
+  const seen = new Set(own);
+  return found.filter((d) => {
+    const term = d.term.toLowerCase();
+    if (seen.has(term)) return false;
+    seen.add(term);
+    return true;
+  });
 }
 
 function setStatus(turn, text, busy) {
@@ -340,7 +381,45 @@ function addSource(turn, citation) {
     line.textContent = `Defines ${defines.join(", ")}`;
     $(".source-section", card.node).after(line);
   }
+  labelCard(card, turn);
   renderSourceText(card, turn);
+}
+
+function inAnswer(turn, citation) {
+  return turn.text.includes(`[${citation.index}]`);
+}
+
+function labelCard(card, turn) {
+  // The markers that cite the card's section, and, for a provision the cited ones refer to ("subject to section
+  // 12"), which of them do: a reference citation supports no sentence, so it has no marker of its own in the answer.
+  const shown = card.citations.filter((c) => c.kind !== "reference" || inAnswer(turn, c));
+  $(".source-index", card.node).textContent = shown.map((c) => `[${c.index}]`).join(" ");
+  const references = card.citations.filter((c) => c.kind === "reference");
+  card.node.classList.toggle("source-reference", references.length > 0 && references.length === card.citations.length);
+  if (!references.length) return;
+  let line = $(".source-referred", card.node);
+  if (!line) {
+    line = el("p", { class: "source-referred muted" });
+    ($(".source-defines", card.node) || $(".source-section", card.node)).after(line);
+  }
+  const said = (c, by) => `${by.length ? `Referred to by ${by.map((b) => `[${b.index}]`).join(" ")}` : "Referred to by a cited provision"}: ${c.cite_as || `${c.title}, ${c.section}`}`;
+  line.textContent = references.map((c) => said(c, [])).join("; ");
+  Promise.all(references.map((c) => referrers(turn, c))).then((found) => {
+    line.textContent = references.map((c, i) => said(c, found[i])).join("; ");
+  });
+}
+
+async function referrers(turn, reference) {
+  // The answer's cited provisions whose sections refer to the reference's section, as the reader lists them.
+  const others = turn.citations.filter((c) => c.kind !== "reference" && inAnswer(turn, c));
+  const views = await Promise.all(others.map((c) => fetchProvision(c.doc_key, fragmentOf(c.provision_id || c.section_id)).catch(() => null)));
+  const section = reference.section_id || reference.provision_id;
+  const within = (id) => id === section || id.startsWith(`${section}(`);
+  const by = new Map();
+  others.forEach((c, i) => {
+    if (views[i] && (views[i].refers_to || []).some((link) => within(link.provision_id))) by.set(c.index, c);
+  });
+  return [...by.values()];
 }
 
 function definedTerm(quote) {
@@ -354,28 +433,33 @@ function readerHref(docKey, provisionId, quote = "") {
   return quote ? `${query}&quote=${encodeURIComponent(quote)}` : query;
 }
 
-function linkTerms(root, definitions, link) {
-  // Each use of a defined term in root's text becomes a link made by link(definition, words): whole words, the
-  // longest term first, not the quoted term that opens a definition itself.
+function termLinks(text, definitions, link) {
+  // text as nodes, each use of a defined term in it a link made by link(definition, words): whole words, the longest
+  // term first, not the quoted term that opens a definition itself.
   const terms = [...(definitions || [])].filter((d) => d.term).sort((a, b) => b.term.length - a.term.length);
-  if (!terms.length) return;
+  if (!terms.length) return [text];
   const escaped = terms.map((d) => d.term.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
   const pattern = new RegExp(`(?<![\\w"“‘'-])(${escaped.join("|")})(?![\\w-])`, "gi");
+  const parts = [];
+  let at = 0;
+  for (const match of text.matchAll(pattern)) {
+    const definition = terms.find((d) => d.term.toLowerCase() === match[1].toLowerCase());
+    parts.push(text.slice(at, match.index), link(definition, match[1]));
+    at = match.index + match[1].length;
+  }
+  parts.push(text.slice(at));
+  return parts.filter((part) => part !== "");
+}
+
+function linkTerms(root, definitions, link) {
+  // The defined terms in root's text (outside its links) become links to their definitions (termLinks).
+  if (!(definitions || []).length) return;
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
   const nodes = [];
   while (walker.nextNode()) if (!walker.currentNode.parentElement.closest("a")) nodes.push(walker.currentNode);
   for (const node of nodes) {
-    const text = node.nodeValue;
-    const parts = [];
-    let at = 0;
-    for (const match of text.matchAll(pattern)) {
-      const definition = terms.find((d) => d.term.toLowerCase() === match[1].toLowerCase());
-      parts.push(text.slice(at, match.index), link(definition, match[1]));
-      at = match.index + match[1].length;
-    }
-    if (!parts.length) continue;
-    parts.push(text.slice(at));
-    node.replaceWith(...parts);
+    const parts = termLinks(node.nodeValue, definitions, link);
+    if (parts.length > 1 || typeof parts[0] !== "string") node.replaceWith(...parts);
   }
 }
 
@@ -415,8 +499,14 @@ function renderSourceText(card, turn) {
       const { frag, found } = highlighted(view.section.text, quotes, 280);
       text.replaceChildren(frag);
       text.dataset.quoteFound = String(found);
-      // The defined terms in the quoted words link to their definitions.
+      // The defined terms in the quoted words link to their definitions, and so do they in the answer's sentences
+      // that cite this section.
       for (const mark of text.querySelectorAll("mark")) linkTerms(mark, view.definitions, definitionLink(first.doc_key, turn));
+      const key = first.section_id || first.provision_id;
+      if (view.definitions.length && !turn.readerDefinitions.has(key)) {
+        turn.readerDefinitions.set(key, view.definitions.map((d) => ({ ...d, doc_key: first.doc_key })));
+        renderAnswer(turn);
+      }
     })
     .catch((error) => {
       text.replaceChildren(...quotes.map((quote) => el("mark", {}, quote)), el("span", { class: "muted" }, ` (${error.message})`));
@@ -427,6 +517,7 @@ function resetAnswer(turn) {
   turn.text = "";
   turn.citations = [];
   turn.cards.clear();
+  turn.readerDefinitions.clear();
   $(".source-list", turn.node).replaceChildren();
   $(".sources", turn.node).hidden = true;
 }
@@ -437,6 +528,7 @@ function finish(turn, final) {
   const known = new Set(turn.citations.map((c) => c.index));
   turn.citations = final.citations;
   for (const citation of final.citations) if (!known.has(citation.index)) addSource(turn, citation);
+  for (const card of turn.cards.values()) labelCard(card, turn);
   renderAnswer(turn);
   $(".answer", turn.node).dataset.state = "done";
   if (final.cached && !turn.warnings.some((w) => w.code === "cached_answer")) addWarning(turn, "cached_answer", "this question was answered and verified before; the same answer is shown.");
@@ -592,7 +684,7 @@ async function copyTurn(turn) {
   const lines = [turn.text.trim()];
   if (turn.citations.length) {
     lines.push("", "Sources");
-    for (const c of turn.citations) lines.push(`[${c.index}] ${c.cite_as || `${c.title}, ${c.section}`}${c.heading ? ` (${c.heading})` : ""}${c.consolidated ? `, as consolidated on ${c.consolidated}` : ""}: “${c.quote}”`);
+    for (const c of turn.citations) lines.push(`${c.kind === "reference" && !inAnswer(turn, c) ? "Referred to:" : `[${c.index}]`} ${c.cite_as || `${c.title}, ${c.section}`}${c.heading ? ` (${c.heading})` : ""}${c.consolidated ? `, as consolidated on ${c.consolidated}` : ""}: “${c.quote}”`);
   }
   const text = lines.join("\n");
   const done = $(".copied", turn.node);
@@ -677,12 +769,64 @@ function sectionBlock(section, role, quote, view = null) {
     const { frag, found } = highlighted(section.text, quote);
     body.append(frag);
     body.dataset.quoteFound = String(found);
-    if (view) linkTerms(body, view.definitions, definitionLink(view.doc_key, null));
+    if (view) {
+      linkReferences(body, view.refers_to);
+      linkTerms(body, view.definitions, definitionLink(view.doc_key, null));
+    }
   } else {
     body.append(section.text);
   }
   const notes = section.notes && section.notes.length ? el("p", { class: "muted" }, section.notes.join(" ")) : null;
   return el("section", { class: `reader-section ${role}`, dataset: { sectionId: section.section_id } }, head, body, notes);
+}
+
+function linkReferences(root, links) {
+  // The referring words in the section's text ("section 12", "subsection (3)") become links to the provisions they
+  // name. root's text is the section's, so a reference's place (at) picks the link for those words there; the same
+  // words again later go to the nearest reference before them that has those words.
+  const found = (links || []).filter((link) => link.words);
+  if (!found.length) return;
+  const words = [...new Set(found.map((link) => link.words))].sort((a, b) => b.length - a.length);
+  const pattern = new RegExp(`(?<!\\w)(${words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")})(?!\\w)`, "g");
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  const nodes = [];
+  let offset = 0;
+  while (walker.nextNode()) {
+    const node = walker.currentNode;
+    if (!node.parentElement.closest("a")) nodes.push([node, offset]);
+    offset += node.nodeValue.length;
+  }
+  for (const [node, start] of nodes) {
+    const text = node.nodeValue;
+    const parts = [];
+    let at = 0;
+    for (const match of text.matchAll(pattern)) {
+      const same = found.filter((link) => link.words === match[1]);
+      const before = same.filter((link) => (link.at || 0) <= start + match.index);
+      const link = before.length ? before.reduce((a, b) => ((b.at || 0) > (a.at || 0) ? b : a)) : same[0];
+      const docKey = link.provision_id.split("#")[0];
+      parts.push(text.slice(at, match.index), el("a", {
+        class: "reference", href: readerHref(docKey, link.provision_id), title: link.cite_as || link.title,
+        onclick: (event) => { event.preventDefault(); showProvision(docKey, fragmentOf(link.provision_id), ""); },
+      }, match[1]));
+      at = match.index + match[1].length;
+    }
+    if (!parts.length) continue;
+    parts.push(text.slice(at));
+    node.replaceWith(...parts);
+  }
+}
+
+// The provisions that refer to the section, each opening in the reader with its referring words marked.
+function referredBlock(links) {
+  if (!links.length) return null;
+  const items = links.map((link) => {
+    const docKey = link.provision_id.split("#")[0];
+    const open = el("button", { type: "button", class: "ghost referred-link", onclick: () => showProvision(docKey, fragmentOf(link.provision_id), link.words) }, link.cite_as || `${link.title}, ${fragmentOf(link.provision_id)}`);
+    return el("li", {}, open, el("span", { class: "muted" }, `: “${[link.relation, link.words].filter(Boolean).join(" ")}”`));
+  });
+  return el("section", { class: "reader-referred", "aria-label": "Referred to by" },
+    el("h3", {}, "Referred to by"), el("ul", {}, ...items));
 }
 
 // The judgments that cite the section, each opening its citing paragraph in the reader with the citing words marked.
@@ -721,6 +865,7 @@ async function showProvision(docKey, fragment, quote) {
       view.previous ? sectionBlock(view.previous, "previous") : null,
       sectionBlock(view.section, "current", quote, view),
       view.next ? sectionBlock(view.next, "next") : null,
+      referredBlock(view.referred_by || []),
       casesBlock(view.cited_by_cases || []),
     ].filter(Boolean));
     $("#reader-prev").disabled = !view.previous;
