@@ -98,3 +98,78 @@ def test_a_duty_where_the_provision_gives_a_discretion_is_an_opposite_meaning(
     sentence: str, window: str, imposed: bool
 ) -> None:
     assert imposes_discretion(sentence, window) is imposed
+
+
+UNFAIR = ("(2) An employee is unfairly dismissed if the employer fails to show that he dismissed the employee in terms "
+          "of an employment code.")  # fmt: skip
+NO_OTHER = ("(2) No person other than the parent or guardian of a child shall give a written order referred to in "
+            "subsection (1) to such child.")  # fmt: skip
+LEAVE = ("Provided that the complainant's representative shall seek the leave of the court to make an application "
+         "for a protection order without the consent of the complainant.")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("sentence", "clause", "flipped"),
+    [
+        # A negation inside a condition, leading or trailing, is the condition's, not what the sentence asserts.
+        ("If he cannot show that, the dismissal counts as unfair.", UNFAIR, False),
+        ("A dismissal is unfair if the employer cannot show that it followed the code.", UNFAIR, False),
+        # A word against its negative by prefix.
+        ("If he cannot show that, the dismissal still counts as fair.", UNFAIR, True),
+        # Denying the consequence the clause attaches.
+        ("Refusing to answer those questions is not a crime.",
+         "(4) Any person who refuses to answer any question shall be guilty of an offence.", True),
+        ("Refusing to answer those questions is a crime.",
+         "(4) Any person who refuses to answer any question shall be guilty of an offence.", False),
+        # Validity the clause says is unaffected.
+        ("Failing to register makes the marriage invalid.",
+         "(3) Failure to register a marriage does not affect the validity of the marriage.", True),
+        ("Failing to register does not make the marriage invalid.",
+         "(3) Failure to register a marriage does not affect the validity of the marriage.", False),
+        ("The Council's acts are not invalid because of a vacancy.",
+         "A casual vacancy in the Council shall not invalidate any act of the Council.", False),
+        # A blanket permission of what the clause forbids save in an exception the sentence never names.
+        ("A parent may let a child stay away from school to work for money.",
+         "(1) Except in such circumstances as may be prescribed, no parent shall permit the child to absent himself "
+         "from school in order to engage in employment for gain.", True),
+        ("A legal practitioner may appear for a party.", "No person other than a legal practitioner may appear for a "
+         "party.", False),
+        # A conditional permission past a limit the clause sets without any condition.
+        ("A lender may charge interest above the prescribed rate if the borrower agrees in writing.",
+         "No lender shall stipulate for, demand or receive interest at a rate greater than the prescribed rate.", True),
+        # A party the clause excepts, brought into the rule.
+        ("Any adult, not only the child's parent or guardian, may give a child such an order.", NO_OTHER, True),
+        ("Only the child's parent or guardian may give the child such a written order.", NO_OTHER, False),
+        ("Even if he did not publish the notice, the regulations are valid.",
+         "Unless he considers it inexpedient, the President shall publish a notice.", False),
+        # A requirement waived, and one the clause itself does without.
+        ("The employee does not need a medical certificate to get it.",
+         "(2) Sick leave shall be granted on production of a certificate signed by a registered medical practitioner.",
+         True),
+        ("Your representative can apply for you without the court's permission.", LEAVE, True),
+        ("Your representative can apply for you without your consent.", LEAVE, False),
+        ("A person may import these chemicals without the Minister's authority.",
+         "(2) No person shall import any toxic chemical without the authority of the Minister.", True),
+        ("A data controller may process it without the consent of the data subject where the law requires it.",
+         "No data controller shall process personal information without the consent of the data subject, unless the "
+         "processing is necessary to comply with an obligation imposed by law.", False),
+        # One party alone, where the clause has two agree.
+        ("The rest day is whatever day your employer alone decides.",
+         "(1) Every employee shall be entitled to a weekly rest on a day agreed by the employer and employee.", True),
+        ("The rest day is a day your employer and you agree on.",
+         "(1) Every employee shall be entitled to a weekly rest on a day agreed by the employer and employee.", False),
+    ],
+)  # fmt: skip
+def test_conditions_exceptions_parties_and_waivers_read_against_the_clause(
+    sentence: str, clause: str, flipped: bool
+) -> None:
+    assert opposite(sentence, clause) is flipped
+
+
+def test_a_prohibition_beside_the_closest_clause_does_not_hide_its_discretion() -> None:
+    closest = ("(5) Where a person is in possession of unsolicited goods, he or she may (a) retain the goods; or (b) "
+               "at the risk and expense of the supplier, return the goods to the supplier.")  # fmt: skip
+    window = f"(3)(b) He or she shall not be responsible for any cost of recovering the goods. {closest}"
+    assert not imposes_discretion("You must send them back, at the supplier's risk and expense.", window)
+    assert imposes_discretion("You must send them back, at the supplier's risk and expense.", window, closest)
+    assert not imposes_discretion("You may keep them or send them back.", window, closest)

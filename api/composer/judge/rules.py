@@ -95,7 +95,9 @@ def support(
     flipped = opposite(claim, provision[units[clause][0] : units[clause][1]])
     # A duty where the window only gives a discretion: read over the whole window, since a duty in the clause beside
     # the closest one ("(2) … must acknowledge" after "(1) … may apply") is the window's too.
-    flipped = flipped or imposes_discretion(claim, provision[best_span[0] : best_span[1]])
+    flipped = flipped or imposes_discretion(
+        claim, provision[best_span[0] : best_span[1]], provision[units[clause][0] : units[clause][1]]
+    )
     flipped = flipped and not _copied(sentence, provision, units)
     return Support(round(best, 4), best_span, missing, threshold, flipped, strays)
 
