@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from api.composer.judge.gate import gate_model_answer
-from api.composer.judge.polarity import forbids, imposes_discretion, opposite
+from api.composer.judge.polarity import forbids, imposes_discretion, opposite, overstates
 from api.composer.judge.rules import support
 from api.schemas.events import Citation
 
@@ -173,3 +173,27 @@ def test_a_prohibition_beside_the_closest_clause_does_not_hide_its_discretion() 
     assert not imposes_discretion("You must send them back, at the supplier's risk and expense.", window)
     assert imposes_discretion("You must send them back, at the supplier's risk and expense.", window, closest)
     assert not imposes_discretion("You may keep them or send them back.", window, closest)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "clause", "over"),
+    [
+        ("Once full-pay sick leave runs out, an employee is always entitled to ninety more days on half pay.",
+         "An employer shall grant a further ninety days on half pay if the practitioner considers a return probable.",
+         True),
+        ("The provision applies regardless of whether the acquisition was voluntary.",
+         "A citizen who by voluntary act acquires a foreign citizenship shall cease to be a citizen.", False),
+        ("This provision applies regardless of whether the acquisition was through marriage.",
+         "A citizen who, other than by marriage, acquires a foreign citizenship shall cease to be a citizen unless he "
+         "renounces it.", True),
+        ("A court may extend the order whenever a parent asks for it.",
+         "The court may, on application, extend the order beyond eighteen where the child is in school.", True),
+        # A clause itself absolute, or a sentence that states the rule as the clause does.
+        ("You may give up legal aid at any time.", "An aided person may at any time give up legal aid.", False),
+        ("An employee is entitled to ninety more days on half pay if the doctor thinks a return likely.",
+         "An employer shall grant a further ninety days on half pay if the practitioner considers a return probable.",
+         False),
+    ],
+)  # fmt: skip
+def test_a_rule_stated_as_absolute_against_a_conditional_clause(sentence: str, clause: str, over: bool) -> None:
+    assert overstates(sentence, clause) is over

@@ -361,11 +361,35 @@ def blanket_permission(sentence: str, clause: str) -> bool:
     return not (excepted & _words(sentence))
 
 
+# A sentence that states its rule as holding without any condition ("always", "in every case", "whenever he asks",
+# "whether or not anyone asks", "may never be refused"), and a clause that attaches one ("if", "unless", "subject to",
+# "at the request of", "on application") or only gives a discretion ("may").
+_ABSOLUTE = re.compile(
+    r"\b(?:always|in\s+(?:every|all)\s+cases?|whether\s+or\s+not|regardless|irrespective|absolute(?:ly)?|"
+    r"unconditional(?:ly)?|automatically|on\s+the\s+spot|whenever|no\s+matter|of\s+any\s+age|without\s+exception|"
+    r"(?:can|may|shall|will|is|are)\s+never|never\s+(?:be|allowed|permitted|required))\b",
+    re.I,
+)
+_QUALIFIED = re.compile(
+    r"\b(?:if|unless|except|excepting|provided|subject\s+to|where|only|save|upon|may|on\s+condition|"
+    r"at\s+the\s+request|on\s+(?:the\s+)?(?:request|application)|in\s+the\s+case\s+of)\b",
+    re.I,
+)
+
+
+def overstates(sentence: str, clause: str) -> bool:
+    """Whether ``sentence`` states as absolute ("an employee is always entitled to a further ninety days", "a court
+    may extend the order whenever a parent asks") a rule its ``clause`` makes conditional or discretionary ("if …
+    the medical practitioner considers it probable", "may, on application, …"): a condition dropped in so many words.
+    A clause that is itself absolute ("at any time", "whether or not …") is left alone."""
+    return bool(_ABSOLUTE.search(sentence)) and bool(_QUALIFIED.search(clause)) and not _ABSOLUTE.search(clause)
+
+
 def opposite(sentence: str, clause: str) -> bool:
     """Whether ``sentence`` says the opposite of ``clause``, by the mismatches the module describes."""
     if permits_beyond(sentence, clause) and limits(clause, sentence):
         return True
-    if includes_excepted(sentence, clause) or waives_requirement(sentence, clause):
+    if includes_excepted(sentence, clause) or waives_requirement(sentence, clause) or overstates(sentence, clause):
         return True
     if _ALONE.search(sentence) and _JOINT.search(clause):
         return True  # "the day your employer alone decides" against "a day agreed by the employer and employee"
