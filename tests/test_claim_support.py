@@ -130,3 +130,68 @@ def test_a_month_in_the_provision_is_one_month_and_one_alone_is_no_quantity() ->
     assert missing_facts("You must be given one month's notice.", "Give the employee a month's notice.") == []
     assert missing_facts("You must be given two months' notice.", "Give the employee a month's notice.") == ["2 month"]
     assert quantities("within one month") == {(1.0, "month")} and quantities("one of the parties") == set()
+
+
+def test_a_count_of_things_must_be_the_provisions_count_of_the_same_things() -> None:
+    provision = "each signature is made in the presence of two or more competent witnesses present at the same time"
+    assert missing_facts("It must be signed in front of one competent witness.", provision) == ["1 competent witness"]
+    assert missing_facts("It must be signed in front of at least two competent witnesses.", provision) == []
+    # Where the provision counts nothing of the kind, "one" is left to the other checks.
+    assert missing_facts("One witness signs after the testator.", "the witness signs after the testator") == []
+
+
+def test_a_rate_per_period_keeps_its_period() -> None:
+    provision = "a package of not less than one month's wages for every two years of service shall be paid"
+    assert missing_facts("You get at least one month's wages for every year you worked.", provision) == ["1 year"]
+    assert missing_facts("You get at least one month's wages for every two years you worked.", provision) == []
+    assert missing_facts("You get a day of rest per week.", "one day of rest in each week") == []
+    assert missing_facts("You get a day of rest per week.", "one day of rest in each month") == ["1 week"]
+
+
+def test_a_count_of_occasions_may_be_said_in_other_words() -> None:
+    provision = "shall be entitled to a maximum of three periods of maternity leave with any one employer"
+    assert missing_facts("Paid maternity leave can be taken at most three times.", provision) == []
+    assert missing_facts("Paid maternity leave can be taken at most four times.", provision) == ["4 times"]
+
+
+def test_an_ordinal_day_states_a_period() -> None:
+    provision = (
+        "may proceed on leave not earlier than the forty-fifth day and not later than the twenty-first day prior"
+    )
+    assert missing_facts("You can start no earlier than 45 days and no later than 21 days before.", provision) == []
+    assert missing_facts("You can start no earlier than 40 days before.", provision) == ["40 day"]
+    assert (21.0, "day") in quantities("the twenty-first day") and (20.0, "") not in quantities("the twenty-first day")
+    assert quantities("the first marriage") == set()
+
+
+PENALTIES = (
+    "(1) No person shall possess a firearm without a certificate. (2) Any person who contravenes subsection (1) shall "
+    "be guilty of an offence and liable to a fine not exceeding level ten or to imprisonment for a period not "
+    "exceeding five years. (3) No person shall lend a firearm. (4) No person shall sell ammunition. (5) No person "
+    "shall alter a firearm. (6) No person shall store ammunition in a dwelling. (7) If any person "
+    "fails to comply with the conditions of a certificate, he shall be liable to a fine not exceeding level six or to "
+    "imprisonment for a period not exceeding one year."
+)
+
+
+def test_the_figures_of_one_sentence_must_be_stated_together() -> None:
+    mixed = support(
+        "Possessing one is punishable by a fine up to level ten, up to one year in prison, or both.", PENALTIES
+    )
+    assert any("not stated together" in fact for fact in mixed.missing), mixed
+    right = support(
+        "Possessing one is punishable by a fine up to level ten, up to five years in prison, or both.", PENALTIES
+    )
+    assert right.missing == (), right
+
+
+def test_a_figure_is_placed_by_what_it_is_of_not_by_how_it_is_bounded() -> None:
+    provision = (
+        "(3) An employee shall be entitled to a maximum of three periods of leave: Provided that paid leave shall be "
+        "granted only once during any period of twenty-four months. (4) Sick leave may not be granted once paid leave "
+        "has begun."
+    )
+    said = support(
+        "Paid leave can be taken at most three times, and not more than once in any twenty-four months.", provision
+    )
+    assert said.missing == (), said

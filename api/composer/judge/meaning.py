@@ -15,10 +15,11 @@ import re
 from api.composer.jurisdiction import JURISDICTION
 from api.text.words import stem
 
-from .facts import REFERENCE, WORD_NUMBER, facts, missing_facts, without_references
+from .facts import REFERENCE, UNIT_WORDS, WORD_NUMBER, facts, missing_facts, without_references
 
 SUPPORT_THRESHOLD = 0.5
 WINDOW_UNITS = 3
+TOGETHER_UNITS = 2
 
 _STOP = frozenset(
     "a an and are as at be been being by for from has have had how i in into is it its of on or so that the their "
@@ -116,6 +117,8 @@ def best_window(
     return best, best_span, best_units
 
 
+_UNIT_STEMS = frozenset(folded_stem(word) for word in UNIT_WORDS if word.isalpha())
+_HOW = frozenset({"not", "shall", "may", "over", "under", "least", "most", "once", "up"})
 _FACT_CLAUSE = re.compile(r"[,;]\s+|\s+(?:and|but|or|whereas)\s+(?=\w+\s+\w+\s+\w+)")
 
 
@@ -147,7 +150,10 @@ def misplaced(
     for clause in _FACT_CLAUSE.split(without_references(sentence)):  # "the Labour Act, 2004" keeps its year out of it
         if facts(clause).empty:
             continue
-        terms = content_terms(WORD_NUMBER.sub(" ", clause))  # its figures are what is checked, not what places it
+        # Its figures and their units are what is checked, not what places it: "prescribes after six years" must be
+        # placed by "judgment debt", not by every item of a list that counts years.
+        # Nor do its modal and bound words ("not", "more than", "must"): they say how, not what the figure is of.
+        terms = content_terms(WORD_NUMBER.sub(" ", clause)) - _UNIT_STEMS - _HOW
         overlaps = [len(terms & unit) for unit in unit_terms]
         most = max(overlaps, default=0)
         if not most:
@@ -170,6 +176,34 @@ def misplaced(
         if all(gaps):
             return [f"{fact} (said of something else)" for fact in min(gaps, key=len)]
     return []
+
+
+def scattered(sentence: str, provision: str, units: list[tuple[int, int]]) -> list[str]:
+    """Figures of one sentence that the provision states only far apart: "punishable by a fine of up to level ten,
+    up to one year in prison, or both" takes level ten from one offence's penalty and one year from another's, each
+    in the provision but never together. A sentence's figures with a unit (periods, levels, amounts) state one rule,
+    so some run of ``TOGETHER_UNITS`` consecutive sentences of the provision (an item and the next, a lead-in and
+    its item) must state them all. A figure the provision states in no single sentence (its identity's, or one split
+    over a line) is left out of this reading."""
+    wanted = {(value, unit) for value, unit in facts(sentence).numbers if unit}
+    if len(wanted) < 2:
+        return []
+    stated = [facts(provision[a:b]).numbers for a, b in units]
+    places = {fact: {k for k, found in enumerate(stated) if fact in found} for fact in wanted}
+    placed = {fact: where for fact, where in places.items() if where}
+    if len(placed) < 2:
+        return []
+    span = TOGETHER_UNITS
+    for first in range(max(1, len(units) - span + 1)):
+        if all(where & set(range(first, first + span)) for where in placed.values()):
+            return []
+    return [f"{_fmt_fact(fact)} (not stated together with the sentence's other figures)" for fact in sorted(placed)]
+
+
+def _fmt_fact(fact: tuple[float, str]) -> str:
+    value, unit = fact
+    number = str(int(value)) if value.is_integer() else str(value)
+    return f"{number} {unit}".strip()
 
 
 _QUOTE_MARKS = "\"'“”‘’"

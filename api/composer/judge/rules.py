@@ -19,6 +19,7 @@ from .meaning import (
     misdefined,
     misplaced,
     provision_units,
+    scattered,
     subject_elsewhere,
 )
 from .polarity import imposes_discretion, opposite
@@ -86,6 +87,7 @@ def support(
             misplaced(sentence, provision, units, unit_terms, identity)
             or misdefined(sentence, provision)
             or subject_elsewhere(sentence, provision, identity)
+            or scattered(sentence, provision, units)
         )
     strays = tuple(topic_strays(wanted, set().union(*unit_terms) | content_terms(identity), topic)) if topic else ()
     best, best_span, best_units = best_window(wanted, units, unit_terms)
