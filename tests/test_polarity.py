@@ -197,3 +197,17 @@ def test_a_prohibition_beside_the_closest_clause_does_not_hide_its_discretion() 
 )  # fmt: skip
 def test_a_rule_stated_as_absolute_against_a_conditional_clause(sentence: str, clause: str, over: bool) -> None:
     assert overstates(sentence, clause) is over
+
+
+def test_a_denial_in_other_words_and_a_requirement_said_to_be_unneeded() -> None:
+    counted = "(3) All Saturdays and Sundays falling within a period of leave shall be counted as part of the leave."
+    assert opposite("Saturdays and Sundays in a period of leave are not counted as leave.", "(3) Saturdays and "
+                    "Sundays in a period of leave shall be counted as part of the leave.")  # fmt: skip
+    assert not opposite("Saturdays and Sundays in a period of leave count as leave.", counted)
+    # A negation in a relative clause is not the sentence's own.
+    assert not opposite("A person who does not pay the fee commits an offence.",
+                        "Any person who fails to pay the fee shall be guilty of an offence.")  # fmt: skip
+    burial = "(1) No person shall conduct any funeral service in connection with any burial without a burial order."
+    assert opposite("No burial order is needed to hold a funeral service.", burial)
+    assert opposite("A burial order is not required to hold a funeral service.", burial)
+    assert not opposite("You need a burial order to hold a funeral service.", burial)

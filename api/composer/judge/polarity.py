@@ -238,7 +238,10 @@ _INCLUDED = re.compile(
 _WAIVED = re.compile(
     r"\b(?:(?:does|do|did)\s+not|doesn't|don't|need\s+not|needn't)\s+(?:need|require|have\s+to\s+(?:have|get|"
     r"show|produce|give))\s+((?:[\w'’-]+\s*){1,4})|\beven\s+without\s+((?:[\w'’-]+\s*){1,4})"
-    r"|\bno\s+(?:need\s+for|requirement\s+of)\s+((?:[\w'’-]+\s*){1,4})",
+    r"|\bno\s+(?:need\s+for|requirement\s+of)\s+((?:[\w'’-]+\s*){1,4})"
+    # "no burial order is needed", "a warrant is not required"
+    r"|\bno\s+((?:[\w'’-]+\s+){1,3})(?:is|are)\s+(?:needed|required|necessary)\b"
+    r"|((?:[\w'’-]+\s+){1,3})(?:is|are)\s+not\s+(?:needed|required|necessary)\b",
     re.I,
 )
 _CLAUSE_DISPENSES = re.compile(r"\b(?:need\s+not|not\s+(?:be\s+)?(?:required|necessary)|dispense\w*|waive\w*)\b", re.I)
@@ -294,6 +297,21 @@ def antonym(sentence: str, clause: str) -> bool:
     said_neg, clause_neg = _negatives(sentence), _negatives(clause)
     return turned(said_words, said_neg, clause_words, clause_neg) or turned(clause_words, clause_neg, said_words,
                                                                             said_neg)  # fmt: skip
+
+
+# A main verb denied: "are not counted", "does not inherit", "is no longer", "has not been"; and the relative clause
+# that keeps a negation from being the sentence's own ("a person who does not pay …").
+_DENIED = re.compile(
+    r"\b(?:is|are|was|were|be|been|does|do|did|has|have|had|will|would)\s+(?:not|no\s+longer)\s+(?!only\b)\w+"
+    r"|\b(?:isn't|aren't|doesn't|don't|didn't|hasn't|haven't|wasn't|weren't|won't)\b",
+    re.I,
+)
+_RELATIVE = re.compile(r"\b(?:who|which|that|whose|whom)\b(?:\W+\w+){0,5}\W*$", re.I)
+
+
+def _denies(text: str) -> bool:
+    """Whether ``text`` denies its main verb (a negation outside any relative clause)."""
+    return any(not _RELATIVE.search(text[: m.start()]) for m in _DENIED.finditer(text))
 
 
 def _asserted(sentence: str) -> str:
@@ -399,6 +417,10 @@ def opposite(sentence: str, clause: str) -> bool:
     stated = forbids(clause)
     said = forbids(sentence)
     said = said if said == stated else forbids(_asserted(sentence))
+    # A sentence may deny in words a clause never uses for a prohibition ("are not counted as vacation leave" against
+    # "shall be counted"): read in what the sentence asserts, outside its relative clauses, against a clause that
+    # denies nothing.
+    said = said or (not stated and _denies(_asserted(sentence)))
     if said == stated and antonym(sentence, clause):
         return True  # "the dismissal counts as fair" against "an employee is unfairly dismissed"
     if not said and _UNAFFECTED.search(clause) and _VOID.search(sentence) and not _NOT_VOID.search(sentence):
