@@ -211,3 +211,13 @@ def test_a_denial_in_other_words_and_a_requirement_said_to_be_unneeded() -> None
     assert opposite("No burial order is needed to hold a funeral service.", burial)
     assert opposite("A burial order is not required to hold a funeral service.", burial)
     assert not opposite("You need a burial order to hold a funeral service.", burial)
+
+
+def test_a_duty_to_do_what_the_closest_clause_leaves_to_discretion() -> None:
+    closest = ("(1) The Director may, on application made by a destitute older person, grant social welfare assistance "
+               "to such person where he is satisfied that the person has need of it.")  # fmt: skip
+    window = f"{closest} (2) The Director shall keep a register of the assistance granted."
+    duty = "The Director must grant social welfare assistance to every destitute older person who applies."
+    assert not imposes_discretion(duty, window)  # the window's other clause imposes a duty
+    assert imposes_discretion(duty, window, closest)  # but not to grant: that is left to discretion
+    assert not imposes_discretion("The Director must keep a register of the assistance.", window, closest)

@@ -180,14 +180,26 @@ def imposes_discretion(sentence: str, clause: str, closest: str | None = None) -
     sentences; given the one among them closest to the sentence (``closest``), a prohibition elsewhere in the window
     ("(3) … shall not be responsible for any cost") does not hide the discretion ("(5) … he or she may (a) retain the
     goods or (b) return them"): only the closest one must not forbid."""
+    duty = _DUTY.search(sentence)
+    if not duty or _NO_DUTY.search(sentence) or _DUTY_SCOPE.search(sentence):
+        return False
+    if closest is not None and not forbids(closest) and _discretion_to(sentence[duty.end() :], closest):
+        return True  # the closest clause leaves the very act to discretion ("may … grant"), whatever else is a duty
     return (
-        bool(_DUTY.search(sentence))
-        and not _NO_DUTY.search(sentence)
-        and not _DUTY_SCOPE.search(sentence)
-        and bool(_DISCRETION.search(clause))
+        bool(_DISCRETION.search(clause))
         and not _DUTY.search(_NO_DUTY.sub(" ", clause))
         and not forbids(clause if closest is None else closest)
     )
+
+
+def _discretion_to(act: str, clause: str) -> bool:
+    """Whether ``clause`` gives a discretion ("may", "is entitled to") and no duty, to do what ``act`` (the words
+    after a sentence's "must") names by its verb: "must grant assistance" against "the Director may, on application
+    …, grant social welfare assistance"."""
+    verb = next(iter(re.findall(r"[a-z]{4,}", act.lower())), "")
+    if not verb or not _DISCRETION.search(clause) or _DUTY.search(_NO_DUTY.sub(" ", clause)):
+        return False
+    return any(word[:5] == verb[:5] for word in re.findall(r"[a-z]{4,}", clause.lower()))
 
 
 def _conditions(text: str) -> set[str]:
