@@ -195,3 +195,27 @@ def test_a_figure_is_placed_by_what_it_is_of_not_by_how_it_is_bounded() -> None:
         "Paid leave can be taken at most three times, and not more than once in any twenty-four months.", provision
     )
     assert said.missing == (), said
+
+
+def test_a_choice_belongs_to_whom_the_provision_gives_it() -> None:
+    provision = (
+        "the consumer may return the goods, and the supplier at the direction of the consumer, shall repair or "
+        "replace the goods or refund the amount paid"
+    )
+    wrong = support("The supplier then chooses whether to repair or replace the goods or refund you.", provision)
+    assert any("the choice" in fact for fact in wrong.missing), wrong
+    assert (
+        support("You then choose whether the supplier repairs or replaces the goods or refunds you.", provision).missing
+        == ()
+    )
+    assert support("The consumer chooses whether the supplier repairs or refunds.", provision).missing == ()
+
+
+def test_a_period_runs_from_the_event_the_provision_names() -> None:
+    provision = "the term of every patent shall be twenty years from the date on which the application was lodged"
+    wrong = support("The twenty years are counted from the day the patent was granted.", provision)
+    assert any("runs from" in fact for fact in wrong.missing), wrong
+    right = support("The twenty years are counted from the day the application was lodged.", provision)
+    assert right.missing == (), right
+    # Without a period, "from the day" is no period's start.
+    assert support("A patent is valid from the day it is granted.", provision).missing == ()

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 from api.composer.jurisdiction import JURISDICTION
@@ -204,6 +205,81 @@ def _fmt_fact(fact: tuple[float, str]) -> str:
     value, unit = fact
     number = str(int(value)) if value.is_integer() else str(value)
     return f"{number} {unit}".strip()
+
+
+# Who a sentence says makes a choice ("the supplier then chooses whether to repair or refund"), and whom a provision
+# gives it to ("the supplier, at the direction of the consumer, shall repair … or refund", "at the tenant's option").
+_CHOOSES = re.compile(
+    r"((?:\b[a-z]+\s+){1,3})(?:chooses|decides|elects|selects|picks)\b"
+    r"|\bat\s+(?:the\s+)?((?:[a-z]+\s+){0,2}[a-z]+)['’]s\s+(?:choice|option|election|discretion)\b",
+    re.I,
+)
+_CHOICE_OF = re.compile(
+    r"\bat\s+the\s+(?:direction|option|election|choice|discretion)\s+of\s+((?:[a-z-]+\s+){0,3}[a-z-]+)"
+    r"|\bat\s+(?:the\s+)?((?:[a-z]+\s+){0,2}[a-z]+)['’]s\s+(?:option|election|choice|discretion)\b"
+    r"|((?:\b[a-z]+\s+){1,3})(?:may|shall|must)\s+(?:choose|elect|select)\b",
+    re.I,
+)
+
+
+def chooser_elsewhere(sentence: str, provision: str) -> list[str]:
+    """The party a sentence says makes a choice, where the provision gives that choice to another: "the supplier
+    then chooses whether to repair or replace the goods or refund" against "the supplier at the direction of the
+    consumer shall repair or replace … or refund". Read only where the provision says whose choice it is; the words
+    just before the choosing (up to three: "the business entity concerned chooses") must name one of those the
+    provision gives it to, and a pronoun ("you choose") stands for whoever the provision names."""
+    choosers = {
+        folded_stem(word)
+        for match in _CHOICE_OF.finditer(provision)
+        for word in WORD.findall(next(g for g in match.groups() if g).lower())
+        if word not in _STOP
+    }
+    if not choosers:
+        return []
+    wrong = []
+    for match in _CHOOSES.finditer(sentence):
+        words = [w for w in WORD.findall(next(g for g in match.groups() if g).lower()) if w not in _STOP]
+        named = [w for w in words if w not in _NOT_TERMS and w not in _CHOICE_FILLER]
+        if named and not any(folded_stem(w) in choosers for w in named):
+            wrong.append(f"{named[-1]} (the provision gives the choice to another)")
+    return wrong
+
+
+_CHOICE_FILLER = frozenset("then also alone itself himself herself themselves freely later first".split())
+
+
+# The day a period runs from: "counted from the day the patent was granted", "after the date of the marriage".
+_RUNS_FROM = re.compile(
+    r"\b(?:from|after|since)\s+the\s+(?:day|date|time)\s+(?:on\s+which\s+|when\s+|that\s+|of\s+)?([^,.;:]{3,80})",
+    re.I,
+)
+_PERIOD_UNITS = frozenset({"year", "month", "week", "day", "hour"})
+
+
+def anchor_elsewhere(sentence: str, provision: str, identity: str) -> list[str]:
+    """The event a sentence's period runs from, where the provision never speaks of it: "the twenty years are
+    counted from the day the patent was granted" against "twenty years from the date on which the application for the
+    patent was lodged". A period is a fact with two ends; its figure is checked with the facts, its starting event
+    here: each of its meaning-bearing words must be in the provision (by word family). Read only in a sentence that
+    states a period."""
+    if not any(unit in _PERIOD_UNITS for _, unit in facts(sentence).numbers):
+        return []
+    source = content_terms(provision) | content_terms(identity)
+    absent: list[str] = []
+    for match in _RUNS_FROM.finditer(without_references(sentence)):
+        for term in sorted(content_terms(match.group(1)) - source):
+            if not any(_family(term, known) for known in source):
+                absent.append(f"{term} (the event the period runs from)")
+    return absent
+
+
+def _family(a: str, b: str) -> bool:
+    """Two stems of one word family: equal, or the shorter (four letters or more) begins the longer but for at most
+    its last letter (the topic check's rule, ``api.composer.judge.topic.same_family``)."""
+    if a == b:
+        return True
+    short = min(a, b, key=len)
+    return len(short) >= 4 and len(os.path.commonprefix([a, b])) >= max(4, len(short) - 1)
 
 
 _QUOTE_MARKS = "\"'“”‘’"

@@ -14,7 +14,9 @@ from .facts import missing_facts
 from .meaning import (
     SUPPORT_THRESHOLD,
     WORD,
+    anchor_elsewhere,
     best_window,
+    chooser_elsewhere,
     content_terms,
     misdefined,
     misplaced,
@@ -88,6 +90,8 @@ def support(
             or misdefined(sentence, provision)
             or subject_elsewhere(sentence, provision, identity)
             or scattered(sentence, provision, units)
+            or chooser_elsewhere(sentence, provision)
+            or anchor_elsewhere(sentence, provision, identity)
         )
     strays = tuple(topic_strays(wanted, set().union(*unit_terms) | content_terms(identity), topic)) if topic else ()
     best, best_span, best_units = best_window(wanted, units, unit_terms)
