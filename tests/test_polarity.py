@@ -221,3 +221,10 @@ def test_a_duty_to_do_what_the_closest_clause_leaves_to_discretion() -> None:
     assert not imposes_discretion(duty, window)  # the window's other clause imposes a duty
     assert imposes_discretion(duty, window, closest)  # but not to grant: that is left to discretion
     assert not imposes_discretion("The Director must keep a register of the assistance.", window, closest)
+
+
+def test_keeping_what_the_clause_makes_the_condition_of_returning() -> None:
+    clause = ("(1) A purchaser shall, at any time before the final payment falls due, be entitled, upon the return to "
+              "the seller of the goods, to terminate the agreement by giving notice in writing.")  # fmt: skip
+    assert opposite("A buyer can end a hire-purchase agreement by written notice while keeping the goods.", clause)
+    assert not opposite("A buyer can end the agreement by written notice if he returns the goods.", clause)

@@ -149,7 +149,7 @@ _VALID = re.compile(r"\b(?:valid|lawful|binding|enforceable)\b", re.I)
 # A duty to give something back ("shall refund any payment received"), and a sentence letting it be kept ("may keep
 # any payment received"); not where the clause itself lets part be kept ("refunded …, less any amount due for damage").
 _GIVE_BACK = re.compile(r"\b(?:refund|return|repay|reimburse)(?:s|ed|ing)?\b|\b(?:give|pay|hand)\s+back\b", re.I)
-_HOLD = re.compile(r"\b(?:keep|keeps|kept|retain\w*|withh\w*|forfeit\w*)\b", re.I)
+_HOLD = re.compile(r"\b(?:keep|keeps|keeping|kept|retain\w*|withh\w*|forfeit\w*)\b", re.I)
 _LESS = re.compile(r"\b(?:less|minus|deduct\w*|set[- ]off)\b", re.I)
 _CONDITION_OBJECT = re.compile(
     r"\b(?:without|unless|except|excepting|other\s+than|otherwise\s+than|until|before)\s+((?:the\s+|a\s+|an\s+)?\w+)",
