@@ -219,3 +219,30 @@ def test_a_period_runs_from_the_event_the_provision_names() -> None:
     assert right.missing == (), right
     # Without a period, "from the day" is no period's start.
     assert support("A patent is valid from the day it is granted.", provision).missing == ()
+
+
+def test_a_place_that_states_no_figure_of_the_kind_does_not_say_another(shared_data: Path) -> None:
+    # A copyright section whose later subsection gives the State's copyright "for the period specified in
+    # subsection (1)": sharing the most words with the sentence, it states no period, so it says no other one.
+    with (shared_data / "corpus" / "zimbabwe_legislation" / "acts.jsonl").open(encoding="utf-8") as corpus:
+        law = next(json.loads(line) for line in corpus if '"zw/act/2000/11"' in line[:40])
+    (provision,) = [s["text"] for s in law["sections"] if str(s["section"]) == "15"]
+    said = support(
+        "Copyright in a computer program lasts fifty years from the end of the year in which the program is first "
+        "published.",
+        provision,
+    )
+    assert said.missing == (), said
+    assert support("Copyright in a computer program lasts ten years.", provision).missing
+
+
+def test_a_long_starting_event_is_read_whole() -> None:
+    provision = (
+        "the term of every patent shall be twenty years from the date on which the application for the patent was "
+        "lodged at the Patent Office in terms of paragraph (b) of subsection (1) of section seven"
+    )
+    sentence = (
+        "The term of a patent is twenty years from the date on which the application for the patent was lodged at the "
+        "Patent Office in terms of paragraph (b) of subsection (1) of section seven."
+    )
+    assert support(sentence, provision).missing == ()

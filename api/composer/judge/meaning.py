@@ -171,8 +171,14 @@ def misplaced(
             spans = [(k, k + 1 if _LEAD_IN.search(text[k]) else k) for k in own]
         else:  # each with the sentences either side: a list's lead-in and its items
             spans = [(max(0, k - 1), k + 1) for k in tied]
+        kinds = {unit for _, unit in facts(clause).numbers if unit}
         for first, last in spans:
             place = provision[units[first][0] : units[min(len(units) - 1, last)][1]]
+            # A place that states no figure of the clause's kind ("for the period specified in subsection (1)")
+            # says nothing of it, so cannot say something else.
+            if kinds and not kinds & {unit for _, unit in facts(place).numbers}:
+                gaps.append([])
+                continue
             gaps.append(missing_facts(clause, place, identity))
         if all(gaps):
             return [f"{fact} (said of something else)" for fact in min(gaps, key=len)]
@@ -250,7 +256,7 @@ _CHOICE_FILLER = frozenset("then also alone itself himself herself themselves fr
 
 # The day a period runs from: "counted from the day the patent was granted", "after the date of the marriage".
 _RUNS_FROM = re.compile(
-    r"\b(?:from|after|since)\s+the\s+(?:day|date|time)\s+(?:on\s+which\s+|when\s+|that\s+|of\s+)?([^,.;:]{3,80})",
+    r"\b(?:from|after|since)\s+the\s+(?:day|date|time)\s+(?:on\s+which\s+|when\s+|that\s+|of\s+)?([^,.;:]{3,})",
     re.I,
 )
 _PERIOD_UNITS = frozenset({"year", "month", "week", "day", "hour"})
@@ -267,7 +273,8 @@ def anchor_elsewhere(sentence: str, provision: str, identity: str) -> list[str]:
     source = content_terms(provision) | content_terms(identity)
     absent: list[str] = []
     for match in _RUNS_FROM.finditer(without_references(sentence)):
-        for term in sorted(content_terms(match.group(1)) - source):
+        event = " ".join(match.group(1).split()[:12])
+        for term in sorted(content_terms(event) - source):
             if not any(_family(term, known) for known in source):
                 absent.append(f"{term} (the event the period runs from)")
     return absent
