@@ -166,7 +166,7 @@ def misplaced(
         said_of, text = _subject(clause), {k: provision[units[k][0] : units[k][1]] for k in tied}
         subsections = all(_SUBSECTION.match(t) for t in text.values())
         own = [k for k in tied if subsections and said_of and _subject(text[k]) == said_of]
-        gaps = []
+        gaps: list[list[str]] = []
         if own and len(own) < len(tied):  # only its own sentence, and the items of its list if it leads one in
             spans = [(k, k + 1 if _LEAD_IN.search(text[k]) else k) for k in own]
         else:  # each with the sentences either side: a list's lead-in and its items
