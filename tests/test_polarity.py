@@ -228,3 +228,15 @@ def test_keeping_what_the_clause_makes_the_condition_of_returning() -> None:
               "the seller of the goods, to terminate the agreement by giving notice in writing.")  # fmt: skip
     assert opposite("A buyer can end a hire-purchase agreement by written notice while keeping the goods.", clause)
     assert not opposite("A buyer can end the agreement by written notice if he returns the goods.", clause)
+
+
+def test_a_list_item_is_read_with_the_lead_in_it_completes() -> None:
+    # The provision's sentences as the corpus's chunks break them: the lead-in's "may" on one line, its items on the
+    # next; a later subsection imposes other duties.
+    provision = (
+        "(5) Where a person is in possession of any unsolicited goods, he or she may—\n"
+        "(a) retain the goods; or (b) at the risk and expense of the supplier, return the goods to the supplier.\n"
+        "(6) No supplier shall demand any payment for unsolicited goods, and every supplier shall refund it."
+    )
+    assert support("You must send them back, at the supplier's risk and expense.", provision).opposite
+    assert not support("You may send them back, at the supplier's risk and expense.", provision).opposite

@@ -194,12 +194,15 @@ def imposes_discretion(sentence: str, clause: str, closest: str | None = None) -
 
 def _discretion_to(act: str, clause: str) -> bool:
     """Whether ``clause`` gives a discretion ("may", "is entitled to") and no duty, to do what ``act`` (the words
-    after a sentence's "must") names by its verb: "must grant assistance" against "the Director may, on application
-    …, grant social welfare assistance"."""
-    verb = next(iter(re.findall(r"[a-z]{4,}", act.lower())), "")
-    if not verb or not _DISCRETION.search(clause) or _DUTY.search(_NO_DUTY.sub(" ", clause)):
+    after a sentence's "must") names: at least half its words (of four letters or more) are the clause's ("must grant
+    assistance" against "the Director may, on application …, grant social welfare assistance"; "must send them back
+    at the supplier's risk and expense" against "may (a) retain the goods; or (b) at the risk and expense of the
+    supplier, return the goods")."""
+    if not _DISCRETION.search(clause) or _DUTY.search(_NO_DUTY.sub(" ", clause)):
         return False
-    return any(word[:5] == verb[:5] for word in re.findall(r"[a-z]{4,}", clause.lower()))
+    words = {w[:5] for w in re.findall(r"[a-z]{4,}", act.lower())} - {"them", "they", "their", "there", "thing"}
+    stated = {w[:5] for w in re.findall(r"[a-z]{4,}", clause.lower())}
+    return bool(words) and 2 * len(words & stated) >= len(words)
 
 
 def _conditions(text: str) -> set[str]:
