@@ -246,3 +246,15 @@ def test_a_long_starting_event_is_read_whole() -> None:
         "Patent Office in terms of paragraph (b) of subsection (1) of section seven."
     )
     assert support(sentence, provision).missing == ()
+
+
+def test_only_figures_are_placed_a_body_is_read_over_the_whole_provision() -> None:
+    provision = (
+        "(1) It shall be the duty of the father or the mother of a child to give notice of the birth in the prescribed "
+        "form to the registrar of the district in which the birth occurred. (2) Notice in terms of subsection (1) "
+        "shall be given— (a) in the case of a birth, within forty-two days from the date of the birth; (b) in the case "
+        "of a still-birth, within thirty days."
+    )
+    said = support("Notice of a birth must be given to the registrar of the district within forty-two days.", provision)
+    assert said.missing == (), said
+    assert support("Notice of a birth must be given to the registrar within sixty days.", provision).missing

@@ -179,7 +179,8 @@ def misplaced(
             if kinds and not kinds & {unit for _, unit in facts(place).numbers}:
                 gaps.append([])
                 continue
-            gaps.append(missing_facts(clause, place, identity))
+            # Only its figures: the kinds of body and penalty it names are read over the whole provision.
+            gaps.append([fact for fact in missing_facts(clause, place, identity) if fact[:1].isdigit()])
         if all(gaps):
             return [f"{fact} (said of something else)" for fact in min(gaps, key=len)]
     return []
