@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from api.composer.judge.gate import gate_model_answer
-from api.composer.judge.polarity import forbids, imposes_discretion, opposite, overstates
+from api.composer.judge.polarity import forbids, grants_discretion, imposes_discretion, opposite, overstates
 from api.composer.judge.rules import support
 from api.schemas.events import Citation
 
@@ -240,3 +240,17 @@ def test_a_list_item_is_read_with_the_lead_in_it_completes() -> None:
     )
     assert support("You must send them back, at the supplier's risk and expense.", provision).opposite
     assert not support("You may send them back, at the supplier's risk and expense.", provision).opposite
+
+
+def test_a_discretion_where_the_clause_imposes_a_duty_on_the_same_party_and_act() -> None:
+    clause = (
+        "(3) If the employee has used up the maximum period of sick leave on full pay, an employer shall, at the "
+        "request of the employee, grant a further period of up to ninety days' sick leave on half pay."
+    )
+    assert grants_discretion("An employer may grant a further period of up to ninety days on half pay.", clause)
+    assert opposite("An employer may grant a further period of up to ninety days on half pay.", clause)
+    # Another party's right, another act, or a status the clause gives ("shall be competent"), not a duty.
+    assert not grants_discretion("The employee may ask for a further period on half pay.", clause)
+    assert not grants_discretion("An employer may refuse leave on full pay.", clause)
+    competent = "(1) Every person of or over the age of sixteen years shall be competent to witness a will."
+    assert not grants_discretion("A person of sixteen can witness a will.", competent)

@@ -205,6 +205,32 @@ def _discretion_to(act: str, clause: str) -> bool:
     return bool(words) and 2 * len(words & stated) >= len(words)
 
 
+# "shall be competent to witness", "shall be entitled to": a status the clause gives, not a duty it imposes.
+_STATUS = re.compile(
+    r"\b(?:shall|must)\s+be\s+(?:competent|entitled|eligible|capable|able|qualified|deemed|liable|free|"
+    r"permitted|allowed)\b",
+    re.I,
+)
+_PRONOUNS = frozenset("your their they them this that these those there what which".split())
+_MAY_ACT = re.compile(r"\b(?:may|can)\s+(?:choose\s+(?:whether\s+)?(?:or\s+not\s+)?to\s+)?([a-z]{3,})\b", re.I)
+
+
+def grants_discretion(sentence: str, clause: str) -> bool:
+    """Whether ``sentence`` leaves to discretion ("an employer may grant a further period") what ``clause`` makes a
+    duty ("an employer shall, at the request of the employee …, grant a further period") and leaves to no one's
+    discretion: the same act (the verb after "may", in the clause after its "shall"), the same party (the sentence's
+    subject is named in the clause before its "shall")."""
+    said = _MAY_ACT.search(_asserted(sentence))
+    duty = _DUTY.search(_STATUS.sub(" ", clause))
+    if said is None or duty is None or forbids(sentence) or forbids(clause) or _DISCRETION.search(clause):
+        return False
+    subject = {w.lower()[:5] for w in re.findall(r"[A-Za-z]{4,}", _asserted(sentence)[: said.start()])} - _PRONOUNS
+    clause = _STATUS.sub(" ", clause)
+    before, after = clause[: duty.start()].lower(), clause[duty.end() :].lower()
+    verb = said.group(1).lower()[:5]
+    return bool(subject) and any(w in before for w in subject) and bool(re.search(rf"\b{verb}", after))
+
+
 def _conditions(text: str) -> set[str]:
     """The conditions and exceptions ``text`` states, by their first word ("without the consent" -> "without the
     consent")."""
@@ -424,6 +450,8 @@ def opposite(sentence: str, clause: str) -> bool:
         return True
     if includes_excepted(sentence, clause) or waives_requirement(sentence, clause) or overstates(sentence, clause):
         return True
+    if grants_discretion(sentence, clause):
+        return True  # "an employer may grant" against "an employer shall … grant"
     if _ALONE.search(sentence) and _JOINT.search(clause):
         return True  # "the day your employer alone decides" against "a day agreed by the employer and employee"
     # A negation inside a leading condition ("If he cannot show that, …") is not what the sentence asserts; read
