@@ -133,12 +133,18 @@ class Run:
         answer = str(self.final.get("answer", ""))
         return sum(e.json()["text"] not in answer for e in self.events if e.event == "token")
 
-    def extra(self, answer_sentences: list[str]) -> str:
-        """What the streamed text holds beyond the reference sentences (a fallback's quotes, a note)."""
-        rest = norm(self.tokens)
+    def extra(self, answer_sentences: list[str], definitions: bool = True) -> str:
+        """What the streamed text holds beyond the reference sentences (a fallback's quotes, a note); with
+        ``definitions`` False, less the paragraphs quoting a definition the service adds below an answer whose cited
+        words use a defined term (``api.composer.definitions``: verified quotes, not the model's text)."""
+        rest = norm(self.tokens if definitions else _DEFINITION_PARAGRAPH.sub(" ", self.tokens))
         for s in answer_sentences:
             rest = rest.replace(core(s), "")
         return " ".join(w for w in rest.split() if w not in {".", ","})
+
+
+# A definition paragraph as `api.composer.definitions.definitions_text` writes it: "… defines “term”: “…” [n]".
+_DEFINITION_PARAGRAPH = re.compile(r"(?m)^[^\n]*? defines “[^”\n]+”: “[^\n]*” \[\d+\][ \t]*$")
 
 
 async def ask(client: httpx.AsyncClient, question: str, session: str) -> list[Event]:
@@ -229,7 +235,7 @@ def report(runs: list[Run], refs: dict[str, dict[str, Any]], kinds: dict[str, st
     by = {(r.qid, r.variant): r for r in runs}
     ids = list(refs)
     rows, true_fail, alt_fail = [], [], []
-    whole = half = missing = not_asked = whole_offered = offered_n = 0
+    whole = half = missing = not_asked = whole_offered = offered_n = whole_defs = 0
     kept_out = leaked_n = alt_offered = alt_kept_offered = 0
     token_lost = 0
     for qid in ids:
@@ -241,6 +247,7 @@ def report(runs: list[Run], refs: dict[str, dict[str, Any]], kinds: dict[str, st
         fallback = bool({"model_answer_unverified", "model_abstained"} & set(t.warnings))
         extra = t.extra(true_s)
         is_whole = all(shown) and bool(t.final.get("verified")) and not fallback and not extra
+        whole_defs += all(shown) and bool(t.final.get("verified")) and not fallback and not t.extra(true_s, False)
         gold_in = any(t.offered)
         whole += is_whole
         half += sum(shown) * 2 >= len(shown)
@@ -281,6 +288,8 @@ def report(runs: list[Run], refs: dict[str, dict[str, Any]], kinds: dict[str, st
         "| --- | --- |",
         f"| true answers that reached the reader whole and verified | {whole} of {n} ({whole / n:.0%}) |",
         f"| the same, where the gold provision was among the sources offered | {whole_offered} of {offered_n} |",
+        f"| the same as the first, a definition the service quotes below the answer not counted as other text | "
+        f"{whole_defs} of {n} ({whole_defs / n:.0%}) |",
         f"| true answers with at least half their sentences shown | {half} of {n} |",
         f"| true answers whose gold provision was not among the sources offered to the model | {missing}, of which "
         f"{not_asked} where the model was never asked |",

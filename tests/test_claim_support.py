@@ -130,3 +130,131 @@ def test_a_month_in_the_provision_is_one_month_and_one_alone_is_no_quantity() ->
     assert missing_facts("You must be given one month's notice.", "Give the employee a month's notice.") == []
     assert missing_facts("You must be given two months' notice.", "Give the employee a month's notice.") == ["2 month"]
     assert quantities("within one month") == {(1.0, "month")} and quantities("one of the parties") == set()
+
+
+def test_a_count_of_things_must_be_the_provisions_count_of_the_same_things() -> None:
+    provision = "each signature is made in the presence of two or more competent witnesses present at the same time"
+    assert missing_facts("It must be signed in front of one competent witness.", provision) == ["1 competent witness"]
+    assert missing_facts("It must be signed in front of at least two competent witnesses.", provision) == []
+    # Where the provision counts nothing of the kind, "one" is left to the other checks.
+    assert missing_facts("One witness signs after the testator.", "the witness signs after the testator") == []
+
+
+def test_a_rate_per_period_keeps_its_period() -> None:
+    provision = "a package of not less than one month's wages for every two years of service shall be paid"
+    assert missing_facts("You get at least one month's wages for every year you worked.", provision) == ["1 year"]
+    assert missing_facts("You get at least one month's wages for every two years you worked.", provision) == []
+    assert missing_facts("You get a day of rest per week.", "one day of rest in each week") == []
+    assert missing_facts("You get a day of rest per week.", "one day of rest in each month") == ["1 week"]
+
+
+def test_a_count_of_occasions_may_be_said_in_other_words() -> None:
+    provision = "shall be entitled to a maximum of three periods of maternity leave with any one employer"
+    assert missing_facts("Paid maternity leave can be taken at most three times.", provision) == []
+    assert missing_facts("Paid maternity leave can be taken at most four times.", provision) == ["4 times"]
+
+
+def test_an_ordinal_day_states_a_period() -> None:
+    provision = (
+        "may proceed on leave not earlier than the forty-fifth day and not later than the twenty-first day prior"
+    )
+    assert missing_facts("You can start no earlier than 45 days and no later than 21 days before.", provision) == []
+    assert missing_facts("You can start no earlier than 40 days before.", provision) == ["40 day"]
+    assert (21.0, "day") in quantities("the twenty-first day") and (20.0, "") not in quantities("the twenty-first day")
+    assert quantities("the first marriage") == set()
+
+
+PENALTIES = (
+    "(1) No person shall possess a firearm without a certificate. (2) Any person who contravenes subsection (1) shall "
+    "be guilty of an offence and liable to a fine not exceeding level ten or to imprisonment for a period not "
+    "exceeding five years. (3) No person shall lend a firearm. (4) No person shall sell ammunition. (5) No person "
+    "shall alter a firearm. (6) No person shall store ammunition in a dwelling. (7) If any person "
+    "fails to comply with the conditions of a certificate, he shall be liable to a fine not exceeding level six or to "
+    "imprisonment for a period not exceeding one year."
+)
+
+
+def test_the_figures_of_one_sentence_must_be_stated_together() -> None:
+    mixed = support(
+        "Possessing one is punishable by a fine up to level ten, up to one year in prison, or both.", PENALTIES
+    )
+    assert any("not stated together" in fact for fact in mixed.missing), mixed
+    right = support(
+        "Possessing one is punishable by a fine up to level ten, up to five years in prison, or both.", PENALTIES
+    )
+    assert right.missing == (), right
+
+
+def test_a_figure_is_placed_by_what_it_is_of_not_by_how_it_is_bounded() -> None:
+    provision = (
+        "(3) An employee shall be entitled to a maximum of three periods of leave: Provided that paid leave shall be "
+        "granted only once during any period of twenty-four months. (4) Sick leave may not be granted once paid leave "
+        "has begun."
+    )
+    said = support(
+        "Paid leave can be taken at most three times, and not more than once in any twenty-four months.", provision
+    )
+    assert said.missing == (), said
+
+
+def test_a_choice_belongs_to_whom_the_provision_gives_it() -> None:
+    provision = (
+        "the consumer may return the goods, and the supplier at the direction of the consumer, shall repair or "
+        "replace the goods or refund the amount paid"
+    )
+    wrong = support("The supplier then chooses whether to repair or replace the goods or refund you.", provision)
+    assert any("the choice" in fact for fact in wrong.missing), wrong
+    assert (
+        support("You then choose whether the supplier repairs or replaces the goods or refunds you.", provision).missing
+        == ()
+    )
+    assert support("The consumer chooses whether the supplier repairs or refunds.", provision).missing == ()
+
+
+def test_a_period_runs_from_the_event_the_provision_names() -> None:
+    provision = "the term of every patent shall be twenty years from the date on which the application was lodged"
+    wrong = support("The twenty years are counted from the day the patent was granted.", provision)
+    assert any("runs from" in fact for fact in wrong.missing), wrong
+    right = support("The twenty years are counted from the day the application was lodged.", provision)
+    assert right.missing == (), right
+    # Without a period, "from the day" is no period's start.
+    assert support("A patent is valid from the day it is granted.", provision).missing == ()
+
+
+def test_a_place_that_states_no_figure_of_the_kind_does_not_say_another(shared_data: Path) -> None:
+    # A copyright section whose later subsection gives the State's copyright "for the period specified in
+    # subsection (1)": sharing the most words with the sentence, it states no period, so it says no other one.
+    with (shared_data / "corpus" / "zimbabwe_legislation" / "acts.jsonl").open(encoding="utf-8") as corpus:
+        law = next(json.loads(line) for line in corpus if '"zw/act/2000/11"' in line[:40])
+    (provision,) = [s["text"] for s in law["sections"] if str(s["section"]) == "15"]
+    said = support(
+        "Copyright in a computer program lasts fifty years from the end of the year in which the program is first "
+        "published.",
+        provision,
+    )
+    assert said.missing == (), said
+    assert support("Copyright in a computer program lasts ten years.", provision).missing
+
+
+def test_a_long_starting_event_is_read_whole() -> None:
+    provision = (
+        "the term of every patent shall be twenty years from the date on which the application for the patent was "
+        "lodged at the Patent Office in terms of paragraph (b) of subsection (1) of section seven"
+    )
+    sentence = (
+        "The term of a patent is twenty years from the date on which the application for the patent was lodged at the "
+        "Patent Office in terms of paragraph (b) of subsection (1) of section seven."
+    )
+    assert support(sentence, provision).missing == ()
+
+
+def test_only_figures_are_placed_a_body_is_read_over_the_whole_provision() -> None:
+    provision = (
+        "(1) It shall be the duty of the father or the mother of a child to give notice of the birth in the prescribed "
+        "form to the registrar of the district in which the birth occurred. (2) Notice in terms of subsection (1) "
+        "shall be given— (a) in the case of a birth, within forty-two days from the date of the birth; (b) in the case "
+        "of a still-birth, within thirty days."
+    )
+    said = support("Notice of a birth must be given to the registrar of the district within forty-two days.", provision)
+    assert said.missing == (), said
+    assert support("Notice of a birth must be given to the registrar within sixty days.", provision).missing

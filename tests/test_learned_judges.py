@@ -40,7 +40,7 @@ DEPOSIT_SECTION = next(part for part in re.split(r"\n(?=\d+\. )", TENANCIES) if 
 # A faithful answer in plain words that shares too few of the provision's words for the rules to pass it.
 PARAPHRASE = "When you move in, nobody can make you put down security money bigger than two months of rent."
 # A claim the provision does not make, in words the rules find there.
-UNSUPPORTED = "The landlord may keep the deposit forever."
+UNSUPPORTED = "The landlord keeps the interest earned on the deposit."
 
 
 def build_pair_classifier(folder: Path, labels: list[str], winner: int) -> Path:
@@ -203,7 +203,7 @@ async def test_the_llm_judge_lets_a_faithful_paraphrase_through_and_keeps_a_fals
         events = await _ask(Settings(data_dir=private_data_dir, llm=llm, gate=GateSettings(judge="llm")), DEPOSIT)
     final = assert_contract(events)
     tokens = _flat(_tokens(events))
-    assert PARAPHRASE in tokens and "forever" not in tokens
+    assert PARAPHRASE in tokens and "keeps the interest" not in tokens
     citation = next(e.json()["citation"] for e in events if e.event == "citation")
     assert citation["quote"] == DEPOSIT_RULE.rstrip(".")
     assert final["verified"]

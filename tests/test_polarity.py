@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from api.composer.judge.gate import gate_model_answer
-from api.composer.judge.polarity import forbids, imposes_discretion, opposite
+from api.composer.judge.polarity import forbids, grants_discretion, imposes_discretion, opposite, overstates
 from api.composer.judge.rules import support
 from api.schemas.events import Citation
 
@@ -98,3 +98,159 @@ def test_a_duty_where_the_provision_gives_a_discretion_is_an_opposite_meaning(
     sentence: str, window: str, imposed: bool
 ) -> None:
     assert imposes_discretion(sentence, window) is imposed
+
+
+UNFAIR = ("(2) An employee is unfairly dismissed if the employer fails to show that he dismissed the employee in terms "
+          "of an employment code.")  # fmt: skip
+NO_OTHER = ("(2) No person other than the parent or guardian of a child shall give a written order referred to in "
+            "subsection (1) to such child.")  # fmt: skip
+LEAVE = ("Provided that the complainant's representative shall seek the leave of the court to make an application "
+         "for a protection order without the consent of the complainant.")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("sentence", "clause", "flipped"),
+    [
+        # A negation inside a condition, leading or trailing, is the condition's, not what the sentence asserts.
+        ("If he cannot show that, the dismissal counts as unfair.", UNFAIR, False),
+        ("A dismissal is unfair if the employer cannot show that it followed the code.", UNFAIR, False),
+        # A word against its negative by prefix.
+        ("If he cannot show that, the dismissal still counts as fair.", UNFAIR, True),
+        # Denying the consequence the clause attaches.
+        ("Refusing to answer those questions is not a crime.",
+         "(4) Any person who refuses to answer any question shall be guilty of an offence.", True),
+        ("Refusing to answer those questions is a crime.",
+         "(4) Any person who refuses to answer any question shall be guilty of an offence.", False),
+        # Validity the clause says is unaffected.
+        ("Failing to register makes the marriage invalid.",
+         "(3) Failure to register a marriage does not affect the validity of the marriage.", True),
+        ("Failing to register does not make the marriage invalid.",
+         "(3) Failure to register a marriage does not affect the validity of the marriage.", False),
+        ("The Council's acts are not invalid because of a vacancy.",
+         "A casual vacancy in the Council shall not invalidate any act of the Council.", False),
+        # A blanket permission of what the clause forbids save in an exception the sentence never names.
+        ("A parent may let a child stay away from school to work for money.",
+         "(1) Except in such circumstances as may be prescribed, no parent shall permit the child to absent himself "
+         "from school in order to engage in employment for gain.", True),
+        ("A legal practitioner may appear for a party.", "No person other than a legal practitioner may appear for a "
+         "party.", False),
+        # A conditional permission past a limit the clause sets without any condition.
+        ("A lender may charge interest above the prescribed rate if the borrower agrees in writing.",
+         "No lender shall stipulate for, demand or receive interest at a rate greater than the prescribed rate.", True),
+        # A party the clause excepts, brought into the rule.
+        ("Any adult, not only the child's parent or guardian, may give a child such an order.", NO_OTHER, True),
+        ("Only the child's parent or guardian may give the child such a written order.", NO_OTHER, False),
+        ("Even if he did not publish the notice, the regulations are valid.",
+         "Unless he considers it inexpedient, the President shall publish a notice.", False),
+        # A requirement waived, and one the clause itself does without.
+        ("The employee does not need a medical certificate to get it.",
+         "(2) Sick leave shall be granted on production of a certificate signed by a registered medical practitioner.",
+         True),
+        ("Your representative can apply for you without the court's permission.", LEAVE, True),
+        ("Your representative can apply for you without your consent.", LEAVE, False),
+        ("A person may import these chemicals without the Minister's authority.",
+         "(2) No person shall import any toxic chemical without the authority of the Minister.", True),
+        ("A data controller may process it without the consent of the data subject where the law requires it.",
+         "No data controller shall process personal information without the consent of the data subject, unless the "
+         "processing is necessary to comply with an obligation imposed by law.", False),
+        # One party alone, where the clause has two agree.
+        ("The rest day is whatever day your employer alone decides.",
+         "(1) Every employee shall be entitled to a weekly rest on a day agreed by the employer and employee.", True),
+        ("The rest day is a day your employer and you agree on.",
+         "(1) Every employee shall be entitled to a weekly rest on a day agreed by the employer and employee.", False),
+    ],
+)  # fmt: skip
+def test_conditions_exceptions_parties_and_waivers_read_against_the_clause(
+    sentence: str, clause: str, flipped: bool
+) -> None:
+    assert opposite(sentence, clause) is flipped
+
+
+def test_a_prohibition_beside_the_closest_clause_does_not_hide_its_discretion() -> None:
+    closest = ("(5) Where a person is in possession of unsolicited goods, he or she may (a) retain the goods; or (b) "
+               "at the risk and expense of the supplier, return the goods to the supplier.")  # fmt: skip
+    window = f"(3)(b) He or she shall not be responsible for any cost of recovering the goods. {closest}"
+    assert not imposes_discretion("You must send them back, at the supplier's risk and expense.", window)
+    assert imposes_discretion("You must send them back, at the supplier's risk and expense.", window, closest)
+    assert not imposes_discretion("You may keep them or send them back.", window, closest)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "clause", "over"),
+    [
+        ("Once full-pay sick leave runs out, an employee is always entitled to ninety more days on half pay.",
+         "An employer shall grant a further ninety days on half pay if the practitioner considers a return probable.",
+         True),
+        ("The provision applies regardless of whether the acquisition was voluntary.",
+         "A citizen who by voluntary act acquires a foreign citizenship shall cease to be a citizen.", False),
+        ("This provision applies regardless of whether the acquisition was through marriage.",
+         "A citizen who, other than by marriage, acquires a foreign citizenship shall cease to be a citizen unless he "
+         "renounces it.", True),
+        ("A court may extend the order whenever a parent asks for it.",
+         "The court may, on application, extend the order beyond eighteen where the child is in school.", True),
+        # A clause itself absolute, or a sentence that states the rule as the clause does.
+        ("You may give up legal aid at any time.", "An aided person may at any time give up legal aid.", False),
+        ("An employee is entitled to ninety more days on half pay if the doctor thinks a return likely.",
+         "An employer shall grant a further ninety days on half pay if the practitioner considers a return probable.",
+         False),
+    ],
+)  # fmt: skip
+def test_a_rule_stated_as_absolute_against_a_conditional_clause(sentence: str, clause: str, over: bool) -> None:
+    assert overstates(sentence, clause) is over
+
+
+def test_a_denial_in_other_words_and_a_requirement_said_to_be_unneeded() -> None:
+    counted = "(3) All Saturdays and Sundays falling within a period of leave shall be counted as part of the leave."
+    assert opposite("Saturdays and Sundays in a period of leave are not counted as leave.", "(3) Saturdays and "
+                    "Sundays in a period of leave shall be counted as part of the leave.")  # fmt: skip
+    assert not opposite("Saturdays and Sundays in a period of leave count as leave.", counted)
+    # A negation in a relative clause is not the sentence's own.
+    assert not opposite("A person who does not pay the fee commits an offence.",
+                        "Any person who fails to pay the fee shall be guilty of an offence.")  # fmt: skip
+    burial = "(1) No person shall conduct any funeral service in connection with any burial without a burial order."
+    assert opposite("No burial order is needed to hold a funeral service.", burial)
+    assert opposite("A burial order is not required to hold a funeral service.", burial)
+    assert not opposite("You need a burial order to hold a funeral service.", burial)
+
+
+def test_a_duty_to_do_what_the_closest_clause_leaves_to_discretion() -> None:
+    closest = ("(1) The Director may, on application made by a destitute older person, grant social welfare assistance "
+               "to such person where he is satisfied that the person has need of it.")  # fmt: skip
+    window = f"{closest} (2) The Director shall keep a register of the assistance granted."
+    duty = "The Director must grant social welfare assistance to every destitute older person who applies."
+    assert not imposes_discretion(duty, window)  # the window's other clause imposes a duty
+    assert imposes_discretion(duty, window, closest)  # but not to grant: that is left to discretion
+    assert not imposes_discretion("The Director must keep a register of the assistance.", window, closest)
+
+
+def test_keeping_what_the_clause_makes_the_condition_of_returning() -> None:
+    clause = ("(1) A purchaser shall, at any time before the final payment falls due, be entitled, upon the return to "
+              "the seller of the goods, to terminate the agreement by giving notice in writing.")  # fmt: skip
+    assert opposite("A buyer can end a hire-purchase agreement by written notice while keeping the goods.", clause)
+    assert not opposite("A buyer can end the agreement by written notice if he returns the goods.", clause)
+
+
+def test_a_list_item_is_read_with_the_lead_in_it_completes() -> None:
+    # The provision's sentences as the corpus's chunks break them: the lead-in's "may" on one line, its items on the
+    # next; a later subsection imposes other duties.
+    provision = (
+        "(5) Where a person is in possession of any unsolicited goods, he or she may—\n"
+        "(a) retain the goods; or (b) at the risk and expense of the supplier, return the goods to the supplier.\n"
+        "(6) No supplier shall demand any payment for unsolicited goods, and every supplier shall refund it."
+    )
+    assert support("You must send them back, at the supplier's risk and expense.", provision).opposite
+    assert not support("You may send them back, at the supplier's risk and expense.", provision).opposite
+
+
+def test_a_discretion_where_the_clause_imposes_a_duty_on_the_same_party_and_act() -> None:
+    clause = (
+        "(3) If the employee has used up the maximum period of sick leave on full pay, an employer shall, at the "
+        "request of the employee, grant a further period of up to ninety days' sick leave on half pay."
+    )
+    assert grants_discretion("An employer may grant a further period of up to ninety days on half pay.", clause)
+    assert opposite("An employer may grant a further period of up to ninety days on half pay.", clause)
+    # Another party's right, another act, or a status the clause gives ("shall be competent"), not a duty.
+    assert not grants_discretion("The employee may ask for a further period on half pay.", clause)
+    assert not grants_discretion("An employer may refuse leave on full pay.", clause)
+    competent = "(1) Every person of or over the age of sixteen years shall be competent to witness a will."
+    assert not grants_discretion("A person of sixteen can witness a will.", competent)

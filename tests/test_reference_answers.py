@@ -24,9 +24,10 @@ from tests.servers import LiveServer
 from tests.sse import Event, collect
 
 QUESTIONS = Path(__file__).resolve().parents[1] / "evaluation" / "dev_questions.jsonl"
-CASES = ["gw-dev-023", "gw-dev-033", "gw-dev-037", "gw-dev-038"]
+CASES = ["gw-dev-023", "gw-dev-026", "gw-dev-028", "gw-dev-033", "gw-dev-034", "gw-dev-037", "gw-dev-038"]
 """Questions over small Acts whose faithful answer the gate delivers whole and whose altered one it keeps out, in
-``benchmarks/results/reference_answers.md``: a maximum sentence changed, the wrong person deciding, an age changed, a
+``benchmarks/results/reference_answers.md``: a maximum sentence changed, a period's starting event changed, a count of
+witnesses changed, the wrong person deciding, one offence's prison term given with another's fine, an age changed, a
 condition denied."""
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from api.composer.jurisdiction import JURISDICTION
+from api.text.words import stem
 
 _UNITS = {
     "zero": 0, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
@@ -26,6 +27,11 @@ _SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
 _ORDINALS = {"second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9,
              "tenth": 10, "twelfth": 12, "fourteenth": 14, "fifteenth": 15, "eighteenth": 18, "twentieth": 20,
              "thirtieth": 30}  # fmt: skip
+_ORDINAL_UNITS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
+                  "eighth": 8, "ninth": 9}  # fmt: skip
+_ORDINAL_PHRASE = re.compile(rf"\b(?:({'|'.join(_TENS)})[\s-])?({'|'.join(_ORDINAL_UNITS)})\b", re.I)
+_TENS_BEFORE = re.compile(rf"\b(?:{'|'.join(_TENS)})[\s-]$")
+_PERIOD_AHEAD = re.compile(r"\s+(?:day|week|month|year)s?\b", re.I)
 _MULTIPLIERS = {"double": 2.0, "twice": 2.0, "treble": 3.0, "triple": 3.0, "thrice": 3.0}
 _NUMBER_WORD = "|".join(sorted([*_UNITS, *_TENS, *_SCALES, "one"], key=len, reverse=True))
 # "and" joins number words only after a scale ("one hundred and five"); elsewhere it joins two numbers ("sixteen- and
@@ -107,7 +113,7 @@ def without_references(text: str) -> str:
     return REFERENCE.sub(" ", text)
 
 
-_UNIT_WORDS = {
+UNIT_WORDS = {
     "year": "year", "years": "year", "yr": "year", "yrs": "year", "month": "month", "months": "month",
     "week": "week", "weeks": "week", "day": "day", "days": "day", "hour": "hour", "hours": "hour", "hrs": "hour",
     "minute": "minute", "minutes": "minute", "level": "level", "%": "percent", "per": "percent",
@@ -150,7 +156,7 @@ def _unit(text: str, start: int, end: int) -> str:
         word = follower.group(1).lower()
         if word in ("of", "and") or word in _UNITS or word in _TENS:
             return ""
-        return _UNIT_WORDS.get(word, "")
+        return UNIT_WORDS.get(word, "")
     return ""
 
 
@@ -187,10 +193,22 @@ def quantities(text: str) -> set[tuple[float, str]]:
         if value is not None:
             found.add((float(value), unit))
     for match in re.finditer(r"[a-z]+", cleaned.lower()):
-        if match.group(0) in _ORDINALS:
+        if match.group(0) in _ORDINALS and not _TENS_BEFORE.search(cleaned.lower(), 0, match.start()):
             found.add((float(_ORDINALS[match.group(0)]), ""))
+            if _PERIOD_AHEAD.match(cleaned, match.end()):  # "the fourteenth day after": fourteen days
+                found.add((float(_ORDINALS[match.group(0)]), _unit(cleaned, match.start(), match.end())))
         elif match.group(0) in _MULTIPLIERS:  # "double the ordinary rate" is "two times" it
             found.add((_MULTIPLIERS[match.group(0)], "times"))
+    # An ordinal day counts a period: "not earlier than the forty-fifth day prior to delivery" is "45 days before";
+    # "twenty-first" is 21 (its "twenty" alone is no figure of the text's).
+    for match in _ORDINAL_PHRASE.finditer(cleaned):
+        tens, last = (match.group(1) or "").lower(), match.group(2).lower()
+        if not tens and not _PERIOD_AHEAD.match(cleaned, match.end()):
+            continue  # "the first marriage": an order, not a figure
+        value = float(_TENS.get(tens, 0) + _ORDINAL_UNITS[last])
+        if tens:
+            found.discard((float(_TENS[tens]), ""))
+        found |= {(value, ""), (value, _unit(cleaned, match.start(), match.end()))}
     return found
 
 
@@ -261,6 +279,54 @@ _BODY_WORDS = re.compile(
 )
 
 
+# A rate per period: "one month's wages for every year", "per week". The provision states one such period when it
+# says "every year", "each week", "per month" or "annually".
+_RATE_PERIOD = re.compile(r"\b(?:(?:for|in)\s+(?:every|each)|per)\s+(year|month|week|day|hour)\b", re.I)
+_EACH_UNIT = re.compile(r"\b(?:every|each|per|any\s+one)\s+(year|month|week|day|hour)\b", re.I)
+_PERIODIC = {"annually": "year", "yearly": "year", "annual": "year", "monthly": "month", "weekly": "week",
+             "daily": "day", "hourly": "hour"}  # fmt: skip
+# A number counting things: "two competent witnesses", "one witness", "three periods". Only the words that can stand
+# between a number and what it counts are skipped ("or more", "such", adjectives are kept as what is counted).
+_COUNTED = re.compile(
+    rf"\b({_NUMBER_WORD}|\d+)(?:[\s-]+(?:or|and)\s+(?:more|less|fewer|over|under))?((?:[\s-]+[a-z]+){{1,2}})", re.I
+)
+_NOT_COUNTED = frozenset(
+    "of or and to in on at by for from with than who which that this it is are be was were the a an another more less "
+    "per cent percent".split()
+)
+
+
+def _counts(text: str) -> list[tuple[float, set[str]]]:
+    """(value, what it counts) for each number in ``text`` followed by the words it counts ("two or more competent
+    witnesses" -> (2, {"competent", "witness"})); numbers with a unit of measure (periods, money, levels) are the unit
+    checks' concern and left out, as are references."""
+    found = []
+    for match in _COUNTED.finditer(without_references(text)):
+        raw = match.group(1).lower()
+        value = float(raw) if raw.isdigit() else _words_value(raw)
+        words = re.findall(r"[a-z]+", match.group(2).lower())
+        if value is None or not words or words[0] in _NOT_COUNTED or words[0] in UNIT_WORDS:
+            continue
+        if words[0] in _UNITS or words[0] in _TENS or words[0] in _SCALES or words[0] in _PERIOD_QUALIFIERS:
+            continue
+        found.append((float(value), {stem(w) for w in words if w not in _NOT_COUNTED}))
+    return found
+
+
+def miscounted(sentence: str, provision: str) -> list[str]:
+    """Counts of things the sentence gives that the provision gives otherwise: "in front of one competent witness"
+    against "in the presence of two or more competent witnesses". A count is checked only where the provision
+    counts the same thing (its first counted word), so "one witness" against a provision that never counts
+    witnesses is left to the other checks; "one", too common to be a fact alone, is a fact here."""
+    given = _counts(provision)
+    missing = []
+    for value, things in _counts(sentence):
+        counted = {v for v, words in given if things & words}
+        if counted and value not in counted:
+            missing.append(f"{_fmt(value)} {' '.join(sorted(things))}")
+    return missing
+
+
 def missing_facts(sentence: str, provision: str, identity: str = "") -> list[str]:
     """The facts in ``sentence`` that ``provision`` does not state (empty: every fact is there). ``identity`` is how
     the provision is cited (its instrument's title, section and heading): the numbers and dates in it may be named
@@ -269,14 +335,22 @@ def missing_facts(sentence: str, provision: str, identity: str = "") -> list[str
     # A number with a unit must occur with that unit ("ten years" is not "level 10"); a bare number by value. The
     # provision's "a month's notice" states one month; a claim's "a month" is a fact only as a period ("within a
     # month" against fourteen days), not in "once a month" or "a month's rent".
-    stated = source.numbers | {(1.0, _UNIT_WORDS[u.lower()]) for u in _ARTICLE_UNIT.findall(provision)}
+    stated = source.numbers | {(1.0, UNIT_WORDS[u.lower()]) for u in _ARTICLE_UNIT.findall(provision)}
     source_values = {value for value, _ in stated}
-    periods = {(1.0, _UNIT_WORDS[u.lower()]) for u in _ARTICLE_PERIOD.findall(without_references(sentence))}
+    periods = {(1.0, UNIT_WORDS[u.lower()]) for u in _ARTICLE_PERIOD.findall(without_references(sentence))}
+    # "for every year" is a rate per one year: against "one month's wages for every two years" it changes the figure.
+    stated |= {(1.0, UNIT_WORDS[u.lower()]) for u in _EACH_UNIT.findall(provision)}
+    stated |= {(1.0, unit) for word, unit in _PERIODIC.items() if re.search(rf"\b{word}\b", provision, re.I)}
+    periods |= {(1.0, UNIT_WORDS[u.lower()]) for u in _RATE_PERIOD.findall(without_references(sentence))}
+    bare_values = {value for value, unit in stated if not unit}
     missing = [
         _fmt(value) + (f" {unit}" if unit else "")
         for value, unit in sorted(claim.numbers | periods)
-        if ((value, unit) not in stated if unit else value not in source_values)
-    ]
+        # "three times" counts occasions the provision may count in other words ("three periods of leave").
+        if ((value, unit) not in stated and not (unit == "times" and value in bare_values)
+            if unit else value not in source_values)
+    ]  # fmt: skip
+    missing += miscounted(sentence, provision)
     missing += sorted(claim.months - source.months)
     # Bodies only from the text: "the Police must pay" needs a provision that names the Police, whatever the Act.
     source_lower = " ".join(provision.lower().split())

@@ -10,15 +10,17 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 from api.composer.jurisdiction import JURISDICTION
 from api.text.words import stem
 
-from .facts import REFERENCE, WORD_NUMBER, facts, missing_facts, without_references
+from .facts import REFERENCE, UNIT_WORDS, WORD_NUMBER, facts, missing_facts, without_references
 
 SUPPORT_THRESHOLD = 0.5
 WINDOW_UNITS = 3
+TOGETHER_UNITS = 2
 
 _STOP = frozenset(
     "a an and are as at be been being by for from has have had how i in into is it its of on or so that the their "
@@ -116,6 +118,8 @@ def best_window(
     return best, best_span, best_units
 
 
+_UNIT_STEMS = frozenset(folded_stem(word) for word in UNIT_WORDS if word.isalpha())
+_HOW = frozenset({"not", "shall", "may", "over", "under", "least", "most", "once", "up"})
 _FACT_CLAUSE = re.compile(r"[,;]\s+|\s+(?:and|but|or|whereas)\s+(?=\w+\s+\w+\s+\w+)")
 
 
@@ -147,7 +151,10 @@ def misplaced(
     for clause in _FACT_CLAUSE.split(without_references(sentence)):  # "the Labour Act, 2004" keeps its year out of it
         if facts(clause).empty:
             continue
-        terms = content_terms(WORD_NUMBER.sub(" ", clause))  # its figures are what is checked, not what places it
+        # Its figures and their units are what is checked, not what places it: "prescribes after six years" must be
+        # placed by "judgment debt", not by every item of a list that counts years.
+        # Nor do its modal and bound words ("not", "more than", "must"): they say how, not what the figure is of.
+        terms = content_terms(WORD_NUMBER.sub(" ", clause)) - _UNIT_STEMS - _HOW
         overlaps = [len(terms & unit) for unit in unit_terms]
         most = max(overlaps, default=0)
         if not most:
@@ -159,17 +166,128 @@ def misplaced(
         said_of, text = _subject(clause), {k: provision[units[k][0] : units[k][1]] for k in tied}
         subsections = all(_SUBSECTION.match(t) for t in text.values())
         own = [k for k in tied if subsections and said_of and _subject(text[k]) == said_of]
-        gaps = []
+        gaps: list[list[str]] = []
         if own and len(own) < len(tied):  # only its own sentence, and the items of its list if it leads one in
             spans = [(k, k + 1 if _LEAD_IN.search(text[k]) else k) for k in own]
         else:  # each with the sentences either side: a list's lead-in and its items
             spans = [(max(0, k - 1), k + 1) for k in tied]
+        kinds = {unit for _, unit in facts(clause).numbers if unit}
         for first, last in spans:
             place = provision[units[first][0] : units[min(len(units) - 1, last)][1]]
-            gaps.append(missing_facts(clause, place, identity))
+            # A place that states no figure of the clause's kind ("for the period specified in subsection (1)")
+            # says nothing of it, so cannot say something else.
+            if kinds and not kinds & {unit for _, unit in facts(place).numbers}:
+                gaps.append([])
+                continue
+            # Only its figures: the kinds of body and penalty it names are read over the whole provision.
+            gaps.append([fact for fact in missing_facts(clause, place, identity) if fact[:1].isdigit()])
         if all(gaps):
             return [f"{fact} (said of something else)" for fact in min(gaps, key=len)]
     return []
+
+
+def scattered(sentence: str, provision: str, units: list[tuple[int, int]]) -> list[str]:
+    """Figures of one sentence that the provision states only far apart: "punishable by a fine of up to level ten,
+    up to one year in prison, or both" takes level ten from one offence's penalty and one year from another's, each
+    in the provision but never together. A sentence's figures with a unit (periods, levels, amounts) state one rule,
+    so some run of ``TOGETHER_UNITS`` consecutive sentences of the provision (an item and the next, a lead-in and
+    its item) must state them all. A figure the provision states in no single sentence (its identity's, or one split
+    over a line) is left out of this reading."""
+    wanted = {(value, unit) for value, unit in facts(sentence).numbers if unit}
+    if len(wanted) < 2:
+        return []
+    stated = [facts(provision[a:b]).numbers for a, b in units]
+    places = {fact: {k for k, found in enumerate(stated) if fact in found} for fact in wanted}
+    placed = {fact: where for fact, where in places.items() if where}
+    if len(placed) < 2:
+        return []
+    span = TOGETHER_UNITS
+    for first in range(max(1, len(units) - span + 1)):
+        if all(where & set(range(first, first + span)) for where in placed.values()):
+            return []
+    return [f"{_fmt_fact(fact)} (not stated together with the sentence's other figures)" for fact in sorted(placed)]
+
+
+def _fmt_fact(fact: tuple[float, str]) -> str:
+    value, unit = fact
+    number = str(int(value)) if value.is_integer() else str(value)
+    return f"{number} {unit}".strip()
+
+
+# Who a sentence says makes a choice ("the supplier then chooses whether to repair or refund"), and whom a provision
+# gives it to ("the supplier, at the direction of the consumer, shall repair … or refund", "at the tenant's option").
+_CHOOSES = re.compile(
+    r"((?:\b[a-z]+\s+){1,3})(?:chooses|decides|elects|selects|picks)\b"
+    r"|\bat\s+(?:the\s+)?((?:[a-z]+\s+){0,2}[a-z]+)['’]s\s+(?:choice|option|election|discretion)\b",
+    re.I,
+)
+_CHOICE_OF = re.compile(
+    r"\bat\s+the\s+(?:direction|option|election|choice|discretion)\s+of\s+((?:[a-z-]+\s+){0,3}[a-z-]+)"
+    r"|\bat\s+(?:the\s+)?((?:[a-z]+\s+){0,2}[a-z]+)['’]s\s+(?:option|election|choice|discretion)\b"
+    r"|((?:\b[a-z]+\s+){1,3})(?:may|shall|must)\s+(?:choose|elect|select)\b",
+    re.I,
+)
+
+
+def chooser_elsewhere(sentence: str, provision: str) -> list[str]:
+    """The party a sentence says makes a choice, where the provision gives that choice to another: "the supplier
+    then chooses whether to repair or replace the goods or refund" against "the supplier at the direction of the
+    consumer shall repair or replace … or refund". Read only where the provision says whose choice it is; the words
+    just before the choosing (up to three: "the business entity concerned chooses") must name one of those the
+    provision gives it to, and a pronoun ("you choose") stands for whoever the provision names."""
+    choosers = {
+        folded_stem(word)
+        for match in _CHOICE_OF.finditer(provision)
+        for word in WORD.findall(next(g for g in match.groups() if g).lower())
+        if word not in _STOP
+    }
+    if not choosers:
+        return []
+    wrong = []
+    for match in _CHOOSES.finditer(sentence):
+        words = [w for w in WORD.findall(next(g for g in match.groups() if g).lower()) if w not in _STOP]
+        named = [w for w in words if w not in _NOT_TERMS and w not in _CHOICE_FILLER]
+        if named and not any(folded_stem(w) in choosers for w in named):
+            wrong.append(f"{named[-1]} (the provision gives the choice to another)")
+    return wrong
+
+
+_CHOICE_FILLER = frozenset("then also alone itself himself herself themselves freely later first".split())
+
+
+# The day a period runs from: "counted from the day the patent was granted", "after the date of the marriage".
+_RUNS_FROM = re.compile(
+    r"\b(?:from|after|since)\s+the\s+(?:day|date|time)\s+(?:on\s+which\s+|when\s+|that\s+|of\s+)?([^,.;:]{3,})",
+    re.I,
+)
+_PERIOD_UNITS = frozenset({"year", "month", "week", "day", "hour"})
+
+
+def anchor_elsewhere(sentence: str, provision: str, identity: str) -> list[str]:
+    """The event a sentence's period runs from, where the provision never speaks of it: "the twenty years are
+    counted from the day the patent was granted" against "twenty years from the date on which the application for the
+    patent was lodged". A period is a fact with two ends; its figure is checked with the facts, its starting event
+    here: each of its meaning-bearing words must be in the provision (by word family). Read only in a sentence that
+    states a period."""
+    if not any(unit in _PERIOD_UNITS for _, unit in facts(sentence).numbers):
+        return []
+    source = content_terms(provision) | content_terms(identity)
+    absent: list[str] = []
+    for match in _RUNS_FROM.finditer(without_references(sentence)):
+        event = " ".join(match.group(1).split()[:12])
+        for term in sorted(content_terms(event) - source):
+            if not any(_family(term, known) for known in source):
+                absent.append(f"{term} (the event the period runs from)")
+    return absent
+
+
+def _family(a: str, b: str) -> bool:
+    """Two stems of one word family: equal, or the shorter (four letters or more) begins the longer but for at most
+    its last letter (the topic check's rule, ``api.composer.judge.topic.same_family``)."""
+    if a == b:
+        return True
+    short = min(a, b, key=len)
+    return len(short) >= 4 and len(os.path.commonprefix([a, b])) >= max(4, len(short) - 1)
 
 
 _QUOTE_MARKS = "\"'“”‘’"

@@ -39,7 +39,11 @@ _CLAUSE_NEGATION = re.compile(
     r"|\b(?:no|nobody|neither|nor|never)\b(?=[^.;:]{0,240}?\b(?:shall|may|must|can|will)\b)"
     r"|\bno\s+one\b|\bunder\s+no\s+circumstances\b|\bright\s+not\s+to\b"
     r"|\bno\s+(?:\w+\s+){1,3}?to\s+be\b"  # a heading's prohibition: "No liquor to be consumed … later than …"
-    r"|\b(?:prohibited|forbidden|unlawful|illegal|only)\b",
+    # Denying a legal consequence: "is not a crime", "is not punishable", "not an offence".
+    r"|\b(?:is|are|was|were|be|been)\s+not\s+(?:an?\s+)?(?:offen[cs]es?|crimes?|criminal|guilty|punishable|"
+    r"compulsory|mandatory)\b"
+    r"|\b(?:does|do|did|shall|will)\s+not\s+(?:affect|invalidate|impair|prejudice|make|render)\b"
+    r"|\b(?:prohibited|forbidden|unlawful|illegal)\b|(?<!\bnot\s)\bonly\b",  # "not only X" restricts nothing
     re.I,
 )
 # Conditions and exceptions: "cannot … without a hearing" says what "must … have a hearing" says.
@@ -85,13 +89,16 @@ _OBLIGATION = re.compile(r"\b(?:shall|must)\b(?!\s+not\b)|\b(?:is|are)\s+require
 _CONDITIONAL = re.compile(r"\b(?:if|when|whenever|where|unless|except|without|provided|subject\s+to)\b", re.I)
 
 
-def permits_beyond(sentence: str) -> bool:
-    """Whether ``sentence`` grants leave to go past a limit ("may charge interest above the prescribed rate")."""
+def permits_beyond(sentence: str, clause: str = "") -> bool:
+    """Whether ``sentence`` grants leave to go past a limit ("may charge interest above the prescribed rate"). A
+    permission on a condition counts only where ``clause`` (when given) states no condition or exception at all: a
+    limit the clause sets without one ("no lender shall … receive … interest at a rate greater than the prescribed
+    rate") is not lifted by a condition the sentence adds ("if the borrower agrees in writing")."""
     return (
         not forbids(sentence)
         and bool(_PERMISSION.search(sentence))
         and not _WITHIN.search(sentence)
-        and not _CONDITIONAL.search(sentence)
+        and not (_CONDITIONAL.search(sentence) and (not clause or _ANY_CONDITION.search(clause)))
         and bool(_BEYOND.search(sentence))
     )
 
@@ -131,11 +138,18 @@ _EXCLUSION = re.compile(
 _INCLUSION = re.compile(r"\b(?:covers?|extends?\s+to|appl(?:y|ies)\s+(?:also\s+|even\s+)?to)\b", re.I)
 # What the law makes of no effect, and a sentence that gives it effect ("shall be void" against "shall be valid").
 _VOID = re.compile(r"\b(?:void|invalid|null|of\s+no\s+(?:force|effect))\b", re.I)
+# A clause that denies an effect on validity ("does not affect the validity of the marriage").
+_UNAFFECTED = re.compile(
+    r"\b(?:does|do|did|shall|will|may)\s+not\s+(?:\w+\s+)?(?:affect|impair|prejudice)\s+(?:\w+\s+)?(?:the\s+)?"
+    r"validity\b|\b(?:shall|will|does|do)\s+not\s+(?:\w+\s+)?(?:invalidate|render\s+\w+(?:\s+\w+)?\s+(?:void|invalid))",
+    re.I,
+)
+_NOT_VOID = re.compile(r"\b(?:not|never|no\s+longer)\s+(?:\w+\s+){0,2}(?:void|invalid|null)\b", re.I)
 _VALID = re.compile(r"\b(?:valid|lawful|binding|enforceable)\b", re.I)
 # A duty to give something back ("shall refund any payment received"), and a sentence letting it be kept ("may keep
 # any payment received"); not where the clause itself lets part be kept ("refunded …, less any amount due for damage").
 _GIVE_BACK = re.compile(r"\b(?:refund|return|repay|reimburse)(?:s|ed|ing)?\b|\b(?:give|pay|hand)\s+back\b", re.I)
-_HOLD = re.compile(r"\b(?:keep|keeps|kept|retain\w*|withh\w*|forfeit\w*)\b", re.I)
+_HOLD = re.compile(r"\b(?:keep|keeps|keeping|kept|retain\w*|withh\w*|forfeit\w*)\b", re.I)
 _LESS = re.compile(r"\b(?:less|minus|deduct\w*|set[- ]off)\b", re.I)
 _CONDITION_OBJECT = re.compile(
     r"\b(?:without|unless|except|excepting|other\s+than|otherwise\s+than|until|before)\s+((?:the\s+|a\s+|an\s+)?\w+)",
@@ -158,19 +172,63 @@ _DUTY_SCOPE = re.compile(
 )
 
 
-def imposes_discretion(sentence: str, clause: str) -> bool:
+def imposes_discretion(sentence: str, clause: str, closest: str | None = None) -> bool:
     """Whether ``sentence`` puts a duty ("must", "shall", "is required to", "has to") where ``clause`` only gives a
     discretion ("may", "is entitled to") and imposes no duty itself: a court that "may order" is not one that "must
     order". A sentence that sets the duty inside a deadline or a condition is left alone: "you must appeal within
-    thirty days" is how a permission with a time limit is usually put."""
+    thirty days" is how a permission with a time limit is usually put. ``clause`` may be a window of several
+    sentences; given the one among them closest to the sentence (``closest``), a prohibition elsewhere in the window
+    ("(3) … shall not be responsible for any cost") does not hide the discretion ("(5) … he or she may (a) retain the
+    goods or (b) return them"): only the closest one must not forbid."""
+    duty = _DUTY.search(sentence)
+    if not duty or _NO_DUTY.search(sentence) or _DUTY_SCOPE.search(sentence):
+        return False
+    if closest is not None and not forbids(closest) and _discretion_to(sentence[duty.end() :], closest):
+        return True  # the closest clause leaves the very act to discretion ("may … grant"), whatever else is a duty
     return (
-        bool(_DUTY.search(sentence))
-        and not _NO_DUTY.search(sentence)
-        and not _DUTY_SCOPE.search(sentence)
-        and bool(_DISCRETION.search(clause))
+        bool(_DISCRETION.search(clause))
         and not _DUTY.search(_NO_DUTY.sub(" ", clause))
-        and not forbids(clause)
+        and not forbids(clause if closest is None else closest)
     )
+
+
+def _discretion_to(act: str, clause: str) -> bool:
+    """Whether ``clause`` gives a discretion ("may", "is entitled to") and no duty, to do what ``act`` (the words
+    after a sentence's "must") names: at least half its words (of four letters or more) are the clause's ("must grant
+    assistance" against "the Director may, on application …, grant social welfare assistance"; "must send them back
+    at the supplier's risk and expense" against "may (a) retain the goods; or (b) at the risk and expense of the
+    supplier, return the goods")."""
+    if not _DISCRETION.search(clause) or _DUTY.search(_NO_DUTY.sub(" ", clause)):
+        return False
+    words = {w[:5] for w in re.findall(r"[a-z]{4,}", act.lower())} - {"them", "they", "their", "there", "thing"}
+    stated = {w[:5] for w in re.findall(r"[a-z]{4,}", clause.lower())}
+    return bool(words) and 2 * len(words & stated) >= len(words)
+
+
+# "shall be competent to witness", "shall be entitled to": a status the clause gives, not a duty it imposes.
+_STATUS = re.compile(
+    r"\b(?:shall|must)\s+be\s+(?:competent|entitled|eligible|capable|able|qualified|deemed|liable|free|"
+    r"permitted|allowed)\b",
+    re.I,
+)
+_PRONOUNS = frozenset("your their they them this that these those there what which".split())
+_MAY_ACT = re.compile(r"\b(?:may|can)\s+(?:choose\s+(?:whether\s+)?(?:or\s+not\s+)?to\s+)?([a-z]{3,})\b", re.I)
+
+
+def grants_discretion(sentence: str, clause: str) -> bool:
+    """Whether ``sentence`` leaves to discretion ("an employer may grant a further period") what ``clause`` makes a
+    duty ("an employer shall, at the request of the employee …, grant a further period") and leaves to no one's
+    discretion: the same act (the verb after "may", in the clause after its "shall"), the same party (the sentence's
+    subject is named in the clause before its "shall")."""
+    said = _MAY_ACT.search(_asserted(sentence))
+    duty = _DUTY.search(_STATUS.sub(" ", clause))
+    if said is None or duty is None or forbids(sentence) or forbids(clause) or _DISCRETION.search(clause):
+        return False
+    subject = {w.lower()[:5] for w in re.findall(r"[A-Za-z]{4,}", _asserted(sentence)[: said.start()])} - _PRONOUNS
+    clause = _STATUS.sub(" ", clause)
+    before, after = clause[: duty.start()].lower(), clause[duty.end() :].lower()
+    verb = said.group(1).lower()[:5]
+    return bool(subject) and any(w in before for w in subject) and bool(re.search(rf"\b{verb}", after))
 
 
 def _conditions(text: str) -> set[str]:
@@ -179,11 +237,237 @@ def _conditions(text: str) -> set[str]:
     return {" ".join(m.group(0).lower().split()) for m in _CONDITION_OBJECT.finditer(text)}
 
 
+# Every way a sentence or a clause may attach a condition, an exception or a scope to what it says.
+_ANY_CONDITION = re.compile(
+    r"\b(?:if|when|whenever|where|wherever|unless|except|excepting|without|provided|subject\s+to|only|with|once|"
+    r"after|before|until|other\s+than|otherwise\s+than|as\s+long\s+as|so\s+long\s+as|in\s+the\s+case\s+of|save|"
+    r"notwithstanding|in\s+(?:such\s+)?circumstances)\b",
+    re.I,
+)
+# A condition put first ("If he cannot show that, …", "Where both parents have died or cannot do it, …"): a negation
+# inside it is the condition's, not what the sentence asserts.
+_LEADING_CONDITION = re.compile(
+    r"^\W*(?:(?:yes|no)\s*[:,]\s*)?(?:if|where|when|whenever|once|unless|as\s+long\s+as)\b[^,;:]{3,}?,\s+(?=\w)", re.I
+)
+_TRAILING_CONDITION = re.compile(r",?\s+(?:if|where|when|whenever|once|unless)\b[^;:]*$", re.I)
+# An exception a clause makes from its rule: "except in such circumstances as may be prescribed", "other than the
+# parent or guardian", "unless he holds a certificate": the words of what is excepted, up to the clause's next stop.
+_EXCEPTION = re.compile(
+    r"\b(?:except|excepting|save|other\s+than|otherwise\s+than|unless|without)\s+"
+    r"((?:(?!(?:of|shall|may|must|who|which|is|are|to)\b)[\w'’-]+\s*){1,6})",
+    re.I,
+)
+_EXCEPTION_FILLER = frozenset(
+    "a an the of in on to for by as such may be is are his her its their any or and that which who this with you "
+    "your my our he she it they him them we i not no did does do if has have had was were "
+    "prescribed provided".split()
+)
+# A clause that prohibits outright ("no parent … shall", "shall not", "may not"), not one that merely carries a
+# negation somewhere ("show cause why an order should not be made").
+_PROHIBITS = re.compile(r"\bno\b[^.;]{0,200}?\b(?:shall|may)\b|\b(?:shall|may|must)\s+not\b|\bprohibited\b", re.I)
+# A party the sentence expressly includes in a rule ("not only the parent", "the child included", "including the
+# child", "even the child"), for comparing with a party the clause excepts from it.
+_INCLUDED = re.compile(
+    r"\bnot\s+only\s+((?:[\w'’-]+\s*){1,5})|((?:[\w'’-]+\s+){1,4})included\b"
+    # "even the child", not "even if …", "even without …", "even then"
+    r"|\b(?:including|even(?!\s+(?:if|when|where|though|after|before|without|with|so|then|more|less|once)\b))\s+"
+    r"((?:[\w'’-]+\s*){1,5})",
+    re.I,
+)
+# A requirement a sentence waives ("does not need a medical certificate", "even without knowing", "whether or not
+# it is registered"), and the clause's own waiver of it.
+_WAIVED = re.compile(
+    r"\b(?:(?:does|do|did)\s+not|doesn't|don't|need\s+not|needn't)\s+(?:need|require|have\s+to\s+(?:have|get|"
+    r"show|produce|give))\s+((?:[\w'’-]+\s*){1,4})|\beven\s+without\s+((?:[\w'’-]+\s*){1,4})"
+    r"|\bno\s+(?:need\s+for|requirement\s+of)\s+((?:[\w'’-]+\s*){1,4})"
+    # "no burial order is needed", "a warrant is not required"
+    r"|\bno\s+((?:[\w'’-]+\s+){1,3})(?:is|are)\s+(?:needed|required|necessary)\b"
+    r"|((?:[\w'’-]+\s+){1,3})(?:is|are)\s+not\s+(?:needed|required|necessary)\b",
+    re.I,
+)
+_CLAUSE_DISPENSES = re.compile(r"\b(?:need\s+not|not\s+(?:be\s+)?(?:required|necessary)|dispense\w*|waive\w*)\b", re.I)
+_CLAUSE_WAIVER = re.compile(
+    r"\b(?:(without)|whether\s+or\s+not|irrespective\s+of|regardless\s+of)\s+((?:[\w'’-]+\s*){1,6})", re.I
+)
+_WITHOUT = re.compile(r"\bwithout\s+((?:(?!(?:and|or|but|without)\b)[\w'’-]+\s*){1,4})", re.I)
+# "X alone decides", "only X may decide", against "agreed by X and Y", "by agreement between": a choice the clause
+# gives two parties together, which the sentence gives one of them.
+_ALONE = re.compile(r"\b(?:alone|solely|unilaterally|sole\s+discretion|on\s+(?:his|her|its|their)\s+own)\b", re.I)
+_JOINT = re.compile(r"\bagreed\s+(?:by|between|upon\s+by)\b|\bby\s+(?:mutual\s+)?agreement\b|\bjointly\b", re.I)
+
+
+def _words(text: str) -> set[str]:
+    """Lower-cased words of ``text``, a plural's "s" dropped, less filler: for comparing who or what two phrases
+    name."""
+    found = {w.lower().removesuffix("'s").removesuffix("’s") for w in re.findall(r"[\w'’-]+", text)}
+    return {w.removesuffix("s") if len(w) > 3 else w for w in found if w not in _EXCEPTION_FILLER}
+
+
+# A word's negative by prefix ("fair" "unfairly", "lawful" "unlawful", "legal" "illegal", "relevant" "irrelevant");
+# never "in-" or "im-" ("form" "inform", "prove" "improve").
+_NEGATIVE_PREFIX = re.compile(r"^(?:un|non-?|il(?=l)|ir(?=r))(\w{4,})$")
+_NOT_NEGATIVES = frozenset("unless until under understand undertake undertaking uniform union unit unite united unity "
+                           "universal university unlike".split())  # fmt: skip
+
+
+def _negatives(text: str) -> set[str]:
+    """The words ``text`` negates by a prefix, as their plain word's first four letters and more ("unfairly" ->
+    "fairly")."""
+    found = set()
+    for word in re.findall(r"[a-z-]+", text.lower()):
+        match = _NEGATIVE_PREFIX.match(word)
+        if match and word not in _NOT_NEGATIVES and not word.startswith("under"):
+            found.add(match.group(1))
+    return found
+
+
+def antonym(sentence: str, clause: str) -> bool:
+    """Whether ``sentence`` uses a word plainly where ``clause`` uses its negative by prefix, or the reverse, and
+    neither uses the other form: "the dismissal still counts as fair" against "an employee is unfairly dismissed"."""
+    said_words = set(re.findall(r"[a-z]+", sentence.lower()))
+    clause_words = set(re.findall(r"[a-z]+", clause.lower()))
+
+    def turned(plain: set[str], plain_negatives: set[str], other: set[str], negatives: set[str]) -> bool:
+        # A plain word on one side, its negative on the other; neither side also has the other form.
+        return any(
+            negative[:4] == word[:4] and (word.startswith(negative) or negative.startswith(word))
+            and not any(n[:4] == word[:4] for n in plain_negatives) and word not in other
+            for negative in negatives for word in plain if len(word) >= 4
+        )  # fmt: skip
+
+    said_neg, clause_neg = _negatives(sentence), _negatives(clause)
+    return turned(said_words, said_neg, clause_words, clause_neg) or turned(clause_words, clause_neg, said_words,
+                                                                            said_neg)  # fmt: skip
+
+
+# A main verb denied: "are not counted", "does not inherit", "is no longer", "has not been"; and the relative clause
+# that keeps a negation from being the sentence's own ("a person who does not pay …").
+_DENIED = re.compile(
+    r"\b(?:is|are|was|were|be|been|does|do|did|has|have|had|will|would)\s+(?:not|no\s+longer)\s+(?!only\b)\w+"
+    r"|\b(?:isn't|aren't|doesn't|don't|didn't|hasn't|haven't|wasn't|weren't|won't)\b",
+    re.I,
+)
+_RELATIVE = re.compile(r"\b(?:who|which|that|whose|whom)\b(?:\W+\w+){0,5}\W*$", re.I)
+
+
+def _denies(text: str) -> bool:
+    """Whether ``text`` denies its main verb (a negation outside any relative clause)."""
+    return any(not _RELATIVE.search(text[: m.start()]) for m in _DENIED.finditer(text))
+
+
+def _asserted(sentence: str) -> str:
+    """What a sentence asserts, a leading condition ("If he cannot show that, …") or a trailing one ("… is unfair if
+    the employer cannot show …") left out."""
+    main = _LEADING_CONDITION.sub("", sentence, count=1)
+    trailing = _TRAILING_CONDITION.search(main)
+    return main[: trailing.start()] if trailing and len(main[: trailing.start()].split()) >= 3 else main
+
+
+def includes_excepted(sentence: str, clause: str) -> bool:
+    """Whether ``sentence`` brings into a rule the party its ``clause`` excepts: "Any adult, not only the child's
+    parent or guardian, may give such an order" against "No person other than the parent or guardian of a child shall
+    give a written order"; "anyone who takes part, the child included, commits an offence" against "any person, other
+    than the child, who …"."""
+    excepted = [_words(m.group(1)) for m in _EXCEPTION.finditer(clause)]
+    for match in _INCLUDED.finditer(sentence):
+        named = _words(next(g for g in match.groups() if g))
+        if named and any(named & words for words in excepted):
+            return True
+    return False
+
+
+def waives_requirement(sentence: str, clause: str) -> bool:
+    """Whether ``sentence`` waives what ``clause`` requires: "does not need a medical certificate" against "supported
+    by a certificate signed by a registered medical practitioner", "even without knowing" against "knowing that the
+    marriage still subsists", "can apply without the court's permission" against "shall seek the leave of the court
+    to make an application without the consent of the complainant". The clause must name what is waived (at least
+    half its words) and not do without it itself ("whether or not it", "without it", "need not")."""
+    if _CLAUSE_DISPENSES.search(clause):
+        return False
+    stated = _words(clause)
+    # What the clause itself does without ("without the consent of the complainant"): the sentence may say so too.
+    # (A prohibition's "without" is a requirement: "no person shall import … without the authority of the Minister".)
+    unneeded = set().union(
+        *(_words(m.group(2)) for m in _CLAUSE_WAIVER.finditer(clause) if not (m.group(1) and _PROHIBITS.search(clause)))
+    )
+    phrases = [next(g for g in m.groups() if g) for m in _WAIVED.finditer(sentence)]
+    # A permission to act "without" something is a waiver of it too ("can apply without the court's permission"); a
+    # prohibition's "without" restates the requirement ("cannot be dismissed without a hearing").
+    # Only a permission with no other condition: one that states the clause's exception ("… without the consent of
+    # the data subject where the processing is necessary …") is the clause's rule in other words.
+    unconditional = not _ANY_CONDITION.search(_WITHOUT.sub(" ", sentence))
+    if unconditional and _PERMISSION.search(sentence) and not forbids(_asserted(sentence)):
+        phrases += [m.group(1) for m in _WITHOUT.finditer(_asserted(sentence))]
+    for phrase in phrases:
+        waived = _words(phrase)
+        if waived & stated and 2 * len(waived & stated) >= len(waived) and not waived & unneeded:
+            return True
+    return False
+
+
+def blanket_permission(sentence: str, clause: str) -> bool:
+    """Whether ``sentence`` grants, with no condition of its own, what ``clause`` forbids save in an exception the
+    sentence never mentions ("a parent may let a child stay away from school to work" against "Except in such
+    circumstances as may be prescribed, no parent shall … permit the child … to absent himself from school …").
+    A sentence that names what the clause excepts ("a legal practitioner may appear" against "no person other than
+    a legal practitioner may appear") states the exception, and one with a condition may state it in other words."""
+    if forbids(_asserted(sentence)) or not _PERMISSION.search(sentence) or _ANY_CONDITION.search(sentence):
+        return False
+    exceptions = list(_EXCEPTION.finditer(clause))
+    if not exceptions or not _PROHIBITS.search(clause) or _BOUND.search(sentence):
+        return False
+    excepted = set().union(*(_words(m.group(1)) for m in exceptions))
+    return not (excepted & _words(sentence))
+
+
+# A sentence that states its rule as holding without any condition ("always", "in every case", "whenever he asks",
+# "whether or not anyone asks", "may never be refused"), and a clause that attaches one ("if", "unless", "subject to",
+# "at the request of", "on application") or only gives a discretion ("may").
+_ABSOLUTE = re.compile(
+    r"\b(?:always|in\s+(?:every|all)\s+cases?|whether\s+or\s+not|regardless|irrespective|absolute(?:ly)?|"
+    r"unconditional(?:ly)?|automatically|on\s+the\s+spot|whenever|no\s+matter|of\s+any\s+age|without\s+exception|"
+    r"(?:can|may|shall|will|is|are)\s+never|never\s+(?:be|allowed|permitted|required))\b",
+    re.I,
+)
+_QUALIFIED = re.compile(
+    r"\b(?:if|unless|except|excepting|provided|subject\s+to|where|only|save|upon|may|on\s+condition|"
+    r"at\s+the\s+request|on\s+(?:the\s+)?(?:request|application)|in\s+the\s+case\s+of)\b",
+    re.I,
+)
+
+
+def overstates(sentence: str, clause: str) -> bool:
+    """Whether ``sentence`` states as absolute ("an employee is always entitled to a further ninety days", "a court
+    may extend the order whenever a parent asks") a rule its ``clause`` makes conditional or discretionary ("if …
+    the medical practitioner considers it probable", "may, on application, …"): a condition dropped in so many words.
+    A clause that is itself absolute ("at any time", "whether or not …") is left alone."""
+    return bool(_ABSOLUTE.search(sentence)) and bool(_QUALIFIED.search(clause)) and not _ABSOLUTE.search(clause)
+
+
 def opposite(sentence: str, clause: str) -> bool:
     """Whether ``sentence`` says the opposite of ``clause``, by the mismatches the module describes."""
-    if permits_beyond(sentence) and limits(clause, sentence):
+    if permits_beyond(sentence, clause) and limits(clause, sentence):
         return True
-    said, stated = forbids(sentence), forbids(clause)
+    if includes_excepted(sentence, clause) or waives_requirement(sentence, clause) or overstates(sentence, clause):
+        return True
+    if grants_discretion(sentence, clause):
+        return True  # "an employer may grant" against "an employer shall … grant"
+    if _ALONE.search(sentence) and _JOINT.search(clause):
+        return True  # "the day your employer alone decides" against "a day agreed by the employer and employee"
+    # A negation inside a leading condition ("If he cannot show that, …") is not what the sentence asserts; read
+    # without it only where the whole sentence's polarity differs from the clause's (whose own conditions may carry
+    # a negation too: "where … unlawful intercourse").
+    stated = forbids(clause)
+    said = forbids(sentence)
+    said = said if said == stated else forbids(_asserted(sentence))
+    # A sentence may deny in words a clause never uses for a prohibition ("are not counted as vacation leave" against
+    # "shall be counted"): read in what the sentence asserts, outside its relative clauses, against a clause that
+    # denies nothing.
+    said = said or (not stated and _denies(_asserted(sentence)))
+    if said == stated and antonym(sentence, clause):
+        return True  # "the dismissal counts as fair" against "an employee is unfairly dismissed"
+    if not said and _UNAFFECTED.search(clause) and _VOID.search(sentence) and not _NOT_VOID.search(sentence):
+        return True  # "makes the marriage invalid" against "does not affect the validity of the marriage"
     if not said and _NO_DUTY.search(clause) and _DUTY.search(sentence) and not _NO_DUTY.search(sentence):
         return True  # "is obliged to pay" against "is not obliged to pay"
     if not said and _VOID.search(clause) and _VALID.search(sentence) and not _VOID.search(sentence):
@@ -203,8 +487,10 @@ def opposite(sentence: str, clause: str) -> bool:
     own = _conditions(sentence)
     if conditional and own and own <= _conditions(clause) and len(_CONDITIONAL.findall(sentence)) == len(own):
         conditional = False
-    if said == stated or conditional or _BOUND.search(sentence):
+    if said == stated or _BOUND.search(sentence):
         return False
+    if conditional:
+        return blanket_permission(sentence, clause)
     if said:  # the sentence forbids what the clause states plainly (a bound in the clause does not change that)
         return True
     return not _BOUND.search(clause) and bool(_PERMISSION.search(sentence))

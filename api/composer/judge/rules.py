@@ -14,11 +14,14 @@ from .facts import missing_facts
 from .meaning import (
     SUPPORT_THRESHOLD,
     WORD,
+    anchor_elsewhere,
     best_window,
+    chooser_elsewhere,
     content_terms,
     misdefined,
     misplaced,
     provision_units,
+    scattered,
     subject_elsewhere,
 )
 from .polarity import imposes_discretion, opposite
@@ -54,6 +57,22 @@ def without_heading(sentence: str, heading: str) -> str:
     return re.sub(r"\s+".join(map(re.escape, words)), " ", sentence, flags=re.I)
 
 
+_ITEM = re.compile(r"\s*(?:or\s+|and\s+)?\([a-z]{1,4}\)")
+_LEAD_IN = re.compile(r"[:—–-]\s*$")
+
+
+def _with_lead_in(provision: str, units: list[tuple[int, int]], k: int) -> str:
+    """Sentence ``k`` of the provision, with the lead-in it completes when it is a list's item ("he or she may—"
+    before "(a) retain the goods; or (b) return them"): an item says what its lead-in's "may" or "shall" governs."""
+    first = k
+    while first > 0 and _ITEM.match(provision[units[first][0] : units[first][1]]):
+        lead = provision[units[first - 1][0] : units[first - 1][1]]
+        if _LEAD_IN.search(lead):
+            return f"{lead} {provision[units[k][0] : units[k][1]]}"
+        first -= 1
+    return provision[units[k][0] : units[k][1]]
+
+
 def _copied(sentence: str, provision: str, units: list[tuple[int, int]]) -> bool:
     """Whether ``sentence`` is the provision's own words from the start of one of its sentences or items on (its
     punctuation and spacing aside). Read one clause at a time, a copy that runs over a rule and its proviso can seem
@@ -86,6 +105,9 @@ def support(
             misplaced(sentence, provision, units, unit_terms, identity)
             or misdefined(sentence, provision)
             or subject_elsewhere(sentence, provision, identity)
+            or scattered(sentence, provision, units)
+            or chooser_elsewhere(sentence, provision)
+            or anchor_elsewhere(sentence, provision, identity)
         )
     strays = tuple(topic_strays(wanted, set().union(*unit_terms) | content_terms(identity), topic)) if topic else ()
     best, best_span, best_units = best_window(wanted, units, unit_terms)
@@ -94,8 +116,11 @@ def support(
     claim = without_heading(sentence, heading)
     flipped = opposite(claim, provision[units[clause][0] : units[clause][1]])
     # A duty where the window only gives a discretion: read over the whole window, since a duty in the clause beside
-    # the closest one ("(2) … must acknowledge" after "(1) … may apply") is the window's too.
-    flipped = flipped or imposes_discretion(claim, provision[best_span[0] : best_span[1]])
+    # the closest one ("(2) … must acknowledge" after "(1) … may apply") is the window's too; the closest clause is
+    # read with the lead-in it completes, if it is a list's item.
+    flipped = flipped or imposes_discretion(
+        claim, provision[best_span[0] : best_span[1]], _with_lead_in(provision, units, clause)
+    )
     flipped = flipped and not _copied(sentence, provision, units)
     return Support(round(best, 4), best_span, missing, threshold, flipped, strays)
 
