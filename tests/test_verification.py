@@ -667,3 +667,33 @@ def test_a_marker_inside_the_closing_quotation_mark_cites_the_quote_and_is_not_p
     # A quote that is not the provision's words still fails, marker inside or not.
     invented = "Section 3 provides: “Any person over sixteen years may contract a marriage [1].”"
     assert not gate_model_answer(invented, {1: cited}, {"d#s3": section}).passed
+
+
+INSURANCE = "Insurance Act"
+POLICY = (
+    "In this Act— “policy” means a written insurance contract, whatever the form in which the rights and obligations "
+    "of the parties to the contract are expressed or created, and includes a sinking fund policy, but does not include "
+    "an insurance contract in which a person assumes the obligations of an insurer in a class of insurance business "
+    "declared to be exempt from this Act."
+)
+INFORMATION = (
+    "“information” includes but is not limited to any original or copy of documentary material irrespective of its "
+    "physical characteristics, such as records, correspondence, memorandum, data, map or photograph, and any other "
+    "tangible or intangible material, regardless of the form or medium in which it is held, in the possession or "
+    "under the control of the entity to which a request is made under this Act."
+)
+
+
+def test_a_verbatim_quote_cannot_say_the_opposite_of_the_provision_it_comes_from() -> None:
+    # The quoted words are the provision's own, checked verbatim: read one clause at a time, a quote that runs over a
+    # rule and its exception ("includes …, but does not include …", "regardless of …") can seem to say the opposite of
+    # either clause. Only the words around the quotes can turn its meaning round.
+    offered, texts = sample_offer((INSURANCE, "3", POLICY), ("Freedom of Information Act", "2", INFORMATION))
+    policy = POLICY.split("“policy” ")[1].rstrip(".")
+    defined = f"Section 3 of the Insurance Act defines “policy”: “{policy}” [1]."
+    assert gate_model_answer(defined, offered, texts).passed
+    information = INFORMATION.split("“information” ")[1].rstrip(".")
+    assert gate_model_answer(f"Section 2 defines “information”: “{information}” [2].", offered, texts).passed
+    # The words around a true quote still count: denying what the provision says is the opposite of it.
+    denied = f"Section 3 of the Insurance Act does not provide that “{policy}” [1]."
+    assert gate_model_answer(denied, offered, texts).claims[0].verdict != "supported"

@@ -407,7 +407,8 @@ def _check_sentence(
             result = replace(result, missing=(*result.missing, f"in force (repealed by {repealed[cited.doc_key]})"))
         results.append(result)
         if index in quote_homes and not result.missing and _quote_carries(sentence, check.quotes, texts[index]):
-            result = replace(result, score=max(result.score, SUPPORT_THRESHOLD))
+            result = replace(result, score=max(result.score, SUPPORT_THRESHOLD),
+                             opposite=result.opposite and _framing_denies(sentence, check.quotes))  # fmt: skip
         if not result.supported:
             if index in named and best is None:
                 _record_failure(check, result)
@@ -479,6 +480,21 @@ def _quote_carries(sentence: str, quotes: list[str], provision: str) -> bool:
     for quote in quotes:
         rest = rest.replace(quote, " ")
     return len(content_terms(rest)) < MIN_CLAIM_TERMS or support(rest, provision).score >= SUPPORT_THRESHOLD
+
+
+# Words that, around a quote, can turn what it says round ("the Act does not provide that “…”").
+_DENIAL = re.compile(r"\b(?:not|never|no|neither|nor|cannot|nothing|none|without|unless|except)\b|n['’]t\b", re.I)
+
+
+def _framing_denies(sentence: str, quotes: list[str]) -> bool:
+    """Whether the words around a sentence's verified quotes deny or qualify them. The quoted words are the
+    provision's own, checked verbatim, so they cannot say the opposite of it; read one clause at a time, a quote that
+    runs over a rule and its exception ("includes …, but does not include …", "regardless of …") can seem to. Only the
+    sentence's own words can turn its meaning round, so the opposite-meaning verdict stands only when they might."""
+    rest = sentence
+    for quote in quotes:
+        rest = rest.replace(quote, " ")
+    return bool(_DENIAL.search(rest))
 
 
 def _record_failure(check: SentenceCheck, result: Support) -> None:
