@@ -693,7 +693,8 @@ def test_a_verbatim_quote_cannot_say_the_opposite_of_the_provision_it_comes_from
     defined = f"Section 3 of the Insurance Act defines “policy”: “{policy}” [1]."
     assert gate_model_answer(defined, offered, texts).passed
     information = INFORMATION.split("“information” ")[1].rstrip(".")
-    assert gate_model_answer(f"Section 2 defines “information”: “{information}” [2].", offered, texts).passed
+    framed = f"Section 2 of the Freedom of Information Act, 2020 defines “information”: “{information}” [2]."
+    assert gate_model_answer(framed, offered, texts).passed
     # The words around a true quote still count: denying what the provision says is the opposite of it.
     denied = f"Section 3 of the Insurance Act does not provide that “{policy}” [1]."
     assert gate_model_answer(denied, offered, texts).claims[0].verdict != "supported"

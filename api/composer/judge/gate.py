@@ -406,9 +406,10 @@ def _check_sentence(
             # says it is no longer in force; stated as today's law, it is a fact the corpus contradicts.
             result = replace(result, missing=(*result.missing, f"in force (repealed by {repealed[cited.doc_key]})"))
         results.append(result)
+        if index in quote_homes and result.opposite and not _framing_denies(sentence, check.quotes):
+            result = replace(result, opposite=False)
         if index in quote_homes and not result.missing and _quote_carries(sentence, check.quotes, texts[index]):
-            result = replace(result, score=max(result.score, SUPPORT_THRESHOLD),
-                             opposite=result.opposite and _framing_denies(sentence, check.quotes))  # fmt: skip
+            result = replace(result, score=max(result.score, SUPPORT_THRESHOLD))
         if not result.supported:
             if index in named and best is None:
                 _record_failure(check, result)
