@@ -11,8 +11,9 @@ from api.composer.related import related_quotes, related_text
 from api.schemas.documents import Chunk
 from api.services import Services, open_services
 from api.settings import EmbeddingSettings, RetrievalSettings, Settings
+from api.text.units import heading_text
 from api.tools.embeddings import Embedder, build_embedder
-from api.tools.retrieval import Retrieved, heading_text, with_headings
+from api.tools.retrieval import Retrieved, with_headings
 
 # Nothing in the question says "evict" or "court order"; its words ("changed the locks", "my stuff") are closer to the
 # tenancy Act's deposit and rent provisions. The heading "Eviction only by court order" is what it is about.

@@ -20,6 +20,7 @@ from api.errors import BackendError, GwetaError
 from api.schemas.documents import Chunk
 from api.schemas.events import WarningCode
 from api.settings import RetrievalSettings
+from api.text.units import heading_text
 from api.tools.bm25 import LexicalIndex, Mask
 from api.tools.cache import SemanticCache, TTLCache
 from api.tools.chunk_table import ChunkTable
@@ -96,12 +97,6 @@ def fuse_searches(results: Sequence[RetrievalResult], k: int) -> list[tuple[str,
     counting double against any one expansion."""
     rankings = {f"q{i}": [Hit(h.chunk.chunk_id, h.score) for h in r.hits] for i, r in enumerate(results)}
     return reciprocal_rank_fusion(rankings, k, {"q0": 2.0})
-
-
-def heading_text(chunk: Chunk) -> str:
-    """What a provision's heading says it is about, as the heading ranking embeds it: its law's title and its own
-    heading ("Labour Act — Unfair dismissal"); empty for a provision without a heading."""
-    return f"{chunk.title} — {chunk.section_heading}" if chunk.section_heading.strip() else ""
 
 
 def heading_order(texts: Sequence[str], vectors: Vectors, query: Vectors) -> list[str]:
