@@ -40,8 +40,9 @@ async def test_the_provision_whose_heading_names_the_situation_comes_first(
     assert result.hits[0].chunk.section_id == section, [h.chunk.section_id for h in result.hits]
     assert result.hits[0].ranks["heading"] == 1
     # Without the headings the words and the chunk's meaning alone put another provision first.
-    fused = [cid for cid, _ in result.stages["fused"]]
-    assert services.corpus.chunks[fused[0]].section_id != section
+    before = [cid for cid, _ in result.stages["before_headings"]]
+    assert services.corpus.chunks[before[0]].section_id != section
+    assert [cid for cid, _ in result.stages["fused"]][: len(result.hits)] == [h.chunk.chunk_id for h in result.hits]
     assert "headings" in result.timings
 
 
@@ -50,7 +51,8 @@ async def test_heading_weight_zero_keeps_the_two_searches_order(private_data_dir
     async with open_services(settings) as services:
         result = await services.orchestrator.deps.retriever.retrieve(LOCKED_OUT, top_k=10)
     assert [h.chunk.chunk_id for h in result.hits] == [cid for cid, _ in result.stages["fused"]][:10]
-    assert "headings" not in result.stages and all("heading" not in h.ranks for h in result.hits)
+    assert "before_headings" not in result.stages and all("heading" not in h.ranks for h in result.hits)
+    assert "headings" not in result.timings
     assert result.hits[0].chunk.section_id != EVICTION
 
 

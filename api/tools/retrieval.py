@@ -50,7 +50,8 @@ class RetrievalResult:
     warnings: list[tuple[WarningCode, str]] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     stages: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
-    """(chunk id, score) per stage: dense, bm25, fused, learned (the learned ranker's log-odds), reranked."""
+    """(chunk id, score) per stage: dense, bm25, fused (with the headings' ranking when it ran), before_headings (the
+    two searches' fusion alone, when the headings' ranking ran), learned (the learned ranker's log-odds), reranked."""
     cache_hits: dict[str, int] = field(default_factory=dict)
     expansion: list[str] = field(default_factory=list)
     """Terms query expansion added to the BM25 query, if it ran."""
@@ -305,7 +306,6 @@ class HybridRetriever:
             return fused
         order = heading_order(texts, vectors, vector)[: self.cfg.candidates]
         ranked = with_headings(fused, order, self.cfg.heading_weight, self.cfg.rrf_k)
-        result.stages["headings"] = [(h.chunk.chunk_id, h.score) for h in ranked]
         result.timings["headings"] = _ms(start)
         return ranked
 
@@ -383,10 +383,11 @@ class HybridRetriever:
             for cid, score, ranks in reciprocal_rank_fusion(rankings, self.cfg.rrf_k, weights)
             if cid in self.corpus.chunks and filters.admits(self.corpus.chunks[cid])
         ]
-        result.stages["fused"] = [(h.chunk.chunk_id, h.score) for h in fused]
         result.timings["fuse"] = _ms(start)
         if self.cfg.heading_weight > 0 and vector is not None and len(rankings) == 2 and fused:
+            result.stages["before_headings"] = [(h.chunk.chunk_id, h.score) for h in fused]
             fused = await self._headings(fused, vector, result)
+        result.stages["fused"] = [(h.chunk.chunk_id, h.score) for h in fused]
         if fusion is not None and fusion.applies(rankings):
             fused = self._learned(fusion, query, rankings, fused, result, scored)
         if rerank:
