@@ -453,6 +453,12 @@ class IdentitySettings(BaseModel):
 class RetrievalSettings(BaseModel):
     top_k: int = Field(6, ge=1, le=50, description="Hits handed to synthesis after fusion.")
     candidates: int = Field(30, ge=1, le=500, description="Candidates asked of each backend before fusion.")
+    heading_weight: float = Field(
+        1.0,
+        ge=0,
+        description="Weight, in fusion, of the ranking of the found provisions by how close their heading (with their "
+        "law's title) is in meaning to the question; 0 turns it off (hybrid searches only).",
+    )
     rrf_k: int = Field(60, ge=1, description="Reciprocal rank fusion constant: a list's rank r adds weight / (k + r).")
     dense_weight: float = Field(1.0, ge=0, description="Weight of the dense list in fusion (gweta tune may raise it).")
     bm25_weight: float = Field(1.0, ge=0, description="Weight of the BM25 list in fusion.")
@@ -480,6 +486,13 @@ class RetrievalSettings(BaseModel):
         le=2,
         description="Definitions an answer quotes as their own citations (kind 'definition'): of terms its cited "
         "words or the question use that their document defines; 0 turns adding them off.",
+    )
+    related_provisions: int = Field(
+        3,
+        ge=1,
+        le=10,
+        description="When nothing found answers but the evidence is close enough, the reply shows at most this many of "
+        "the closest provisions (distinct sections of the evidence, best first), one verbatim sentence each.",
     )
     lay_terms: bool = Field(True, description="Add the lay-term thesaurus's legal terms to both search sides.")
     lay_terms_path: Path | None = Field(None, description="Thesaurus TOML; unset means api/data/lay_terms.toml.")

@@ -60,7 +60,9 @@ FEATURE_SETS = {
     "all, quantity as a weight too": (*LOGISTIC, "quantity"),
     "coverage, rarity and pairs only": ("coverage", "coverage_idf", "key_covered", "unknown", "pairs"),
 }
-RELATED_HITS = 3  # the closest provisions an abstention quotes come from this many of the best hits
+# An abstention shows the closest distinct provisions (retrieval.related_provisions, 3 by default); the proxy counts
+# the gold provision shown when it is among this many of the best hits (a lower bound: three hits may be two sections).
+RELATED_HITS = 3
 
 
 @dataclass(frozen=True)

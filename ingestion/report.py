@@ -48,7 +48,7 @@ class IngestReport:
     references: int = 0
     """References between provisions resolved to a provision of the corpus (``api.tools.links``)."""
     sentences: int = 0
-    """Quotable sentences whose vectors the corpus keeps (``api.tools.sentence_vectors``)."""
+    """Quotable sentences and provision headings whose vectors the corpus keeps (``api.tools.sentence_vectors``)."""
     sentences_embedded: int = 0
     """Of those, the ones this run embedded (the others were kept from the last run)."""
     seconds: float = 0.0

@@ -186,7 +186,9 @@ async def test_the_closest_provisions_of_a_related_reply_come_with_the_definitio
     async with httpx.AsyncClient(base_url=live_app.url, timeout=60) as client:
         final = contract(await collect(client, "GET", STREAM, params={"q": q, "session_id": "r"}))
     assert final["outcome"] == "related"
-    assert [c["quote"].split('"')[1] for c in definitions(final)] == ["consumer", "supplier"]
+    # The third closest provision is the Interpretation section's "supplier" itself: not repeated as a definition.
+    assert [c["quote"].split('"')[1] for c in definitions(final)] == ["consumer", "defective"]
+    assert sum("means a person who sells goods" in c["quote"] for c in final["citations"]) == 1
     # Below the closest provisions and above the closing words that say they may not settle the question.
     paragraphs = final["answer"].split("\n\n")
     assert paragraphs[-3].startswith("Section 2 of the Consumer Protection Act, 2022 defines “consumer”: “means")

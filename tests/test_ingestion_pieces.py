@@ -14,12 +14,12 @@ import pytest
 
 from api.schemas.documents import Chunk, Document
 from api.settings import EmbeddingSettings
-from api.text.units import quotable_units
+from api.text.units import heading_text
 from api.tools.bm25 import read_lexical_artifact
 from api.tools.corpus import MANIFEST_KEY, Manifest, ManifestEntry, chunks_object_key, doc_object_key
 from api.tools.embeddings import Embedder, build_embedder
 from api.tools.object_store import LocalObjectStore, get_json, put_json
-from api.tools.sentence_vectors import load_sentence_vectors, rebuild_sentence_vectors
+from api.tools.sentence_vectors import embedded_texts, load_sentence_vectors, rebuild_sentence_vectors
 from api.tools.vector_store import MilvusVectorStore
 from ingestion import indexes
 from ingestion.discovery import digest, file_fingerprint, scan, unchanged_reports, vanished
@@ -306,7 +306,10 @@ async def test_every_quotable_sentence_is_embedded_once_and_kept_for_the_model_t
         return await indexes.load_chunks(store, manifest)
 
     chunks = await add(sample_document())
-    first = sorted({unit for chunk in chunks for unit in quotable_units(chunk)})
+    first = sorted({unit for chunk in chunks for unit in embedded_texts(chunk)})
+    # The provisions' headings (with the law's title) are kept too: the search ranks them by meaning.
+    headings = {heading_text(chunk) for chunk in chunks} - {""}
+    assert headings and headings <= set(first) and set(first) - headings
     seen: list[tuple[str, int, int | None]] = []
     assert await rebuild_sentence_vectors(store, chunks, embedder, lambda *a: seen.append(a)) == (
         len(first),
@@ -322,7 +325,7 @@ async def test_every_quotable_sentence_is_embedded_once_and_kept_for_the_model_t
     # Nothing new: nothing embedded or written; a new document: its sentences only.
     assert await rebuild_sentence_vectors(store, chunks, embedder, no_progress) == (len(first), 0)
     chunks = await add(sample_document("consumer-protection-act.md"))
-    both = {unit for chunk in chunks for unit in quotable_units(chunk)}
+    both = {unit for chunk in chunks for unit in embedded_texts(chunk)}
     assert await rebuild_sentence_vectors(store, chunks, embedder, no_progress) == (
         len(both),
         len(both - set(first)),

@@ -163,9 +163,10 @@ async def test_debug_retrieval_shows_every_stage(live_app: LiveServer) -> None:
         body = (
             await client.get("/api/v1/debug/retrieval", params={"q": "deposit interest account", "top_k": 3})
         ).json()
-    assert set(body["stages"]) == {"dense", "bm25", "fused"}
+    # "fused" holds the headings' ranking too; "before_headings" the two searches' fusion alone.
+    assert set(body["stages"]) == {"dense", "bm25", "before_headings", "fused"}
     assert len(body["hits"]) == 3 and body["hits"][0]["provision_id"].startswith("sample/act/2024/3#s3")
-    assert {"retrieve_dense", "retrieve_bm25", "fuse", "rerank_passthrough"} <= set(body["timings_ms"])
+    assert {"retrieve_dense", "retrieve_bm25", "fuse", "headings", "rerank_passthrough"} <= set(body["timings_ms"])
     fused_ids = [c["chunk_id"] for c in body["stages"]["fused"]]
     assert [h["chunk_id"] for h in body["hits"]] == fused_ids[:3]
     assert body["stages"]["dense"][0]["score"] > body["stages"]["dense"][-1]["score"]

@@ -21,39 +21,61 @@ from api.tools.thesaurus import with_legal_terms
 from .citations import make_citation
 from .extractive import Quote, _similarity, _where, candidate_units, quote_provision, select_quotes
 
-RELATED_QUOTES = 2
-"""At most this many provisions are shown, one sentence each."""
-RELATED_HITS = 3
-"""They are chosen from this many of the best hits."""
+RELATED_PROVISIONS = 3
+"""By default at most this many provisions (distinct sections) are shown, one sentence each."""
 OPENING = "I could not find a provision that answers this directly; these are the closest I found."
 CLOSING = (
     "They may not settle your question: read them in full, or ask again naming the law or the one situation you mean."
 )
 
 
+def closest_sections(hits: Sequence[Retrieved], provisions: int) -> list[str]:
+    """The first ``provisions`` distinct sections among ``hits``, in the order their best chunk ranks: two chunks of
+    one section are one provision, so a long section found twice does not crowd out its neighbours."""
+    sections: list[str] = []
+    for hit in hits:
+        if hit.chunk.section_id not in sections:
+            sections.append(hit.chunk.section_id)
+            if len(sections) == provisions:
+                break
+    return sections
+
+
 async def related_quotes(
-    embedder: Embedder, question: str, hits: Sequence[Retrieved], lay_terms: Sequence[str] = ()
+    embedder: Embedder,
+    question: str,
+    hits: Sequence[Retrieved],
+    lay_terms: Sequence[str] = (),
+    provisions: int = RELATED_PROVISIONS,
 ) -> list[Quote]:
-    """The best sentence of each of the closest provisions (at most ``RELATED_QUOTES``, one per section, the
-    best-ranked first). A sentence close enough to answer, as the quote-only answer chooses them, is preferred;
-    otherwise the sentence of the best-ranked provision nearest the question in meaning: the provision was found
-    close enough (the caller's evidence verdict), so one of its sentences stands for it."""
-    candidates = candidate_units(hits, RELATED_HITS)
+    """One sentence of each of the closest provisions: the first ``provisions`` distinct sections of ``hits`` (the
+    evidence, best first), best-ranked first. For each, the sentence the quote-only answer would choose from that
+    provision alone when one is close enough to answer; otherwise its sentence nearest the question in meaning: the
+    provision was found close enough (the caller's evidence verdict), so one of its sentences stands for it.
+
+    A lay question's provision is often not the search's first: showing several distinct provisions, rather than
+    the best sentences of the first few chunks (often one long section twice), puts it before the reader more
+    often, and each is still quoted verbatim and introduced as the closest found, never as the answer."""
+    sections = closest_sections(hits, provisions)
+    candidates = [c for c in candidate_units(hits, len(hits)) if c[1].chunk.section_id in sections]
     if not candidates:
         return []
     meant = with_legal_terms(question, lay_terms)
     similarity = await _similarity(embedder, meant, [unit for _, _, unit in candidates])
+    sims = list(similarity) if similarity is not None else [0.0] * len(candidates)
     chosen: list[Quote] = []
-    for quote in select_quotes(question, candidates, similarity, RELATED_QUOTES * 2, lay_terms=lay_terms):
-        if all(quote.hit.chunk.section_id != q.hit.chunk.section_id for q in chosen):
-            chosen.append(quote)
-    if not chosen:
-        sims = list(similarity) if similarity is not None else [0.0] * len(candidates)
-        top = min(rank for rank, _, _ in candidates)
-        best = max((i for i, (rank, _, _) in enumerate(candidates) if rank == top), key=lambda i: sims[i])
-        rank, hit, unit = candidates[best]
-        chosen.append(Quote(hit, rank, unit, 0.0))
-    return sorted(chosen[:RELATED_QUOTES], key=lambda q: q.rank)
+    for section in sections:
+        at = [i for i, (_, hit, _) in enumerate(candidates) if hit.chunk.section_id == section]
+        if not at:
+            continue  # no quotable sentence in this provision's chunks
+        own = select_quotes(question, [candidates[i] for i in at], [sims[i] for i in at], 1, lay_terms=lay_terms)
+        if own:
+            chosen.append(own[0])
+            continue
+        best = max(at, key=lambda i: (sims[i], -candidates[i][0]))
+        _, hit, unit = candidates[best]
+        chosen.append(Quote(hit, min(candidates[i][0] for i in at), unit, 0.0))
+    return sorted(chosen, key=lambda q: q.rank)
 
 
 def related_text(quotes: Sequence[Quote], start: int = 1) -> tuple[str, list[Citation]]:

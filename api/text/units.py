@@ -18,6 +18,13 @@ _LEADING_MARKER = re.compile(r"^(?:\(\w{1,4}\)\s+)+")
 _CLAUSE_END = re.compile(r"[,;]\s")
 
 
+def heading_text(chunk: Chunk) -> str:
+    """What a provision's heading says it is about, as the search's heading ranking embeds it: its law's title and
+    its own heading ("Labour Act — Unfair dismissal"); empty for a provision without a heading. Its vector is kept
+    with the sentences' (``api.tools.sentence_vectors``), so a search never embeds a heading ingestion saw."""
+    return f"{chunk.title} — {chunk.section_heading}" if chunk.section_heading.strip() else ""
+
+
 def quotable_units(chunk: Chunk) -> list[str]:
     """The sentences of ``chunk`` an answer may quote (their vectors are kept: ``api.tools.sentence_vectors``)."""
     units = []

@@ -20,6 +20,7 @@ from api.errors import BackendError, GwetaError
 from api.schemas.documents import Chunk
 from api.schemas.events import WarningCode
 from api.settings import RetrievalSettings
+from api.text.units import heading_text
 from api.tools.bm25 import LexicalIndex, Mask
 from api.tools.cache import SemanticCache, TTLCache
 from api.tools.chunk_table import ChunkTable
@@ -49,7 +50,8 @@ class RetrievalResult:
     warnings: list[tuple[WarningCode, str]] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     stages: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
-    """(chunk id, score) per stage: dense, bm25, fused, learned (the learned ranker's log-odds), reranked."""
+    """(chunk id, score) per stage: dense, bm25, fused (with the headings' ranking when it ran), before_headings (the
+    two searches' fusion alone, when the headings' ranking ran), learned (the learned ranker's log-odds), reranked."""
     cache_hits: dict[str, int] = field(default_factory=dict)
     expansion: list[str] = field(default_factory=list)
     """Terms query expansion added to the BM25 query, if it ran."""
@@ -96,6 +98,27 @@ def fuse_searches(results: Sequence[RetrievalResult], k: int) -> list[tuple[str,
     counting double against any one expansion."""
     rankings = {f"q{i}": [Hit(h.chunk.chunk_id, h.score) for h in r.hits] for i, r in enumerate(results)}
     return reciprocal_rank_fusion(rankings, k, {"q0": 2.0})
+
+
+def heading_order(texts: Sequence[str], vectors: Vectors, query: Vectors) -> list[str]:
+    """``texts`` (headings, ``vectors`` their embeddings in the same order), closest in meaning to ``query`` first."""
+    similarity = np.asarray(vectors, dtype=np.float32) @ np.asarray(query, dtype=np.float32).reshape(-1)
+    return [texts[i] for i in sorted(range(len(texts)), key=lambda i: (-float(similarity[i]), texts[i]))]
+
+
+def with_headings(fused: Sequence[Retrieved], order: Sequence[str], weight: float, k: int) -> list[Retrieved]:
+    """``fused`` with the heading ranking fused in: every chunk whose provision's heading (``heading_text``) is the
+    r-th of ``order`` gains ``weight / (k + r)``, as a third list of reciprocal rank fusion whose items are
+    provisions, and records ``heading: r``; re-sorted by the new score (ties keep their order)."""
+    place = {text: rank for rank, text in enumerate(order, start=1)}
+    scored: list[Retrieved] = []
+    for hit in fused:
+        rank = place.get(heading_text(hit.chunk))
+        if rank is None:
+            scored.append(hit)
+        else:
+            scored.append(Retrieved(hit.chunk, hit.score + weight / (k + rank), {**hit.ranks, "heading": rank}))
+    return sorted(scored, key=lambda h: -h.score)
 
 
 def normalize_query(query: str) -> str:
@@ -262,6 +285,30 @@ class HybridRetriever:
         result.timings["learned_fusion"] = _ms(start)
         return learned
 
+    async def _headings(self, fused: list[Retrieved], vector: Vectors, result: RetrievalResult) -> list[Retrieved]:
+        """``fused`` with the provisions' headings ranked by closeness in meaning to the question (``vector``) and
+        fused in (``with_headings``, weight ``heading_weight``).
+
+        A question put as a situation in everyday words shares few words with its provision, and its meaning is
+        diluted in a chunk's many sentences; a heading is short and names the provision's subject, so the provision
+        whose heading is closest to the question rises among those both searches found. Only the candidates' own
+        headings are ranked (the searches decide what is found; the headings only reorder it), each embedded once
+        and then served from the embedder's cache. A hybrid search only, with both backends answering (a degraded search
+        keeps its one list's order); when embedding the headings fails the order is left as it was."""
+        start = time.perf_counter()
+        texts = list(dict.fromkeys(t for h in fused[: 2 * self.cfg.candidates] if (t := heading_text(h.chunk))))
+        if not texts:
+            return fused
+        try:
+            vectors = await asyncio.wait_for(self.embedder.embed_documents(texts), self.cfg.timeout_s)
+        except (GwetaError, TimeoutError) as exc:
+            log.warning("heading ranking skipped: %r", exc)
+            return fused
+        order = heading_order(texts, vectors, vector)[: self.cfg.candidates]
+        ranked = with_headings(fused, order, self.cfg.heading_weight, self.cfg.rrf_k)
+        result.timings["headings"] = _ms(start)
+        return ranked
+
     async def _rerank(self, query: str, fused: list[Retrieved], result: RetrievalResult) -> list[Retrieved]:
         if self.reranker is None:
             result.timings["rerank_passthrough"] = 0.0
@@ -336,8 +383,11 @@ class HybridRetriever:
             for cid, score, ranks in reciprocal_rank_fusion(rankings, self.cfg.rrf_k, weights)
             if cid in self.corpus.chunks and filters.admits(self.corpus.chunks[cid])
         ]
-        result.stages["fused"] = [(h.chunk.chunk_id, h.score) for h in fused]
         result.timings["fuse"] = _ms(start)
+        if self.cfg.heading_weight > 0 and vector is not None and len(rankings) == 2 and fused:
+            result.stages["before_headings"] = [(h.chunk.chunk_id, h.score) for h in fused]
+            fused = await self._headings(fused, vector, result)
+        result.stages["fused"] = [(h.chunk.chunk_id, h.score) for h in fused]
         if fusion is not None and fusion.applies(rankings):
             fused = self._learned(fusion, query, rankings, fused, result, scored)
         if rerank:

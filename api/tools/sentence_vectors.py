@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from api.schemas.documents import Chunk
-from api.text.units import quotable_units
+from api.text.units import heading_text, quotable_units
 from api.tools.embeddings import Embedder, Vectors, model_label
 from api.tools.object_store import ObjectStore, local_path
 from api.tools.token_arrays import ArtifactFormatError, map_npz
@@ -138,13 +138,21 @@ def _open_artifact(path: Path | None, data: bytes | None) -> SentenceVectors | N
         return SentenceVectors.from_file(file)
 
 
+def embedded_texts(chunk: Chunk) -> list[str]:
+    """What the artifact keeps for ``chunk``: its quotable sentences, and its provision's heading (with the law's
+    title), which the search ranks by meaning (``api.tools.retrieval``)."""
+    heading = heading_text(chunk)
+    return [*quotable_units(chunk), heading] if heading else quotable_units(chunk)
+
+
 async def rebuild_sentence_vectors(
     store: ObjectStore, chunks: Sequence[Chunk], embedder: Embedder, progress: Progress | None = None
 ) -> tuple[int, int]:
-    """Write the vectors of every quotable sentence of ``chunks`` (all the manifest owns), embedding only those the
-    model's last artifact lacks; returns (sentences kept, sentences embedded now)."""
+    """Write the vectors of every quotable sentence and provision heading of ``chunks`` (all the manifest owns,
+    ``embedded_texts``), embedding only those the model's last artifact lacks; returns (texts kept, texts embedded
+    now)."""
     label = model_label(embedder.name, embedder.dimensions)
-    texts = await asyncio.to_thread(lambda: list(dict.fromkeys(u for c in chunks for u in quotable_units(c))))
+    texts = await asyncio.to_thread(lambda: list(dict.fromkeys(u for c in chunks for u in embedded_texts(c))))
     before = await load_sentence_vectors(store, label)
     # Digesting every sentence (74k over the 385 Acts) is CPU work: off the event loop, as the stacking below.
     found = await asyncio.to_thread(before.find, texts) if before is not None else [None] * len(texts)

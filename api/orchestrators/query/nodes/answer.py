@@ -352,7 +352,8 @@ async def abstain(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate
     deps = runtime.context
     tracker = CitationTracker([], runtime.stream_writer)
     evidence = await one_version(state, deps, evidence_hits(state, deps))
-    quotes = await related_quotes(deps.retriever.embedder, state.asked, evidence, state.lay_terms) \
+    most = deps.settings.retrieval.related_provisions
+    quotes = await related_quotes(deps.retriever.embedder, state.asked, evidence, state.lay_terms, most) \
         if state.related and state.hits else []  # fmt: skip
     text, cited = related_text(quotes)
     if cited:

@@ -1,0 +1,109 @@
+"""Lay questions reaching their provision: the provisions' headings ranked by meaning and fused into the hybrid
+search, and a ``related`` reply that shows the closest distinct provisions (issue 41)."""
+
+from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from api.composer.related import related_quotes, related_text
+from api.schemas.documents import Chunk
+from api.services import Services, open_services
+from api.settings import EmbeddingSettings, RetrievalSettings, Settings
+from api.text.units import heading_text
+from api.tools.embeddings import Embedder, build_embedder
+from api.tools.retrieval import Retrieved, with_headings
+
+# Nothing in the question says "evict" or "court order"; its words ("changed the locks", "my stuff") are closer to the
+# tenancy Act's deposit and rent provisions. The heading "Eviction only by court order" is what it is about.
+LOCKED_OUT = "The landlord changed the locks and threw my stuff out on the street."
+EVICTION = "sample/act/2024/3#s6"
+# "leave" pulls the employment Act's annual leave provision first by its words; the question is a notice to vacate.
+TOLD_TO_GO = "They gave me one day to pack up and leave the flat."
+NOTICE_TO_VACATE = "sample/act/2024/3#s5"
+
+
+@pytest.fixture
+async def services(private_data_dir: Path) -> AsyncIterator[Services]:
+    async with open_services(Settings(data_dir=private_data_dir, retrieval=RetrievalSettings(cache_ttl_s=0))) as s:
+        yield s
+
+
+@pytest.mark.parametrize(("question", "section"), [(LOCKED_OUT, EVICTION), (TOLD_TO_GO, NOTICE_TO_VACATE)])
+async def test_the_provision_whose_heading_names_the_situation_comes_first(
+    services: Services, question: str, section: str
+) -> None:
+    retriever = services.orchestrator.deps.retriever
+    assert retriever.cfg.heading_weight > 0  # on by default
+    result = await retriever.retrieve(question)
+    assert result.hits[0].chunk.section_id == section, [h.chunk.section_id for h in result.hits]
+    assert result.hits[0].ranks["heading"] == 1
+    # Without the headings the words and the chunk's meaning alone put another provision first.
+    before = [cid for cid, _ in result.stages["before_headings"]]
+    assert services.corpus.chunks[before[0]].section_id != section
+    assert [cid for cid, _ in result.stages["fused"]][: len(result.hits)] == [h.chunk.chunk_id for h in result.hits]
+    assert "headings" in result.timings
+
+
+async def test_heading_weight_zero_keeps_the_two_searches_order(private_data_dir: Path) -> None:
+    settings = Settings(data_dir=private_data_dir, retrieval=RetrievalSettings(cache_ttl_s=0, heading_weight=0))
+    async with open_services(settings) as services:
+        result = await services.orchestrator.deps.retriever.retrieve(LOCKED_OUT, top_k=10)
+    assert [h.chunk.chunk_id for h in result.hits] == [cid for cid, _ in result.stages["fused"]][:10]
+    assert "before_headings" not in result.stages and all("heading" not in h.ranks for h in result.hits)
+    assert "headings" not in result.timings
+    assert result.hits[0].chunk.section_id != EVICTION
+
+
+def chunk(section: str, ordinal: int, heading: str, text: str) -> Chunk:
+    doc = "t/act/2020/1"
+    return Chunk(chunk_id=f"{doc}#{section}/c{ordinal}", doc_key=doc, section_id=f"{doc}#{section}",
+                 section_number=section.removeprefix("s"), section_heading=heading, title="Tenancy Act, 2020",
+                 text=text, ordinal=ordinal)  # fmt: skip
+
+
+def test_headings_reorder_by_provision_and_a_provision_without_one_keeps_its_score() -> None:
+    a0 = chunk("s3", 0, "Deposits", "A landlord may require a deposit of not more than one month's rent.")
+    a1 = chunk("s3", 1, "Deposits", "The deposit shall be refunded within fourteen days after the lease ends.")
+    b = chunk("s6", 0, "Eviction only by court order", "No tenant shall be evicted except by order of a court.")
+    c = chunk("s9", 0, "", "The Minister may make regulations for the better carrying out of this Act.")
+    fused = [Retrieved(a0, 0.030, {"dense": 1}), Retrieved(a1, 0.029, {"dense": 2}),
+             Retrieved(b, 0.028, {"bm25": 1}), Retrieved(c, 0.027, {"bm25": 2})]  # fmt: skip
+    assert heading_text(c) == ""
+    ranked = with_headings(fused, [heading_text(b), heading_text(a0)], 1.0, 60)
+    # Both chunks of the deposits provision gain its heading's share (rank 2): they stay in front of the third.
+    assert [h.chunk.chunk_id for h in ranked] == [a0.chunk_id, a1.chunk_id, b.chunk_id, c.chunk_id]
+    assert ranked[0].ranks == {"dense": 1, "heading": 2} and ranked[1].ranks["heading"] == 2
+    assert ranked[0].score == pytest.approx(0.030 + 1 / 62) and ranked[2].score == pytest.approx(0.028 + 1 / 61)
+    assert ranked[3].chunk == c and ranked[3].score == 0.027 and "heading" not in ranked[3].ranks
+    # Only the eviction heading among the closest: that provision comes first.
+    assert [h.chunk.chunk_id for h in with_headings(fused, [heading_text(b)], 1.0, 60)][0] == b.chunk_id
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Iterator[Embedder]:
+    with ThreadPoolExecutor(1) as pool:
+        yield build_embedder(EmbeddingSettings(), pool)
+
+
+LONG = chunk("s3", 0, "Deposits", "A landlord may require a deposit of not more than one month's rent.")
+LONG_2 = chunk("s3", 1, "Deposits", "A deposit held by a landlord shall be kept in a separate trust account.")
+RENT = chunk("s4", 0, "Rent increases", "Rent shall not be increased more than once in any period of twelve months.")
+VACATE = chunk("s5", 0, "Notice to vacate", "A landlord shall give a tenant at least three months' written notice.")
+EVICT = chunk("s6", 0, "Eviction only by court order", "No tenant shall be evicted except by order of a court.")
+HITS = [Retrieved(c, 1.0 - i / 10, {}) for i, c in enumerate([LONG, LONG_2, RENT, VACATE, EVICT])]
+
+
+async def test_the_closest_provisions_are_distinct_sections_up_to_the_setting(embedder: Embedder) -> None:
+    question = "The landlord changed the locks and threw my stuff out on the street."
+    quotes = await related_quotes(embedder, question, HITS, provisions=3)
+    # Two chunks of one long section are one provision: the next two sections are shown, not its second chunk.
+    assert [q.hit.chunk.section_id for q in quotes] == [LONG.section_id, RENT.section_id, VACATE.section_id]
+    assert all(q.text in q.hit.chunk.text for q in quotes)  # verbatim
+    four = await related_quotes(embedder, question, HITS, provisions=4)
+    assert [q.hit.chunk.section_id for q in four][-1] == EVICT.section_id
+    two = await related_quotes(embedder, question, HITS, provisions=2)
+    assert [q.hit.chunk.section_id for q in two] == [LONG.section_id, RENT.section_id]
+    text, cited = related_text(four)
+    assert len(cited) == 4 and all(f"“{c.quote}” [{c.index}]" in text for c in cited)
