@@ -9,13 +9,13 @@ import pytest
 from pydantic import ValidationError
 
 from api.auth import Caller
-from api.composer.references import needed_references
 from api.main import create_app
 from api.schemas.events import Citation, FinalEvent
 from api.schemas.query import QueryRequest
 from api.services import open_services
 from api.settings import IngestionSettings, LLMSettings, RetrievalSettings, Settings
 from api.tools.links import find_links
+from api.tools.whatsapp import format_reply
 from tests.conftest import ingest_into
 from tests.servers import FakeOpenAI, LiveServer, Reply
 from tests.sse import Event, collect
@@ -140,6 +140,8 @@ PERMITS = law(
 
 
 def test_a_referenced_provision_is_never_taken_from_a_document_the_caller_may_not_read() -> None:
+    from api.composer.references import needed_references  # here: the other tests run where it is missing
+
     links = find_links([PERMITS])
     cited = [cite(PERMITS, 1, "A vending permit is valid for six months, subject to section 2.")]
     documents = {PERMITS.doc_key: PERMITS}
@@ -186,3 +188,25 @@ async def test_a_models_verified_answer_gets_the_provision_its_cited_words_are_s
     assert referred["section_id"] == "pub/act/2020/3#s3"
     provisions = [c for c in final["citations"] if c["kind"] == "provision"]
     assert [c["section_id"] for c in provisions] == ["pub/act/2020/3#s2"]
+
+
+def test_a_whatsapp_reply_lists_the_referenced_provision_as_a_source_like_a_definition() -> None:
+    def cited(index: int, section: str, quote: str, kind: str = "provision") -> Citation:
+        return Citation.model_validate(
+            {"index": index, "doc_key": "pub/act/2020/3", "title": "Dealers Licensing Act, 2020", "kind": kind,
+             "section_id": f"pub/act/2020/3#s{section}", "provision_id": f"pub/act/2020/3#s{section}(1)",
+             "section": f"section {section}(1)", "chunk_id": "c", "quote": quote}
+        )  # fmt: skip
+
+    answer = (
+        f"Section 2 of the Dealers Licensing Act, 2020 provides: “{S2_1}” [1]\n\n"
+        f"Section 3(1) of the Dealers Licensing Act, 2020, referred to above (subject to section 3): “{S3_1}” [2]"
+    )
+    final = FinalEvent(answer=answer, citations=[cited(1, "2", S2_1), cited(2, "3", S3_1, "reference")])
+    reply = format_reply(final, {"pub/act/2020/3": "14:50"}, "")
+    body, sources = reply.split("\n\n*Sources*\n")
+    assert body.endswith(f"“{S3_1}” [2]")
+    assert sources.splitlines() == [
+        "[1] Dealers Licensing Act, 2020 (Chapter 14:50), section 2",
+        "[2] Dealers Licensing Act, 2020 (Chapter 14:50), section 3",
+    ]
