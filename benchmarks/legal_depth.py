@@ -18,6 +18,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -63,6 +65,15 @@ def recall(gold: dict[str, set[str]], cited: dict[str, set[str]]) -> str:
     return f"{hit}/{needed} = {hit / needed:.2f}"
 
 
+def in_child(args: argparse.Namespace, config: Config) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """``ask_all`` for ``config`` in a process of its own: the embedded vector store is opened once a process."""
+    command = [sys.executable, __file__, "--data-dir", str(args.data_dir), "--questions", str(args.questions),
+               "--zim-qa", str(args.zim_qa), "--one", ",".join(str(n) for n in config)]  # fmt: skip
+    done = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True)
+    answers = json.loads(done.stdout.strip().splitlines()[-1])
+    return ({k: set(v) for k, v in answers["cited"].items()}, {k: set(v) for k, v in answers["held"].items()})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-dir", type=Path, required=True)
@@ -70,7 +81,16 @@ def main() -> None:
     parser.add_argument("--zim-qa", type=Path, default=ZIM_QA, help="the shared QA set (its multi_hop questions)")
     parser.add_argument("--follow", type=int, default=3, help="follow_references for the 'on' runs")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--one", help=argparse.SUPPRESS)  # "f,d,r": one configuration, its answers as JSON
     args = parser.parse_args()
+    if args.one:
+        config = tuple(int(n) for n in args.one.split(","))
+        asked = [json.loads(line) for path in (args.questions, args.zim_qa) for line in path.read_text().splitlines()
+                 if line.strip()]  # fmt: skip
+        cited, held = asyncio.run(ask_all(args.data_dir, config, asked))  # type: ignore[arg-type]
+        print(json.dumps({"cited": {k: sorted(v) for k, v in cited.items()},  # noqa: T201
+                          "held": {k: sorted(v) for k, v in held.items()}}))  # fmt: skip
+        return
     questions = [json.loads(line) for line in args.questions.read_text().splitlines() if line.strip()]
     zim = [q for line in args.zim_qa.read_text().splitlines() if line.strip() and
            (q := json.loads(line))["kind"] == "multi_hop"]  # fmt: skip
@@ -80,7 +100,7 @@ def main() -> None:
     configs: list[Config] = [(0, 0, 0), (args.follow, 0, 0), (args.follow, 2, 0), (args.follow, 2, 2)]
     for config in configs:
         start = time.perf_counter()
-        cited_all, held_all = asyncio.run(ask_all(args.data_dir, config, [*questions, *zim]))
+        cited_all, held_all = in_child(args, config)
         seconds = time.perf_counter() - start
         cited = runs[config] = {i: cited_all[i] for i in gold}
         held = {i: held_all[i] for i in gold}
