@@ -85,9 +85,10 @@ def _clipped(sentence: str) -> str:
 
 
 def best_quote(text: str, start: int, end: int, wanted: set[str], context: set[str]) -> tuple[str, int]:
-    """The sentence of ``text[start:end]`` that shares most words with ``wanted`` (the question's, counted twice)
-    and ``context`` (the referring words'), the earliest on a tie, with the next sentences while it is shorter than
-    a quote worth checking; and where it starts in ``text``. ('', 0) when the span holds no sentence."""
+    """The sentence of ``text[start:end]`` that shares most words with ``wanted`` (the question's), on a tie the
+    first, then the one sharing most with ``context`` (the words around the reference), with the next sentences
+    while it is shorter than a quote worth checking; and where it starts in ``text``. ('', 0) when the span holds no
+    sentence."""
     spans = []
     offset = start
     for sentence, separator, _ in sentence_spans(text[start:end]):
@@ -103,8 +104,10 @@ def best_quote(text: str, start: int, end: int, wanted: set[str], context: set[s
             spans.append((at, sentence + separator))
     if not spans:
         return "", 0
-    scores = [2 * len(_stems(s) & wanted) + len(_stems(s) & context) for _, s in spans]
-    best = max(range(len(spans)), key=lambda i: (scores[i], -i))
+    # The question's words first; then the provision's opening, where a reader of a reference starts; then the words
+    # around the reference.
+    scores = [(len(_stems(s) & wanted), i == 0, len(_stems(s) & context), -i) for i, (_, s) in enumerate(spans)]
+    best = max(range(len(spans)), key=lambda i: scores[i])
     at, quote = spans[best][0], spans[best][1]
     for _, following in spans[best + 1 :]:
         if len(quote.split()) >= MIN_QUOTE_WORDS or len(quote) + len(following) > MAX_QUOTED_CHARS:
@@ -194,7 +197,8 @@ def references_text(needed: Sequence[Referenced], start: int) -> tuple[str, list
         citations.append(citation.model_copy(update={"kind": "reference"}))
         label = subsection_label(provision_label(chunk), chunk.section_id, item.provision_id)
         place = f"{label[0].upper()}{label[1:]} of the {chunk.title}"
-        # The referring words, unquoted: they are the citing provision's, not the words of the one cited here.
-        lines.append(f"{place}, referred to above ({item.reference.relation} {item.reference.words}): “{item.quote}” "
-                     f"[{index}]")  # fmt: skip
+        # The reference as the citing words make it, with the provision they name ("subject to section 9(5)"): not
+        # their own spelling ("section nine"), which the checks would read as a number the quote must state.
+        named = subsection_label(provision_label(chunk), chunk.section_id, item.reference.target)
+        lines.append(f"{place}, referred to above ({item.reference.relation} {named}): “{item.quote}” [{index}]")
     return "\n\n".join(lines), citations
