@@ -144,6 +144,16 @@ def referring(citations: Iterable[Citation], links: Links) -> list[tuple[Referen
     return [(r, c) for *_, r, c in sorted(ranked, key=lambda r: r[:3])]
 
 
+def _made_in_quote(reference: Reference, citation: Citation, documents: Mapping[str, Document | None]) -> bool:
+    """Whether ``reference`` is the one the quote's words make, not the same words elsewhere in its section ("paragraph
+    (a)" of another subsection names another provision): where the quote is found in its section as written, the
+    reference must start inside it."""
+    document = documents.get(citation.doc_key)
+    section = document.section(citation.section_id) if document is not None else None
+    at = section.text.find(citation.quote) if section is not None else -1
+    return at < 0 or at <= reference.at < at + len(citation.quote)
+
+
 def needed_references(
     question: str,
     citations: Sequence[Citation],
@@ -160,6 +170,8 @@ def needed_references(
     taken = {(c.provision_id or c.section_id) for c in citations}
     wanted = _stems(question)
     for reference, citation in referring(citations, links):
+        if not _made_in_quote(reference, citation, documents):
+            continue
         section_id = reference.target.split("(")[0]
         doc_key = section_id.split("#")[0]
         opening = chunks.get(f"{section_id}/c0")
