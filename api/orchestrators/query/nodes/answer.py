@@ -410,8 +410,9 @@ async def abstain(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate
         if state.related and state.hits else []  # fmt: skip
     text, cited = related_text(quotes)
     if cited:
-        # The closest provisions are read with the definitions of the terms they use, as an answer's are.
-        defined_text, defined = await definitions_for(state, deps, cited, len(cited) + 1)
+        # The closest provisions are read with the definitions of the terms they use and the provisions they refer
+        # to, as an answer's are.
+        defined_text, defined = await context_for(state, deps, cited, len(cited) + 1)
         provisions = (await provisions_for(runtime, defined))[0] if defined else {}
         if defined and verify_answer(defined_text, {c.index: c for c in defined}, provisions).passed:
             body, closing = text.rsplit("\n\n", 1)
