@@ -132,6 +132,19 @@ async def test_a_referenced_provision_of_a_tenants_document_is_quoted_only_to_th
     assert "compliance desk" not in repr(other) and "acme/act" not in repr(other)
 
 
+async def test_the_closest_provisions_of_a_related_reply_come_with_the_provisions_they_refer_to(
+    referring_data_dir: Path,
+) -> None:
+    final = await ask(referring_data_dir, "Does a dealer's licence allow selling alcohol?")
+    assert final.outcome == "related" and S2_1 in final.answer
+    (referred,) = references(final)
+    assert referred.provision_id == "pub/act/2020/3#s3(1)" and " ".join(referred.quote.split()) == S3_1
+    # Below the closest provisions and above the closing words that say they may not settle the question.
+    paragraphs = final.answer.split("\n\n")
+    assert paragraphs[-2].startswith("Section 3(1) of the Dealers Licensing Act, 2020, referred to above (subject to")
+    assert paragraphs[-1].startswith("They may not settle your question")
+
+
 PERMITS = law(
     "t/2024/2", "Vending Rules Act", "",
     "A vending permit is valid for six months, subject to section 2.",
