@@ -494,6 +494,14 @@ class RetrievalSettings(BaseModel):
         description="When nothing found answers but the evidence is close enough, the reply shows at most this many of "
         "the closest provisions (distinct sections of the evidence, best first), one verbatim sentence each.",
     )
+    add_references: int = Field(
+        2,
+        ge=0,
+        le=5,
+        description="Referenced provisions an answer quotes as their own citations (kind 'reference'): those its cited "
+        "words refer to ('subject to section 12', 'referred to in subsection (3)', a schedule) that the corpus holds "
+        "and the caller may read, their sentence most relevant to the question; 0 turns adding them off.",
+    )
     lay_terms: bool = Field(True, description="Add the lay-term thesaurus's legal terms to both search sides.")
     lay_terms_path: Path | None = Field(None, description="Thesaurus TOML; unset means api/data/lay_terms.toml.")
     answerability: bool = Field(True, description="Abstain before synthesis when the fitted evidence judge says so.")

@@ -69,10 +69,12 @@ class Citation(BaseModel):
     consolidated: str = Field(
         "", description="The consolidation the quoted text reflects (ISO date, e.g. '2017-09-07'); '' when not known."
     )
-    kind: Literal["provision", "definition"] = Field(
+    kind: Literal["provision", "definition", "reference"] = Field(
         "provision",
         description="'definition': the definition of a term the answer's cited words (or the question) use, quoted "
-        "from the provision that defines it and added as its own citation; it supports no other sentence's claim.",
+        "from the provision that defines it and added as its own citation; 'reference': a provision the answer's "
+        "cited words refer to ('subject to section 12', 'referred to in subsection (3)'), its words most relevant to "
+        "the question quoted and added as its own citation. Either supports no other sentence's claim.",
     )
 
 

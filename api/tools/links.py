@@ -53,6 +53,11 @@ DEPENDS = (
     "for the purposes of",
     "within the meaning of",
 )
+# The words that make a provision depend on another for its meaning, most binding first. "in terms of" also points
+# to where something was made ("established in terms of section 4"), so it comes last. Research follows only these,
+# and an answer quotes only what these name; a plain mention is not followed at all.
+FOLLOWED = ("subject to", "referred to in", "specified in", "mentioned in", "described in", "contemplated in",
+            "set out in", "within the meaning of", "in accordance with", "in terms of")  # fmt: skip
 _DEPENDS = re.compile(r"\b(" + "|".join(d.replace(" ", r"\s+") for d in DEPENDS) + r")\s+(?:the\s+)?$", re.I)
 _QUOTE_OPEN = "\"“‘'"
 _QUOTE_CLOSE = "\"”’'"

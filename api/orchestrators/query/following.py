@@ -13,13 +13,7 @@ from collections.abc import Iterable, Sequence
 
 from api.schemas.documents import Chunk
 from api.tools.corpus import Corpus
-from api.tools.links import Reference
-
-# The words that make a provision depend on another for its meaning, most binding first. "in terms of" also points
-# to where something was made ("established in terms of section 4"), so it comes last; a plain mention is not
-# followed at all.
-FOLLOWED = ("subject to", "referred to in", "specified in", "mentioned in", "described in", "contemplated in",
-            "set out in", "within the meaning of", "in accordance with", "in terms of")  # fmt: skip
+from api.tools.links import FOLLOWED, Reference
 
 
 def chunk_of(corpus: Corpus, provision_id: str) -> Chunk | None:

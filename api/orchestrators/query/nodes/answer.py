@@ -8,6 +8,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Sequence
+from functools import partial
 
 from langgraph.runtime import Runtime
 
@@ -23,9 +24,10 @@ from api.composer.definitions import (
     needed_definitions,
 )
 from api.composer.extractive import Part, abstention, extractive_answer, extractive_answer_in_parts
-from api.composer.judge.gate import SentenceGate, verify_answer
+from api.composer.judge.gate import SentenceGate, gate_model_answer, verify_answer
 from api.composer.judge.streaming import GatedTracker
 from api.composer.llm import is_abstention, source_citations, stream_llm_answer
+from api.composer.references import needed_references, references_text
 from api.composer.related import related_quotes, related_text
 from api.composer.structured import LLMCall, LLMOutcome
 from api.errors import BackendError, UpstreamLLMError
@@ -158,9 +160,61 @@ async def definitions_for(
     return definitions_text([n for n in needed if asked is None or n.definition != asked.definition][:most], start)
 
 
+async def references_for(
+    state: QueryState, deps: QueryDeps, cited: list[Citation], start: int
+) -> tuple[str, list[Citation]]:
+    """The paragraphs quoting the provisions an answer's cited words refer to (``needed_references``), markers from
+    ``start``, and their citations (at most ``retrieval.add_references``)."""
+    most = deps.settings.retrieval.add_references
+    provisions = [c for c in cited if c.kind == "provision"]
+    if most <= 0 or not provisions or not deps.corpus.links.references:
+        return "", []
+    keys = [c.doc_key for c in provisions]
+    readable = ("", state.tenant)
+    heads = [deps.corpus.chunks.get(r.target.split("(")[0] + "/c0") for c in provisions
+             for r in deps.corpus.links.refers_to(c.section_id)]  # fmt: skip
+    targets = [h.doc_key for h in heads if h is not None and h.tenant in readable]
+    if not targets:
+        return "", []
+    reads = await deps.corpus.documents([*keys, *targets], deps.settings.object_store.answer_wait_s)
+    needed = needed_references(state.asked, cited, deps.corpus.links, deps.corpus.chunks, reads.found, state.tenant,
+                               limit=most + 1)  # fmt: skip
+    # Each paragraph passes the sentence gate the answer's own quotes pass before it is added: one the gate would
+    # reject is left out here rather than cost the answer its verified mark.
+    topic = topic_words(state.asked, deps.retriever.lexical, deps.retriever.thesaurus)
+    texts: list[str] = []
+    kept: list[Citation] = []
+    for item in needed:
+        if len(kept) == most:
+            break
+        text, referred = references_text([item], start + len(kept))
+        document = reads.found.get(item.chunk.doc_key)
+        section = document.section(item.chunk.section_id) if document is not None else None
+        texts_by_section = {item.chunk.section_id: section.text if section is not None else ""}
+        offered = {c.index: c for c in referred}
+        check = partial(gate_model_answer, text, offered, texts_by_section, topic, deps.claims, {})
+        gate = await asyncio.to_thread(check) if deps.claims.blocking else check()
+        if gate.passed and not gate.failed:
+            texts.append(text)
+            kept += referred
+    return "\n\n".join(texts), kept
+
+
+async def context_for(
+    state: QueryState, deps: QueryDeps, cited: list[Citation], start: int, asked: Needed | None = None
+) -> tuple[str, list[Citation]]:
+    """What an answer citing ``cited`` is read with, below it: the definitions its cited words depend on
+    (``definitions_for``), then the provisions they refer to (``references_for``), markers from ``start``."""
+    defined_text, defined = await definitions_for(state, deps, cited, start, asked)
+    after = max((c.index for c in defined), default=start - 1) + 1
+    referred_text, referred = await references_for(state, deps, cited, after)
+    return "\n\n".join(p for p in (defined_text, referred_text) if p), defined + referred
+
+
 async def quoted(state: QueryState, deps: QueryDeps, hits: list[Retrieved], start: int) -> tuple[str, list[Citation]]:
-    """The quote-only answer from ``hits`` (numbered from ``start``), with the definitions it depends on below it
-    (``definitions_for``); a question that asks what a term means is answered from its definition first."""
+    """The quote-only answer from ``hits`` (numbered from ``start``), with the definitions it depends on and the
+    provisions its quotes refer to below it (``context_for``); a question that asks what a term means is answered
+    from its definition first."""
     asked = await asked_definition(state, deps, hits)
     lead, lead_cited = definitions_text([asked], start) if asked is not None else ("", [])
     text, cited = await _quoted(state, deps, hits, start + len(lead_cited))
@@ -172,7 +226,7 @@ async def quoted(state: QueryState, deps: QueryDeps, hits: list[Retrieved], star
         text, cited = renumbered(text, [c for c in cited if f"[{c.index}]" not in repeated], start + 1)
     cited = lead_cited + cited
     after = max((c.index for c in cited), default=start - 1) + 1
-    more, more_cited = await definitions_for(state, deps, cited, after, asked)
+    more, more_cited = await context_for(state, deps, cited, after, asked)
     text = "\n\n".join(p for p in (lead, text, more) if p)
     return text, cited + more_cited
 
@@ -357,8 +411,9 @@ async def abstain(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate
         if state.related and state.hits else []  # fmt: skip
     text, cited = related_text(quotes)
     if cited:
-        # The closest provisions are read with the definitions of the terms they use, as an answer's are.
-        defined_text, defined = await definitions_for(state, deps, cited, len(cited) + 1)
+        # The closest provisions are read with the definitions of the terms they use and the provisions they refer
+        # to, as an answer's are.
+        defined_text, defined = await context_for(state, deps, cited, len(cited) + 1)
         provisions = (await provisions_for(runtime, defined))[0] if defined else {}
         if defined and verify_answer(defined_text, {c.index: c for c in defined}, provisions).passed:
             body, closing = text.rsplit("\n\n", 1)

@@ -32,7 +32,7 @@ from ..evidence import uncovered_parts
 from ..state import QueryState, QueryUpdate, SentWarning
 from .answer import (
     abstention_text,
-    definitions_for,
+    context_for,
     finish_by,
     next_index,
     part_asked,
@@ -256,7 +256,7 @@ async def _verify_model(state: QueryState, runtime: Runtime[QueryDeps], start: f
                        for code, message in final.warnings]  # fmt: skip
     sent = await send_quotes(runtime, state, final.answer, final.citations)
     if final.source in ("model", "model_trimmed") and not final.abstained:
-        sent = await send_definitions(runtime, state, sent)
+        sent = await send_context(runtime, state, sent)
     return base | sent | QueryUpdate(
         abstained=final.abstained and not state.answer, verified=final.verified, warnings=warnings,
         composer="extractive" if final.source in ("extractive", "abstention") else "model",
@@ -287,27 +287,28 @@ async def _complete(
         if extracted:
             sent = await send_quotes(runtime, after, extracted, cited)
     else:
-        sent = await send_definitions(runtime, state, sent)
+        sent = await send_context(runtime, state, sent)
     return sent | QueryUpdate(abstained=False, verified=True, warnings=warnings)
 
 
-async def send_definitions(runtime: Runtime[QueryDeps], state: QueryState, sent: QueryUpdate) -> QueryUpdate:
+async def send_context(runtime: Runtime[QueryDeps], state: QueryState, sent: QueryUpdate) -> QueryUpdate:
     """Below a model's verified answer (``sent``: the answer and citations the reader has), the definitions its
-    cited words depend on, each quoted in its own paragraph with its own citation (``definitions_for``). They are
-    added after the gate, never offered as a sentence's support, and sent only once their quotes are found verbatim
-    in the defining provisions."""
+    cited words depend on and the provisions they refer to, each quoted in its own paragraph with its own citation
+    (``context_for``). They are added after the gate, never offered as a sentence's support, and sent only once their
+    quotes are found verbatim in the provisions they cite."""
     deps = runtime.context
     after = replace(state, answer=sent["answer"], citations=sent["citations"])
     cited = [Citation.model_validate(c) for c in after.citations]
-    text, defined = await definitions_for(after, deps, cited, next_index(after))
+    text, added = await context_for(after, deps, cited, next_index(after))
     if not text:
         return sent
-    provisions, _ = await provisions_for(runtime, defined)
-    checked = verify_answer(text, {c.index: c for c in defined}, provisions)
+    provisions, _ = await provisions_for(runtime, added)
+    checked = verify_answer(text, {c.index: c for c in added}, provisions)
     if not checked.passed:
-        log.warning("definitions not added: %d quote(s) not found verbatim", len(checked.quotes_failed))
+        log.warning("definitions and references not added: %d quote(s) not found verbatim",
+                    len(checked.quotes_failed))  # fmt: skip
         return sent
-    return await send_quotes(runtime, after, text, defined)
+    return await send_quotes(runtime, after, text, added)
 
 
 async def reevaluate(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate:

@@ -1,0 +1,216 @@
+"""The provisions an answer's cited words refer to, quoted verbatim and cited as their own citations (``kind:
+"reference"``).
+
+"Subject to section 12, a licence lapses …" is read with section 12; "the period referred to in subsection (3)" with
+subsection (3). Ingestion resolved such references to provision ids (``api.tools.links``) and research may already
+have fetched the referenced provision into the evidence, but an answer quotes a provision only when its own words
+match the question. So when a cited quote itself makes a reference the link graph resolves, the referenced provision is
+added below the answer as its own paragraph and citation: its sentence most relevant to the question and to the
+words around the reference, quoted verbatim, which passes the same check as every other quote. Like a definition, it
+supports no other sentence; it is the context the cited words point to.
+
+Bounds: at most ``MAX_REFERENCES`` an answer; only dependencies ("subject to", "referred to in", …), never plain
+mentions; only from a document a caller of the tenant may read; never a provision whose words the answer already quotes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from api.schemas.documents import Chunk, Document, Section
+from api.schemas.events import Citation
+from api.text.provisions import provision_at, provision_starts
+from api.text.words import stem, tokenize
+from api.tools.links import FOLLOWED, Links, Reference
+
+from .citations import make_citation, provision_label, subsection_label
+from .judge.gate import MIN_QUOTE_WORDS, sentence_spans
+
+MAX_REFERENCES = 2
+"""At most this many referenced provisions are added to one answer."""
+MAX_QUOTED_CHARS = 600
+"""A longer sentence is quoted up to the last item or clause boundary before this many characters."""
+CONTEXT_CHARS = 200
+"""How much of the cited quote on each side of a reference is read as the context the referenced words must fit."""
+
+_LABEL = re.compile(r"^\s*(?:\(\s*\w{1,4}\s*\)\s*)+")
+
+
+@dataclass(frozen=True, slots=True)
+class Referenced:
+    """A referenced provision to add: the reference, the words to quote, where they are, and who refers to it."""
+
+    reference: Reference
+    chunk: Chunk
+    quote: str
+    provision_id: str
+    referred_by: Citation
+
+
+def _stems(text: str) -> set[str]:
+    return {stem(t) for t in tokenize(text) if not t.isdigit()}
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _span(text: str, section_id: str, target: str) -> tuple[int, int]:
+    """Where ``target`` (the section or a provision within it) runs in its section's ``text``."""
+    if target == section_id:
+        return 0, len(text)
+    starts = provision_starts(text, section_id)
+    inside = [i for i, (_, p) in enumerate(starts) if p == target or p.startswith(target + "(")]
+    if not inside:
+        return 0, len(text)
+    first = inside[0]
+    end = next((at for at, p in starts[first + 1 :] if not (p == target or p.startswith(target + "("))), len(text))
+    return starts[first][0], end
+
+
+def _heading_end(section: Section) -> int:
+    """Where the section's words start after its number and heading ("3. Hygiene"), which are not its words."""
+    heading = r"\s+".join(re.escape(w) for w in section.heading.split())
+    opening = re.match(rf"\s*{re.escape(section.number)}\.?\s+{heading}\s*" if heading else r"\s*", section.text)
+    return opening.end() if opening is not None else 0
+
+
+def _clipped(sentence: str) -> str:
+    if len(sentence) <= MAX_QUOTED_CHARS:
+        return sentence
+    cut = max(sentence.rfind(";", 0, MAX_QUOTED_CHARS), sentence.rfind(":", 0, MAX_QUOTED_CHARS))
+    return sentence[: cut + 1] if cut > 40 else sentence[:MAX_QUOTED_CHARS].rsplit(" ", 1)[0]
+
+
+def best_quote(text: str, start: int, end: int, wanted: set[str], context: set[str]) -> tuple[str, int]:
+    """The sentence of ``text[start:end]`` that shares most words with ``wanted`` (the question's), on a tie the
+    first, then the one sharing most with ``context`` (the words around the reference), with the next sentences
+    while it is shorter than a quote worth checking; and where it starts in ``text``. ('', 0) when the span holds no
+    sentence."""
+    spans = []
+    offset = start
+    for sentence, separator, _ in sentence_spans(text[start:end]):
+        at = text.find(sentence, offset)
+        if at < 0:
+            continue
+        offset = at + len(sentence)
+        # A provision's own label ("(1) ", "(b) ") is where it starts, not words it says.
+        label = _LABEL.match(sentence)
+        if label is not None:
+            at, sentence = at + label.end(), sentence[label.end() :]
+        if sentence.strip():
+            spans.append((at, sentence + separator))
+    if not spans:
+        return "", 0
+    # The question's words first; then the provision's opening, where a reader of a reference starts; then the words
+    # around the reference.
+    scores = [(len(_stems(s) & wanted), i == 0, len(_stems(s) & context), -i) for i, (_, s) in enumerate(spans)]
+    best = max(range(len(spans)), key=lambda i: scores[i])
+    at, quote = spans[best][0], spans[best][1]
+    for _, following in spans[best + 1 :]:
+        if len(quote.split()) >= MIN_QUOTE_WORDS or len(quote) + len(following) > MAX_QUOTED_CHARS:
+            break
+        quote += following
+    return _clipped(quote.strip()), at
+
+
+def _chunk_with(quote: str, section_id: str, chunks: Mapping[str, Chunk]) -> Chunk | None:
+    ordinal = 0
+    while (chunk := chunks.get(f"{section_id}/c{ordinal}")) is not None:
+        if quote in chunk.text:
+            return chunk
+        ordinal += 1
+    return None
+
+
+def _already_quoted(quote: str, citations: Sequence[Citation]) -> bool:
+    normal = _normal(quote)
+    return any(normal in _normal(c.quote) or (len(c.quote) > 40 and _normal(c.quote) in normal) for c in citations)
+
+
+def referring(citations: Iterable[Citation], links: Links) -> list[tuple[Reference, Citation]]:
+    """The dependencies the cited quotes themselves make (the referring words, after "subject to", "referred to in"
+    and the like, are in a quote), the most binding relation first, then in the answer's order. A plain mention
+    ("under section 6") is left out: what it names is rarely what the quoted words mean."""
+    ranked: list[tuple[int, int, int, Reference, Citation]] = []
+    for order, citation in enumerate(c for c in citations if c.kind == "provision"):
+        quote = _normal(citation.quote)
+        for reference in links.refers_to(citation.section_id):
+            at = quote.find(reference.words)
+            if at >= 0 and reference.relation in FOLLOWED:
+                ranked.append((FOLLOWED.index(reference.relation), order, at, reference, citation))
+    return [(r, c) for *_, r, c in sorted(ranked, key=lambda r: r[:3])]
+
+
+def _made_in_quote(reference: Reference, citation: Citation, documents: Mapping[str, Document | None]) -> bool:
+    """Whether ``reference`` is the one the quote's words make, not the same words elsewhere in its section ("paragraph
+    (a)" of another subsection names another provision): where the quote is found in its section as written, the
+    reference must start inside it."""
+    document = documents.get(citation.doc_key)
+    section = document.section(citation.section_id) if document is not None else None
+    at = section.text.find(citation.quote) if section is not None else -1
+    return at < 0 or at <= reference.at < at + len(citation.quote)
+
+
+def needed_references(
+    question: str,
+    citations: Sequence[Citation],
+    links: Links,
+    chunks: Mapping[str, Chunk],
+    documents: Mapping[str, Document | None],
+    tenant: str,
+    limit: int = MAX_REFERENCES,
+) -> list[Referenced]:
+    """Up to ``limit`` provisions the cited quotes refer to (``referring``), each with its words to quote: only from
+    the public corpus or the caller's ``tenant``, only words found verbatim in the provision's section and one of its
+    chunks, and never a provision already cited or whose words the answer already quotes."""
+    found: list[Referenced] = []
+    taken = {(c.provision_id or c.section_id) for c in citations}
+    wanted = _stems(question)
+    for reference, citation in referring(citations, links):
+        if not _made_in_quote(reference, citation, documents):
+            continue
+        section_id = reference.target.split("(")[0]
+        doc_key = section_id.split("#")[0]
+        opening = chunks.get(f"{section_id}/c0")
+        if reference.target in taken or opening is None or opening.tenant not in ("", tenant):
+            continue
+        document = documents.get(doc_key)
+        section = document.section(section_id) if document is not None else None
+        if section is None:
+            continue
+        quote_at = _normal(citation.quote).find(reference.words)
+        around = _normal(citation.quote)[max(0, quote_at - CONTEXT_CHARS) : quote_at + CONTEXT_CHARS]
+        start, end = _span(section.text, section_id, reference.target)
+        start = max(start, _heading_end(section))
+        quote, at = best_quote(section.text, start, end, wanted, _stems(around))
+        chunk = _chunk_with(quote, section_id, chunks) if quote else None
+        if chunk is None or chunk.tenant not in ("", tenant) or _already_quoted(quote, citations):
+            continue
+        if any(_normal(quote) == _normal(f.quote) for f in found):
+            continue
+        taken.add(reference.target)
+        provision_id = provision_at(provision_starts(section.text, section_id), at, section_id)
+        found.append(Referenced(reference, chunk, quote, provision_id, citation))
+        if len(found) == limit:
+            break
+    return found
+
+
+def references_text(needed: Sequence[Referenced], start: int) -> tuple[str, list[Citation]]:
+    """A paragraph quoting each referenced provision (markers from ``start``) and its citation (``kind:
+    "reference"``): "Section 12(1) of the Marriages Act, referred to above (subject to section 12): “…” [3]"."""
+    lines, citations = [], []
+    for index, item in enumerate(needed, start=start):
+        chunk = item.chunk
+        citation = make_citation(index, chunk, item.quote, item.provision_id)
+        citations.append(citation.model_copy(update={"kind": "reference"}))
+        label = subsection_label(provision_label(chunk), chunk.section_id, item.provision_id)
+        place = f"{label[0].upper()}{label[1:]} of the {chunk.title}"
+        # The reference as the citing words make it, with the provision they name ("subject to section 9(5)"): not
+        # their own spelling ("section nine"), which the checks would read as a number the quote must state.
+        named = subsection_label(provision_label(chunk), chunk.section_id, item.reference.target)
+        lines.append(f"{place}, referred to above ({item.reference.relation} {named}): “{item.quote}” [{index}]")
+    return "\n\n".join(lines), citations

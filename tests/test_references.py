@@ -1,0 +1,225 @@
+"""Provisions an answer's cited words refer to ("subject to section 3"), added as their own verbatim citations
+(``kind: "reference"``) on both paths, bounded and within the caller's tenant."""
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from pydantic import ValidationError
+
+from api.auth import Caller
+from api.main import create_app
+from api.schemas.events import Citation, FinalEvent
+from api.schemas.query import QueryRequest
+from api.services import open_services
+from api.settings import IngestionSettings, LLMSettings, RetrievalSettings, Settings
+from api.tools.links import find_links
+from api.tools.whatsapp import format_reply
+from tests.conftest import ingest_into
+from tests.servers import FakeOpenAI, LiveServer, Reply
+from tests.sse import Event, collect
+from tests.test_definitions import chunks_of, cite
+from tests.test_links import law
+
+LICENSING = """<!-- id: pub/act/2020/3; jurisdiction: SAMPLE -->
+# Dealers Licensing Act, 2020
+[Chapter 14:50]
+
+1. Short title
+This Act may be cited as the Dealers Licensing Act, 2020.
+
+2. Duration of licences
+(1) Subject to section 3, a dealer's licence is valid for one year from the date of its issue.
+(2) A dealer may apply for the renewal of a licence before it expires.
+
+3. Suspension for failing to keep records
+(1) Where a holder fails to keep the records required by this Act, the Registrar may suspend the holder's authority \
+to trade for a period not exceeding ninety days.
+(2) The Registrar shall give written notice of a suspension to the holder.
+"""
+PRIVATE = """<!-- id: acme/act/2024/2; jurisdiction: SAMPLE -->
+# Acme Vending Rules Act, 2024
+
+1. Short title
+This Act may be cited as the Acme Vending Rules Act, 2024.
+
+2. Vending permits
+A vending permit is valid for six months, subject to section 3.
+
+3. Hygiene
+The Acme compliance desk may withdraw the authority to trade of a stall that inspectors find unhygienic.
+"""
+LICENCE_Q = "How long is a dealer's licence valid?"
+S2_1 = "Subject to section 3, a dealer's licence is valid for one year from the date of its issue."
+S3_1 = (
+    "Where a holder fails to keep the records required by this Act, the Registrar may suspend the holder's authority "
+    "to trade for a period not exceeding ninety days."
+)
+STREAM = "/api/v1/query/stream"
+
+
+@pytest.fixture(scope="module")
+async def referring_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data dir holding a public Act whose section 2 is "subject to section 3", and a private Act of tenant acme
+    whose section 2 is "subject to section 3"."""
+    root = tmp_path_factory.mktemp("references")
+    data_dir = root / "data"
+    for name, text, tenant in (("public", LICENSING, ""), ("acme", PRIVATE, "acme")):
+        (root / name).mkdir()
+        (root / name / "act.md").write_text(text)
+        report = await ingest_into(Settings(data_dir=data_dir, ingestion=IngestionSettings(tenant=tenant)), root / name)
+        assert report.failures == 0
+    return data_dir
+
+
+def assert_contract(events: list[Event]) -> dict[str, Any]:
+    """The final event of a stream that keeps the SSE contract: the tokens are the answer, the citation events its
+    citations, and every quote the document's own words."""
+    assert events[0].event == "meta" and events[-1].event == "final"
+    final: dict[str, Any] = events[-1].json()
+    assert final["answer"] == "".join(e.json()["text"] for e in events if e.event == "token")
+    assert [e.json()["citation"] for e in events if e.event == "citation"] == final["citations"]
+    for citation in final["citations"]:
+        assert citation["quote"] in LICENSING and f"[{citation['index']}]" in final["answer"]
+    return final
+
+
+def references(final: FinalEvent) -> list[Citation]:
+    return [c for c in final.citations if c.kind == "reference"]
+
+
+async def ask(data_dir: Path, question: str, tenant: str = "", add_references: int = 2) -> FinalEvent:
+    settings = Settings(data_dir=data_dir, retrieval=RetrievalSettings(add_references=add_references))
+    async with open_services(settings) as services:
+        caller = Caller(tenant or "local", tenant=tenant)
+        events = [e async for e in services.orchestrator.stream(QueryRequest(q=question, session_id="r"), caller)]
+    assert isinstance(events[-1], FinalEvent)
+    return events[-1]
+
+
+async def test_a_quote_only_answer_quotes_the_provision_its_cited_words_are_subject_to(
+    referring_data_dir: Path,
+) -> None:
+    final = await ask(referring_data_dir, LICENCE_Q)
+    assert final.verified and S2_1 in final.answer
+    (referred,) = references(final)
+    # The referenced section's words, verbatim, its sentence closest to the question and the referring words.
+    assert referred.section_id == "pub/act/2020/3#s3" and referred.provision_id == "pub/act/2020/3#s3(1)"
+    assert " ".join(referred.quote.split()) == S3_1
+    assert referred.quote in LICENSING
+    # Its own paragraph, after the answer's quotes, says which cited provision refers to it; it supports nothing else.
+    paragraphs = final.answer.split("\n\n")
+    assert paragraphs[-1] == (
+        "Section 3(1) of the Dealers Licensing Act, 2020, referred to above (subject to section 3): "
+        f"“{referred.quote}” [{referred.index}]"
+    )
+    assert all(f"[{referred.index}]" not in p for p in paragraphs[:-1])
+    assert [c.kind for c in final.citations if c is not referred] == ["provision"] * (len(final.citations) - 1)
+    # Off when the setting says none.
+    assert references(await ask(referring_data_dir, LICENCE_Q, add_references=0)) == []
+
+
+async def test_a_referenced_provision_of_a_tenants_document_is_quoted_only_to_that_tenant(
+    referring_data_dir: Path,
+) -> None:
+    question = "How long is a vending permit valid?"
+    acme = await ask(referring_data_dir, question, tenant="acme")
+    referred = [c for c in references(acme) if c.doc_key.startswith("acme/")]
+    assert [c.section_id for c in referred] == ["acme/act/2024/2#s3"] and "compliance desk" in referred[0].quote
+    other = await ask(referring_data_dir, question, tenant="other")
+    assert all(not c.doc_key.startswith("acme/") for c in other.citations)
+    assert "compliance desk" not in repr(other) and "acme/act" not in repr(other)
+
+
+async def test_the_closest_provisions_of_a_related_reply_come_with_the_provisions_they_refer_to(
+    referring_data_dir: Path,
+) -> None:
+    final = await ask(referring_data_dir, "Does a dealer's licence allow selling alcohol?")
+    assert final.outcome == "related" and S2_1 in final.answer
+    (referred,) = references(final)
+    assert referred.provision_id == "pub/act/2020/3#s3(1)" and " ".join(referred.quote.split()) == S3_1
+    # Below the closest provisions and above the closing words that say they may not settle the question.
+    paragraphs = final.answer.split("\n\n")
+    assert paragraphs[-2].startswith("Section 3(1) of the Dealers Licensing Act, 2020, referred to above (subject to")
+    assert paragraphs[-1].startswith("They may not settle your question")
+
+
+PERMITS = law(
+    "t/2024/2", "Vending Rules Act", "",
+    "A vending permit is valid for six months, subject to section 2.",
+    "The inspector may cancel a vending permit held by a vendor whose stall is unhygienic.",
+)  # fmt: skip
+
+
+def test_a_referenced_provision_is_never_taken_from_a_document_the_caller_may_not_read() -> None:
+    from api.composer.references import needed_references  # here: the other tests run where it is missing
+
+    links = find_links([PERMITS])
+    cited = [cite(PERMITS, 1, "A vending permit is valid for six months, subject to section 2.")]
+    documents = {PERMITS.doc_key: PERMITS}
+    found = needed_references("How long is a permit valid?", cited, links, chunks_of(PERMITS), documents, "")
+    assert [(n.provision_id, n.quote) for n in found] == [("t/2024/2#s2", PERMITS.sections[1].text)]
+    private = chunks_of(PERMITS, tenant="acme")
+    assert needed_references("How long?", cited, links, private, documents, "other") == []
+    assert len(needed_references("How long?", cited, links, private, documents, "acme")) == 1
+    # None when the cited words make no reference, or the answer already quotes the referenced words.
+    plain = [cite(PERMITS, 1, "A vending permit is valid for six months")]
+    assert needed_references("How long?", plain, links, chunks_of(PERMITS), documents, "") == []
+    both = [*cited, cite(PERMITS, 2, found[0].quote)]
+    assert needed_references("How long?", both, links, chunks_of(PERMITS), documents, "") == []
+
+
+def test_a_citation_may_be_of_kind_reference() -> None:
+    citation = Citation(index=3, doc_key="d", title="T", section_id="d#s3", section="section 3", chunk_id="d#s3/c0",
+                        quote="the words", kind="reference")  # fmt: skip
+    assert citation.model_dump()["kind"] == "reference"
+    assert "reference" in Citation.model_json_schema()["properties"]["kind"]["enum"]
+    assert "'reference'" in Citation.model_json_schema()["properties"]["kind"]["description"]
+    with pytest.raises(ValidationError):
+        Citation.model_validate({**citation.model_dump(), "kind": "mention"})
+
+
+async def test_a_models_verified_answer_gets_the_provision_its_cited_words_are_subject_to(
+    referring_data_dir: Path,
+) -> None:
+    answer = f"“{S2_1}” [1]"
+    upstream = FakeOpenAI([Reply([answer[:30], answer[30:]])])
+    with LiveServer(upstream.app) as llm_server:
+        cfg = LLMSettings(backend="openai", base_url=f"{llm_server.url}/v1", model="m-1")
+        with LiveServer(create_app(Settings(data_dir=referring_data_dir, llm=cfg))) as app:
+            async with httpx.AsyncClient(base_url=app.url, timeout=60) as client:
+                events = await collect(client, "GET", STREAM, params={"q": LICENCE_Q, "session_id": "m"})
+    final = assert_contract(events)  # every quote, the referenced provision's too, is the document's own words
+    assert final["verified"]
+    (referred,) = [c for c in final["citations"] if c["kind"] == "reference"]
+    # Added after the model's gated sentence, as its own paragraph; the model's sentence keeps its own citation.
+    assert final["answer"].startswith(answer.replace(" [1]", ""))
+    assert final["answer"].endswith(
+        f"referred to above (subject to section 3): “{referred['quote']}” [{referred['index']}]"
+    )
+    assert referred["section_id"] == "pub/act/2020/3#s3"
+    provisions = [c for c in final["citations"] if c["kind"] == "provision"]
+    assert [c["section_id"] for c in provisions] == ["pub/act/2020/3#s2"]
+
+
+def test_a_whatsapp_reply_lists_the_referenced_provision_as_a_source_like_a_definition() -> None:
+    def cited(index: int, section: str, quote: str, kind: str = "provision") -> Citation:
+        return Citation.model_validate(
+            {"index": index, "doc_key": "pub/act/2020/3", "title": "Dealers Licensing Act, 2020", "kind": kind,
+             "section_id": f"pub/act/2020/3#s{section}", "provision_id": f"pub/act/2020/3#s{section}(1)",
+             "section": f"section {section}(1)", "chunk_id": "c", "quote": quote}
+        )  # fmt: skip
+
+    answer = (
+        f"Section 2 of the Dealers Licensing Act, 2020 provides: “{S2_1}” [1]\n\n"
+        f"Section 3(1) of the Dealers Licensing Act, 2020, referred to above (subject to section 3): “{S3_1}” [2]"
+    )
+    final = FinalEvent(answer=answer, citations=[cited(1, "2", S2_1), cited(2, "3", S3_1, "reference")])
+    reply = format_reply(final, {"pub/act/2020/3": "14:50"}, "")
+    body, sources = reply.split("\n\n*Sources*\n")
+    assert body.endswith(f"“{S3_1}” [2]")
+    assert sources.splitlines() == [
+        "[1] Dealers Licensing Act, 2020 (Chapter 14:50), section 2",
+        "[2] Dealers Licensing Act, 2020 (Chapter 14:50), section 3",
+    ]
