@@ -89,8 +89,11 @@ def references(final: FinalEvent) -> list[Citation]:
     return [c for c in final.citations if c.kind == "reference"]
 
 
-async def ask(data_dir: Path, question: str, tenant: str = "", add_references: int = 2) -> FinalEvent:
-    settings = Settings(data_dir=data_dir, retrieval=RetrievalSettings(add_references=add_references))
+async def ask(
+    data_dir: Path, question: str, tenant: str = "", add_references: int = 2, related_provisions: int = 3
+) -> FinalEvent:
+    retrieval = RetrievalSettings(add_references=add_references, related_provisions=related_provisions)
+    settings = Settings(data_dir=data_dir, retrieval=retrieval)
     async with open_services(settings) as services:
         caller = Caller(tenant or "local", tenant=tenant)
         events = [e async for e in services.orchestrator.stream(QueryRequest(q=question, session_id="r"), caller)]
@@ -135,7 +138,12 @@ async def test_a_referenced_provision_of_a_tenants_document_is_quoted_only_to_th
 async def test_the_closest_provisions_of_a_related_reply_come_with_the_provisions_they_refer_to(
     referring_data_dir: Path,
 ) -> None:
-    final = await ask(referring_data_dir, "Does a dealer's licence allow selling alcohol?")
+    question = "Does a dealer's licence allow selling alcohol?"
+    # Shown as one of the closest provisions itself, the referenced section is not quoted again as a reference.
+    shown = await ask(referring_data_dir, question)
+    assert shown.outcome == "related" and "pub/act/2020/3#s3" in {c.section_id for c in shown.citations}
+    assert references(shown) == []
+    final = await ask(referring_data_dir, question, related_provisions=1)
     assert final.outcome == "related" and S2_1 in final.answer
     (referred,) = references(final)
     assert referred.provision_id == "pub/act/2020/3#s3(1)" and " ".join(referred.quote.split()) == S3_1
