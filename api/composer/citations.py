@@ -13,6 +13,7 @@ import asyncio
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Protocol
 
 from pydantic import BaseModel
@@ -156,7 +157,8 @@ _TIGHT = frozenset(".,;:!?)")
 _FOLD_CHARS = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "\u2013": "-", "\u2011": "-", "\u00a0": " "})
 
 
-def _normalised(text: str) -> tuple[str, list[int]]:
+@lru_cache(maxsize=2048)  # a provision is searched once for every quote and sentence of an answer that cites it
+def _normalised(text: str) -> tuple[str, tuple[int, ...]]:
     """``text`` lower-cased with runs of whitespace as one space and curly quotes straightened, plus, for each
     character of the result, its offset in ``text`` (so a match maps back to a verbatim slice)."""
     out: list[str] = []
@@ -173,7 +175,7 @@ def _normalised(text: str) -> tuple[str, list[int]]:
             offsets.pop()
         out.append(char.lower())
         offsets.append(i)
-    return "".join(out), offsets
+    return "".join(out), tuple(offsets)
 
 
 _SPAN_EDGES = " \"'“”‘’,;:."

@@ -105,6 +105,7 @@ def _words_value(phrase: str) -> int | None:
     return value or None
 
 
+@lru_cache(maxsize=8192)  # the same provision is read by every sentence of an answer and by several checks
 def without_references(text: str) -> str:
     """``text`` with references to provisions and instruments blanked out ("section 3(1)", "(a)", "Chapter 5:16"),
     so that what numbers are left are facts about the law."""
@@ -296,7 +297,8 @@ _NOT_COUNTED = frozenset(
 )
 
 
-def _counts(text: str) -> list[tuple[float, set[str]]]:
+@lru_cache(maxsize=8192)
+def _counts(text: str) -> tuple[tuple[float, frozenset[str]], ...]:
     """(value, what it counts) for each number in ``text`` followed by the words it counts ("two or more competent
     witnesses" -> (2, {"competent", "witness"})); numbers with a unit of measure (periods, money, levels) are the unit
     checks' concern and left out, as are references."""
@@ -309,8 +311,8 @@ def _counts(text: str) -> list[tuple[float, set[str]]]:
             continue
         if words[0] in _UNITS or words[0] in _TENS or words[0] in _SCALES or words[0] in _PERIOD_QUALIFIERS:
             continue
-        found.append((float(value), {stem(w) for w in words if w not in _NOT_COUNTED}))
-    return found
+        found.append((float(value), frozenset(stem(w) for w in words if w not in _NOT_COUNTED)))
+    return tuple(found)
 
 
 def miscounted(sentence: str, provision: str) -> list[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+from functools import lru_cache
 
 from api.composer.jurisdiction import JURISDICTION
 from api.text.words import stem
@@ -70,8 +71,13 @@ def folded_stem(word: str) -> str:
 def content_terms(text: str) -> set[str]:
     """Meaning-bearing word stems: no function words, no words about sources, no numbers (facts check those); a
     possessive is its noun ("the Minister's permission": "minister")."""
+    return set(_content_terms(text))
+
+
+@lru_cache(maxsize=16384)  # a provision's sentences are read again by every sentence of an answer judged against it
+def _content_terms(text: str) -> frozenset[str]:
     words = [w.removesuffix("'s") for w in WORD.findall(REFERENCE.sub(" ", text).lower().replace("’", "'"))]
-    return {folded_stem(w) for w in words if w not in _STOP and w not in _META and not w[0].isdigit()}
+    return frozenset(folded_stem(w) for w in words if w not in _STOP and w not in _META and not w[0].isdigit())
 
 
 # A provision's sentences end at a line break, after . ; : or before a subsection marker "(2) ".

@@ -27,6 +27,7 @@ What it leaves to the meaning measure, because the same polarity can be worded e
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _CLAUSE_NEGATION = re.compile(
     r"\b(?:shall|may|must|will|can|could|should|would|need)\s+not\b"
@@ -115,6 +116,7 @@ def limits(clause: str, sentence: str) -> bool:
     return deadline and bool(_LATE.search(sentence))
 
 
+@lru_cache(maxsize=8192)  # a clause is read against every sentence judged with it
 def forbids(text: str) -> bool:
     """Whether ``text`` forbids or denies something (its main clause carries a negation)."""
     return bool(_CLAUSE_NEGATION.search(text))
