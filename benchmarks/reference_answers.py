@@ -143,8 +143,12 @@ class Run:
         return " ".join(w for w in rest.split() if w not in {".", ","})
 
 
-# A definition paragraph as `api.composer.definitions.definitions_text` writes it: "… defines “term”: “…” [n]".
-_DEFINITION_PARAGRAPH = re.compile(r"(?m)^[^\n]*? defines “[^”\n]+”: “[^\n]*” \[\d+\][ \t]*$")
+# A definition paragraph as `api.composer.definitions.definitions_text` writes it ("… defines “term”: “…” [n]"), and a
+# referenced provision's as `api.composer.references.references_text` does ("…, referred to above (subject to
+# section 3): “…” [n]"): verified quotes the service adds below an answer, not the model's text.
+_DEFINITION_PARAGRAPH = re.compile(
+    r"(?m)^[^\n]*?(?: defines “[^”\n]+”|, referred to above \([^\n]*?\)): “[^\n]*” \[\d+\][ \t]*$"
+)
 
 
 async def ask(client: httpx.AsyncClient, question: str, session: str) -> list[Event]:
@@ -288,7 +292,8 @@ def report(runs: list[Run], refs: dict[str, dict[str, Any]], kinds: dict[str, st
         "| --- | --- |",
         f"| true answers that reached the reader whole and verified | {whole} of {n} ({whole / n:.0%}) |",
         f"| the same, where the gold provision was among the sources offered | {whole_offered} of {offered_n} |",
-        f"| the same as the first, a definition the service quotes below the answer not counted as other text | "
+        "| the same as the first, a definition or referenced provision the service quotes below the answer not "
+        f"counted as other text | "
         f"{whole_defs} of {n} ({whole_defs / n:.0%}) |",
         f"| true answers with at least half their sentences shown | {half} of {n} |",
         f"| true answers whose gold provision was not among the sources offered to the model | {missing}, of which "
