@@ -39,7 +39,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from api.composer.judge.gate import split_sentences  # noqa: E402
+from api.text.sentences import split_sentences  # noqa: E402
 from tests.servers import chat_chunk, chat_completion, skill_of  # noqa: E402
 
 _SOURCE = re.compile(r"^\[(\d+)\] (.+)$", re.MULTILINE)

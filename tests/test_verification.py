@@ -13,9 +13,10 @@ from api.composer.citations import (
 )
 from api.composer.judge.choice import ExtractiveAnswer, choose_final, corrective_query
 from api.composer.judge.facts import bodies, missing_facts
-from api.composer.judge.gate import gate_model_answer, split_sentences, verify_answer
+from api.composer.judge.gate import gate_model_answer, verify_answer
 from api.composer.judge.rules import support
 from api.schemas.events import Citation
+from api.text.sentences import split_sentences
 
 SECTION = "3. Deposits\n(1) A landlord shall not require a deposit that exceeds the rent payable for two months."
 OFFERED = {

@@ -26,6 +26,9 @@ from .judge.facts import numbers
 
 Emit = Callable[[BaseModel], None]
 MARKER = re.compile(r"\[(\d{1,3})\]")
+MIN_QUOTE_WORDS = 8
+"""A quoted span this long or longer is a quote of the law, to be found verbatim in a cited provision; shorter ones
+are phrases an answer may put in quotation marks."""
 _JOINER = "\n…\n"  # how the context bundler joins separate spans of one provision (api/tools/context.py)
 
 

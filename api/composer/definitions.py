@@ -107,10 +107,15 @@ def defining_chunk(definition: Definition, chunks: Mapping[str, Chunk], document
     section = document.section(section_id) if document is not None else None
     if section is None or definition.text not in section.text:
         return None
-    opening = definition.text[:80]
+    return chunk_holding(definition.text[:80], section_id, chunks)
+
+
+def chunk_holding(words: str, section_id: str, chunks: Mapping[str, Chunk]) -> Chunk | None:
+    """The first chunk of section ``section_id`` whose text holds ``words`` verbatim (None if none does): the chunk
+    a quote of them is cited to."""
     ordinal = 0
     while (chunk := chunks.get(f"{section_id}/c{ordinal}")) is not None:
-        if opening in chunk.text:
+        if words in chunk.text:
             return chunk
         ordinal += 1
     return None

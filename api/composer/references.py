@@ -22,11 +22,12 @@ from dataclasses import dataclass
 from api.schemas.documents import Chunk, Document, Section
 from api.schemas.events import Citation
 from api.text.provisions import provision_at, provision_starts
+from api.text.sentences import sentence_spans
 from api.text.words import stem, tokenize
 from api.tools.links import FOLLOWED, Links, Reference
 
-from .citations import make_citation, provision_label, subsection_label
-from .judge.gate import MIN_QUOTE_WORDS, sentence_spans
+from .citations import MIN_QUOTE_WORDS, make_citation, provision_label, subsection_label
+from .definitions import chunk_holding
 
 MAX_REFERENCES = 2
 """At most this many referenced provisions are added to one answer."""
@@ -116,15 +117,6 @@ def best_quote(text: str, start: int, end: int, wanted: set[str], context: set[s
     return _clipped(quote.strip()), at
 
 
-def _chunk_with(quote: str, section_id: str, chunks: Mapping[str, Chunk]) -> Chunk | None:
-    ordinal = 0
-    while (chunk := chunks.get(f"{section_id}/c{ordinal}")) is not None:
-        if quote in chunk.text:
-            return chunk
-        ordinal += 1
-    return None
-
-
 def _already_quoted(quote: str, citations: Sequence[Citation]) -> bool:
     normal = _normal(quote)
     return any(normal in _normal(c.quote) or (len(c.quote) > 40 and _normal(c.quote) in normal) for c in citations)
@@ -186,7 +178,7 @@ def needed_references(
         start, end = _span(section.text, section_id, reference.target)
         start = max(start, _heading_end(section))
         quote, at = best_quote(section.text, start, end, wanted, _stems(around))
-        chunk = _chunk_with(quote, section_id, chunks) if quote else None
+        chunk = chunk_holding(quote, section_id, chunks) if quote else None
         if chunk is None or chunk.tenant not in ("", tenant) or _already_quoted(quote, citations):
             continue
         if any(_normal(quote) == _normal(f.quote) for f in found):

@@ -19,9 +19,11 @@ from dataclasses import dataclass, field, replace
 from api.schemas.events import Citation
 from api.text.instruments import instruments_named, names
 from api.text.provisions import provision_at, provision_starts
+from api.text.sentences import sentence_spans, split_sentences
 
 from ..citations import (
     MARKER,
+    MIN_QUOTE_WORDS,
     find_references,
     locate_quote,
     resolve_reference,
@@ -34,7 +36,6 @@ from .meaning import SUPPORT_THRESHOLD, content_terms, points_at, provision_unit
 from .rules import RulesJudge, Support, support
 from .topic import Topic
 
-MIN_QUOTE_WORDS = 8
 # A quoted span holds no opening curly mark: straight marks in a provision's heading or text (Meaning of " member ")
 # must not pair with one in the lead and swallow its words up to the curly quote that opens the real passage.
 _QUOTED = re.compile(r"[“\"]([^“”\"]{10,}?)[”\"]")
@@ -124,17 +125,6 @@ MIN_GATE_QUOTE_WORDS = 3
 MIN_CLAIM_TERMS = 3
 MAX_REMOVED_SHARE = 0.5
 _GATE_QUOTED = re.compile(r"[“\"]([^“”\"]+?)[”\"]")
-_ABBREVIATION = re.compile(r"(?:\b(?:s|ss|no|nos|sec|secs|para|paras|cap|chap|art|reg|regs|e\.g|i\.e|etc|mr|mrs|dr|"
-                           r"st|vs|cf|subs)|\b[A-Z])\.$", re.I)  # fmt: skip
-_SENTENCE_END = re.compile(
-    r"(?<=[.!?])[\"”’)\]*_]*(?:\s*\[\d{1,3}\])*[.]?\s+(?=[\"“(]?[A-Z0-9*•-]|\[(?!\d{1,3}\]))"
-    r"|(?P<after_marker>(?<=\])[.!?]?[^\S\n]+(?=\S)(?!\[\d{1,3}\]))|\n+"
-)  # a marker after the sentence's end ("….” [1]") stays with it, even at the end of the answer; so does the
-# markdown that closes it ("**Yes.** No landlord …" is two sentences)
-# A cited sentence's end ("… employee [1]." or "… employee. [1]") ends it whatever follows: the next may open with a
-# list item's letter, copied from the provision ("(a) the termination is …").
-_CITED_END = re.compile(r"(?:[.!?][\"”’)]*\s*(?:\[\d{1,3}\])+|(?:\[\d{1,3}\])+[.!?])$")
-_LIST_NUMBER = re.compile(r"^(?:\d{1,3}|[a-z]|[ivx]{1,4})\.$", re.I)
 _LIST_PREFIX = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
 _NOT_A_CLAIM = re.compile(
     r"could not find|cannot find|can't find|not legal advice|consult (?:a|an|your) (?:lawyer|legal|attorney)|"
@@ -236,34 +226,6 @@ class GateResult:
             "citations_from_references": sum(s.how == "reference" for s in self.claims),
             "citations_reattributed": sum(s.how == "reattributed" for s in self.claims),
         }
-
-
-def split_sentences(text: str) -> list[tuple[str, str]]:
-    """(sentence, following whitespace) pairs; "s. 3", "No. 5" and a trailing "[1]." stay with their sentence."""
-    return [(sentence, separator) for sentence, separator, _ in sentence_spans(text)]
-
-
-def sentence_spans(text: str) -> list[tuple[str, str, int]]:
-    """``split_sentences`` with, for each sentence, the offset in ``text`` where its following whitespace ends."""
-    pieces: list[tuple[str, str, int]] = []
-    start = 0
-    for match in _SENTENCE_END.finditer(text):
-        head = text[start : match.start()]
-        boundary = match.start() + len(match.group(0).rstrip())
-        if match.group("after_marker") is not None:
-            if not _CITED_END.search(text[start:boundary]):
-                continue  # "[1] and [2]", "[Chapter 5:13]. the": not a cited sentence's end
-        elif not match.group(0).startswith("\n") and (
-            _ABBREVIATION.search(head.rstrip()) or _LIST_NUMBER.match(head.strip())
-        ):
-            continue  # "s. 3" goes on; so does a list item's number ("1. **Writing**: …"), which states nothing
-        sentence = text[start:boundary]
-        if sentence.strip():
-            pieces.append((sentence.strip(), text[boundary : match.end()] or " ", match.end()))
-        start = match.end()
-    if text[start:].strip():
-        pieces.append((text[start:].strip(), "", len(text)))
-    return pieces
 
 
 _COMPLETE = re.compile(r"(?:[.!?:;]|\]|[.!?][\"”’)]+)$")

@@ -15,9 +15,10 @@ import asyncio
 from collections.abc import Mapping
 
 from api.schemas.events import Citation, StatusEvent
+from api.text.sentences import sentence_spans
 
 from ..citations import CitationTracker, Emit
-from .gate import SentenceCheck, SentenceGate, complete_sentences, only_points, passes, sentence_spans
+from .gate import SentenceCheck, SentenceGate, complete_sentences, only_points, passes
 
 
 class GatedTracker:

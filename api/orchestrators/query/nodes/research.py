@@ -10,11 +10,11 @@ from typing import Any, TypeVar
 
 from langgraph.runtime import Runtime
 
-from api.composer.judge.gate import split_sentences
 from api.composer.prompts import HYDE_TOKENS, clip_tokens, format_passages
 from api.composer.structured import LLMCall
 from api.observability import describe_question
 from api.schemas.documents import Chunk
+from api.text.sentences import split_sentences
 from api.tools.retrieval import Expansions, RetrievalResult, Retrieved, normalize_query
 
 from ..deps import QueryDeps
