@@ -439,10 +439,15 @@ def _quote_carries(sentence: str, quotes: list[str], provision: str) -> bool:
     """Whether a verified quote may stand for the sentence's meaning: what the sentence says around its quotes is
     itself supported by the provision (or says nothing of substance: "The Act provides"). A true quote must not carry
     claims of its own beside it ("Pets are banned …, as “A landlord shall keep every deposit”")."""
-    rest = sentence
-    for quote in quotes:
-        rest = rest.replace(quote, " ")
+    rest = _around_quotes(sentence, quotes)
     return len(content_terms(rest)) < MIN_CLAIM_TERMS or support(rest, provision).score >= SUPPORT_THRESHOLD
+
+
+def _around_quotes(sentence: str, quotes: list[str]) -> str:
+    """The sentence's own words: ``sentence`` with its quoted spans blanked out."""
+    for quote in quotes:
+        sentence = sentence.replace(quote, " ")
+    return sentence
 
 
 # Words that, around a quote, can turn what it says round ("the Act does not provide that “…”").
@@ -454,10 +459,7 @@ def _framing_denies(sentence: str, quotes: list[str]) -> bool:
     provision's own, checked verbatim, so they cannot say the opposite of it; read one clause at a time, a quote that
     runs over a rule and its exception ("includes …, but does not include …", "regardless of …") can seem to. Only the
     sentence's own words can turn its meaning round, so the opposite-meaning verdict stands only when they might."""
-    rest = sentence
-    for quote in quotes:
-        rest = rest.replace(quote, " ")
-    return bool(_DENIAL.search(rest))
+    return bool(_DENIAL.search(_around_quotes(sentence, quotes)))
 
 
 def _record_failure(check: SentenceCheck, result: Support) -> None:
