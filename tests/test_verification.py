@@ -12,7 +12,7 @@ from api.composer.citations import (
     resolve_reference,
 )
 from api.composer.judge.choice import ExtractiveAnswer, choose_final, corrective_query
-from api.composer.judge.facts import bodies, missing_facts
+from api.composer.judge.facts import bodies, facts, missing_facts
 from api.composer.judge.gate import gate_model_answer, verify_answer
 from api.composer.judge.rules import support
 from api.schemas.events import Citation
@@ -699,3 +699,45 @@ def test_a_verbatim_quote_cannot_say_the_opposite_of_the_provision_it_comes_from
     # The words around a true quote still count: denying what the provision says is the opposite of it.
     denied = f"Section 3 of the Insurance Act does not provide that “{policy}” [1]."
     assert gate_model_answer(denied, offered, texts).claims[0].verdict != "supported"
+
+
+AMENDMENT = "Constitution of Ruritania Amendment (No. 20) Act, 2013"
+DEFINITIONS = (
+    "332. Definitions\nIn this Constitution— “Act of Parliament” means an enactment passed by Parliament and signed "
+    "by the President; “appoint” includes re-appoint or appoint to act; “Cabinet” means the body of Ministers chaired "
+    "by the President; “disciplined force” means the police, the prison service or the defence forces; “public "
+    "office” means a paid office in the civil service; “Ruritania” means the Republic of Ruritania; “State” includes "
+    "the Government and every provincial council; “writing” includes printing, photography and typewriting."
+)
+
+
+def test_the_words_that_only_name_a_quoted_provision_are_no_claim_beside_its_quote() -> None:
+    # A title's own number ("(No. 20)") is not a figure the provision must state, and "No." there denies nothing.
+    offered, texts = sample_offer((AMENDMENT, "332", DEFINITIONS))
+    defined = f"Section 332(1) of the {AMENDMENT} defines “Ruritania”: “means the Republic of Ruritania” [1]."
+    assert gate_model_answer(defined, offered, texts).passed
+    # Words beside the quote that say more than its name still have to be supported.
+    beside = f"Under the {AMENDMENT} every citizen may vote at eighteen, as “means the Republic of Ruritania” [1]."
+    assert gate_model_answer(beside, offered, texts).claims[0].verdict != "supported"
+    denied = f"Section 332 of the {AMENDMENT} does not say that “means the Republic of Ruritania” [1]."
+    assert gate_model_answer(denied, offered, texts).claims[0].verdict != "supported"
+
+
+MAINTENANCE = (
+    "2. Interpretation\n(1) In this Act— “applicant” means a person who makes an application; “application” means an "
+    "application in terms of section three; “dependant” means a spouse or minor child of the deceased; “estate” means "
+    "the property of a deceased person left after the payment of debts; “Master” means the Master of the High Court."
+)
+
+
+def test_a_provision_numbered_in_words_is_a_reference_not_a_figure() -> None:
+    offered, texts = sample_offer(("Family Maintenance Act", "2", MAINTENANCE))
+    defined = (
+        "Section 2(1) of the Family Maintenance Act defines “application”: “means an application in terms of section "
+        "three” [1]."
+    )
+    assert gate_model_answer(defined, offered, texts).passed
+    assert facts("an application in terms of section three or subsection two").empty
+    # A figure beside it is still a figure the provision must state.
+    figure = "An application in terms of section three must be made within three months of the death [1]."
+    assert "3 month" in gate_model_answer(figure, offered, texts).claims[0].missing_facts

@@ -60,6 +60,9 @@ REFERENCE = re.compile(
     r"|\b(?:No\.?|Number)\s*\d+\s*of\s*\d{4}"
     r"|\b(?:Act|Acts|Ordinance|Statutory Instrument|S\.I\.)\s+\d+\s+of\s+\d{4}"
     r"|\[Chapter\s*\d+:\d+\]|\bChapter\s*\d+:\d+"
+    # A provision numbered in words, as older drafting has it ("in terms of section three", "subsection two").
+    r"|\b(?:sections?|subsections?|paragraphs?|subparagraphs?|regulations?|articles?|clauses?)\s+"
+    rf"(?:{WORD_NUMBER.pattern})(?!\s*{_UNIT_AHEAD})"
     # A provision's own number before its heading where a sentence or line starts ("131. Unlawful entry into
     # premises (1) Any person who …"), or a list's number ("1. **Formalities**"): it names, it states no figure.
     r"|(?:^|(?<=\n)|(?<=\.\s))\d{1,4}[A-Z]{0,2}\.(?=[ \t]+[*_]*(?-i:[A-Z]))|^\s*\d{1,3}\.\s*$",

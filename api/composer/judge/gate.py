@@ -368,9 +368,13 @@ def _check_sentence(
             # says it is no longer in force; stated as today's law, it is a fact the corpus contradicts.
             result = replace(result, missing=(*result.missing, f"in force (repealed by {repealed[cited.doc_key]})"))
         results.append(result)
-        if index in quote_homes and result.opposite and not _framing_denies(sentence, check.quotes):
+        if index in quote_homes and result.opposite and not _framing_denies(sentence, check.quotes, cited.title):
             result = replace(result, opposite=False)
-        if index in quote_homes and not result.missing and _quote_carries(sentence, check.quotes, texts[index]):
+        if (
+            index in quote_homes
+            and not result.missing
+            and _quote_carries(sentence, check.quotes, texts[index], identity(cited))
+        ):
             result = replace(result, score=max(result.score, SUPPORT_THRESHOLD))
         if not result.supported:
             if index in named and best is None:
@@ -435,12 +439,14 @@ def _shifted(result: Support, offset: int) -> Support:
     return replace(result, span=(result.span[0] + offset, result.span[1] + offset)) if offset else result
 
 
-def _quote_carries(sentence: str, quotes: list[str], provision: str) -> bool:
+def _quote_carries(sentence: str, quotes: list[str], provision: str, named: str = "") -> bool:
     """Whether a verified quote may stand for the sentence's meaning: what the sentence says around its quotes is
-    itself supported by the provision (or says nothing of substance: "The Act provides"). A true quote must not carry
+    itself supported by the provision (or says nothing of substance: "The Act provides"; the words that only name the
+    provision, its instrument's title, number and heading in ``named``, are no claim). A true quote must not carry
     claims of its own beside it ("Pets are banned …, as “A landlord shall keep every deposit”")."""
     rest = _around_quotes(sentence, quotes)
-    return len(content_terms(rest)) < MIN_CLAIM_TERMS or support(rest, provision).score >= SUPPORT_THRESHOLD
+    claimed = content_terms(rest) - content_terms(named)
+    return len(claimed) < MIN_CLAIM_TERMS or support(rest, provision, identity=named).score >= SUPPORT_THRESHOLD
 
 
 def _around_quotes(sentence: str, quotes: list[str]) -> str:
@@ -454,12 +460,16 @@ def _around_quotes(sentence: str, quotes: list[str]) -> str:
 _DENIAL = re.compile(r"\b(?:not|never|no|neither|nor|cannot|nothing|none|without|unless|except)\b|n['’]t\b", re.I)
 
 
-def _framing_denies(sentence: str, quotes: list[str]) -> bool:
+def _framing_denies(sentence: str, quotes: list[str], title: str = "") -> bool:
     """Whether the words around a sentence's verified quotes deny or qualify them. The quoted words are the
     provision's own, checked verbatim, so they cannot say the opposite of it; read one clause at a time, a quote that
     runs over a rule and its exception ("includes …, but does not include …", "regardless of …") can seem to. Only the
-    sentence's own words can turn its meaning round, so the opposite-meaning verdict stands only when they might."""
-    return bool(_DENIAL.search(_around_quotes(sentence, quotes)))
+    sentence's own words can turn its meaning round, so the opposite-meaning verdict stands only when they might; the
+    instrument's ``title`` among them ("Amendment (No. 20) Act") names it and denies nothing."""
+    around = _around_quotes(sentence, quotes)
+    if title:
+        around = re.sub(r"\s+".join(map(re.escape, title.split())), " ", around, flags=re.I)
+    return bool(_DENIAL.search(around))
 
 
 def _record_failure(check: SentenceCheck, result: Support) -> None:
