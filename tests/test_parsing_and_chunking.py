@@ -113,3 +113,15 @@ def test_provisions_continue_from_where_a_chunk_starts() -> None:
     starts = provision_starts(text, "x#s6", start_in="x#s6(1)(a)")
     assert starts == [(26, "x#s6(1)(b)")]
     assert provision_at(starts, 0, "x#s6(1)(a)") == "x#s6(1)(a)" and provision_at(starts, 30, "") == "x#s6(1)(b)"
+
+
+def test_a_reference_written_with_spaces_before_its_subsection_is_no_provision_start() -> None:
+    from api.text.provisions import provision_starts
+
+    text = (
+        "In this Constitution— “sitting” means a period; “Senator Chief” means a Chief elected in terms of section "
+        "120 (1) (b) or (c); “State” includes the Government.\n(2) In this Constitution— (a) a person "
+        "includes a body."
+    )
+    starts = provision_starts(text, "x#s332")
+    assert [provision for _, provision in starts] == ["x#s332(2)", "x#s332(2)(a)"]

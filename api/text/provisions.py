@@ -15,6 +15,20 @@ _REFERENCE_WORDS = frozenset(
 _LABEL = re.compile(r"\((\w+)\)")
 
 
+_NUMBER_OR_LABEL = re.compile(r"^(?:\d{1,4}[A-Z]{0,2}|\(\w{1,4}\))+[,;]?$")
+
+
+def _refers(words: list[str]) -> bool:
+    """Whether a marker after ``words`` continues a reference: the word before it is a reference word ("subsection
+    (2)"), or a provision's number or label that follows one ("section 120 (1) (b)", with a space before each)."""
+    for word in reversed(words[-6:]):
+        if word.lower().strip(",;") in _REFERENCE_WORDS:
+            return True
+        if not _NUMBER_OR_LABEL.match(word):
+            return False
+    return False
+
+
 def provision_starts(text: str, section_id: str, start_in: str = "") -> list[tuple[int, str]]:
     """(offset, provision id) for every subsection/paragraph marker in ``text``, in order.
 
@@ -30,9 +44,8 @@ def provision_starts(text: str, section_id: str, start_in: str = "") -> list[tup
         head = text[max(0, match.start() - 64) : match.start()]
         if not head.strip():
             head = text[: match.start()]
-        before = head.split()[-1:]
         at_line_start = "\n" in head[len(head.rstrip()) :] or not head.strip()
-        if before and not at_line_start and before[0].lower().strip(",;") in _REFERENCE_WORDS:
+        if not at_line_start and _refers(head.split()):
             continue
         label = match.group(1)
         if label[0].isdigit():
