@@ -295,6 +295,8 @@ def test_a_plain_word_or_phrase_for_the_law_s_own_is_the_same_claim() -> None:
 def test_words_of_how_a_sentence_is_put_are_not_what_it_claims() -> None:
     said = content_terms("whether, instead, about yours, through another, anything something, doing done")
     assert said == set()
+    # "The rule" names the provision, as "the law" and "the section" do: where a claim comes from, not what it claims.
+    assert content_terms("The rule covers every birth") == content_terms("The section covers every birth")
     # Words of scope stay: a false sentence often turns on "even" or "every".
     assert {"even", "every"} <= content_terms("even every")
 

@@ -38,7 +38,7 @@ _META = (
         "section sections subsection paragraph act acts chapter law laws legislation provision provisions provide "
         "provides provided state states stated say says according set out sets accordance note noted specifically "
         "explicitly clearly clear stipulate stipulates indicate indicates mention mentions document documents source "
-        "sources".split()
+        "sources rule".split()
     )
     | JURISDICTION.place_words
 )
