@@ -11,7 +11,7 @@ gold provision among them, and streams the reference answer (or the altered one)
 that source's marker, or abstains when the gold provision is not among them. Every other skill (guard, route,
 rewrite, plan, expand, grade, replan, choose) gets HTTP 400, which the service treats as that call failing: its
 deterministic path, as `FakeOpenAI` answers an unscripted skill. Each question is asked twice on
-`/api/v1/query/stream` (true, then altered), one at a time, in a fresh session each.
+`/api/v1/query/stream` (true, then altered), one at a time, in a fresh session each (new on every run).
 
 Reported: true answers that reached the reader whole and verified (every reference sentence in the streamed
 `token` text, `final.verified` true, no quote-only fallback), with at least half their sentences shown, and those
@@ -169,6 +169,9 @@ async def run_all(data_dir: Path, questions: list[dict[str, Any]], refs: dict[st
     logger.addHandler(gate_log)
     logger.setLevel(logging.DEBUG)
     runs: list[Run] = []
+    # Sessions are kept in the data dir's checkpoints: a run's own session ids keep a rerun on the same data dir from
+    # asking each question as a follow-up of the last run's.
+    run_id = f"{time.time_ns():x}"
     with LiveServer(model.app) as llm_server:
         # QA memory off: the altered answer is never served from the true one's memory, nor the reverse.
         llm = LLMSettings(backend="openai", base_url=f"{llm_server.url}/v1", model="reference", memory_ttl_s=0)
@@ -183,7 +186,7 @@ async def run_all(data_dir: Path, questions: list[dict[str, Any]], refs: dict[st
                         model.ask(ref["answer"] if variant == "true" else ref["altered"], gold)
                         gate_log.lines = []
                         start = time.perf_counter()
-                        events = await ask(client, q["question"], f"ref-{variant}-{q['id']}")
+                        events = await ask(client, q["question"], f"ref-{run_id}-{variant}-{q['id']}")
                         runs.append(Run(q["id"], variant, events, list(model.offered), list(model.sent),
                                         list(gate_log.lines), time.perf_counter() - start))  # fmt: skip
                         print(f"{q['id']} {variant}: {runs[-1].seconds:.1f} s", file=sys.stderr)

@@ -31,9 +31,12 @@ PAIRS = [json.loads(line) for line in (Path(__file__).parent.parent / "evaluatio
          .splitlines() if line.strip()]  # fmt: skip
 # (precision, recall) per judge and suite, each a floor: a change that lowers either is a regression to explain.
 PINNED = {"rules": {"claim_support": (1.0, 1.0), "polarity": (23 / 25, 1.0)}}
-# The same on the new claim pairs, as last measured (benchmarks/results/claim_judge.md): 324 development pairs and 107
-# held out, after the rules that bind facts to what they count and read conditions, parties and choices.
-PINNED_PAIRS = {"rules": {"dev": (131 / 176, 131 / 165), "heldout": (41 / 62, 41 / 49)}}
+# The same on the new claim pairs, as last measured (benchmarks/results/claim_judge.md): 351 development pairs and 117
+# held out, after the third round's rules (plain words for the law's, words read in the provision's spelling, claims
+# joined in one sentence read one by one). The held-out precision floor was lowered in that round, from 41/62 on the
+# 431 pairs of the time to 42/65 on the same pairs (two more of their 58 false sentences passed, one more of their 49
+# faithful ones): see that report.
+PINNED_PAIRS = {"rules": {"dev": (152 / 187, 152 / 180), "heldout": (45 / 70, 45 / 54)}}
 
 
 def scores(judge: ClaimJudge, examples: list[dict[str, object]]) -> tuple[float, float]:

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from api.composer.judge.facts import bodies, missing_facts, numbers, quantities
-from api.composer.judge.meaning import SUPPORT_THRESHOLD, content_terms, provision_units
+from api.composer.judge.meaning import SUPPORT_THRESHOLD, content_terms, in_its_words, provision_units
 from api.composer.judge.rules import support
 from api.composer.judge.topic import off_topic, same_family
 
@@ -258,3 +258,59 @@ def test_only_figures_are_placed_a_body_is_read_over_the_whole_provision() -> No
     said = support("Notice of a birth must be given to the registrar of the district within forty-two days.", provision)
     assert said.missing == (), said
     assert support("Notice of a birth must be given to the registrar within sixty days.", provision).missing
+
+
+# What a faithful plain-words paraphrase legitimately does: use a person's word for the law's, a phrase for one of its
+# words, leave out words of how a sentence is put, spell a word with another suffix. (Provisions: real sections,
+# shortened.)
+UNSOLICITED = (
+    "(5) Where a person is in possession of any unsolicited goods or services, he or she may— (a) retain the goods or "
+    "services; or (b) at the risk and expense of the supplier or deliverer, return the goods or services to the "
+    "supplier or deliverer."
+)
+ACCESS = (
+    "(4) On the day specified in the summons, the children's court shall inquire into the matter and may, if it "
+    "thinks fit, by order rescind or vary the rights of access conferred by the access order."
+)
+DUAL = (
+    "(2) A citizen of full age who, by voluntary act other than marriage, acquires the citizenship of a foreign "
+    "country shall immediately cease to be a citizen."
+)
+
+
+def test_a_plain_word_or_phrase_for_the_law_s_own_is_the_same_claim() -> None:
+    assert support("You may keep them, or send them back at the supplier's risk and expense.", UNSOLICITED).supported
+    assert support("The court can also cancel or change the access arrangements.", ACCESS).supported
+    took_up = "An adult citizen who voluntarily takes up the citizenship of another country stops being a citizen " \
+              "straight away."  # fmt: skip
+    assert support(took_up, DUAL).supported
+    assert content_terms("takes up the citizenship straight away") == content_terms("acquires citizenship immediately")
+    assert content_terms("breaks the rule and commits an offence") >= content_terms(
+        "contravenes … guilty of an offence"
+    )
+    # A plain word is folded to the law's word, so a false sentence in plain words still reads as what it says.
+    assert not support("You must keep the goods and may never send them back.", UNSOLICITED).supported
+
+
+def test_words_of_how_a_sentence_is_put_are_not_what_it_claims() -> None:
+    said = content_terms("whether, instead, about yours, through another, anything something, doing done")
+    assert said == set()
+    # "The rule" names the provision, as "the law" and "the section" do: where a claim comes from, not what it claims.
+    assert content_terms("The rule covers every birth") == content_terms("The section covers every birth")
+    # Words of scope stay: a false sentence often turns on "even" or "every".
+    assert {"even", "every"} <= content_terms("even every")
+
+
+def test_a_word_is_read_in_the_provision_s_spelling_where_only_its_suffix_differs() -> None:
+    assert in_its_words({"prescrib", "debt"}, {"prescript", "debt", "year"}) == {"prescript", "debt"}
+    assert in_its_words({"voluntarily"}, {"voluntary"}) == {"voluntary"}
+    assert in_its_words({"pay"}, {"payabl"}) == {"pay"}  # too short to be read as a family
+    prescription = "(1) The period of prescription of a debt shall be thirty years in the case of a judgment debt."
+    assert support("A judgment debt prescribes after thirty years, and so does a debt on a bond.", prescription).score \
+        >= SUPPORT_THRESHOLD  # fmt: skip
+
+
+def test_a_court_is_named_by_what_only_a_court_does() -> None:
+    step = "(b) if in the event of divorce or judicial separation there is no order of maintenance made."
+    assert not missing_facts("The duty ends if you separate by court order and no maintenance order is made.", step)
+    assert missing_facts("The duty ends if the tribunal makes no maintenance order.", step) == ["tribunal"]

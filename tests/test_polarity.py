@@ -254,3 +254,71 @@ def test_a_discretion_where_the_clause_imposes_a_duty_on_the_same_party_and_act(
     assert not grants_discretion("An employer may refuse leave on full pay.", clause)
     competent = "(1) Every person of or over the age of sixteen years shall be competent to witness a will."
     assert not grants_discretion("A person of sixteen can witness a will.", competent)
+
+
+def test_a_power_or_right_denied_in_so_many_words() -> None:
+    reduce = "(2) If the penalty is out of proportion to the prejudice suffered, the court may— (a) reduce the penalty."
+    assert forbids("A court has no power to reduce the penalty.") and forbids("The owner has no right to claim it.")
+    assert opposite("A court has no power to reduce a penalty that is out of proportion.", reduce)
+    assert not opposite("A court may reduce a penalty that is out of proportion to the prejudice.", reduce)
+    assert forbids("and even then it can never fully replace pay in money")
+
+
+def test_one_party_alone_against_a_clause_that_needs_another_s_say() -> None:
+    removal = ("The Commissioner-General may be removed from office by the President for any reason after consultation "
+               "with the Minister.")  # fmt: skip
+    assert opposite("The President may remove the Commissioner-General on his own, without consulting anyone.", removal)
+    assert not opposite("The President may remove the Commissioner-General after consulting the Minister.", removal)
+
+
+def test_words_whose_opposite_is_another_word() -> None:
+    compulsory = "Notification and registration of the birth or death of any person shall be compulsory."
+    assert opposite("Notifying and registering a birth or a death is voluntary.", compulsory)
+    assert not opposite("Notifying and registering a birth or a death is compulsory.", compulsory)
+
+
+def test_an_exception_is_named_by_its_own_words_not_those_of_the_rule() -> None:
+    clause = ("No patient accommodated at any Government hospital, other than a private patient whose private "
+              "practitioner has been granted access, shall have the right to the services of any specific health "
+              "practitioner.")  # fmt: skip
+    assert opposite("Every patient in a government hospital may insist on a health practitioner of his choice.", clause)
+    assert not opposite("A private patient may have the services of his own private practitioner.", clause)
+
+
+def test_holding_even_in_the_case_the_clause_ends_it_or_makes_it_void() -> None:
+    void = "(2) A warranty in terms of subsection (1) shall— (b) be void if the consumer has misused the goods."
+    assert opposite("The warranty on repaired goods applies even if the consumer has misused the goods.", void)
+    ends = "(1) An order for the periodic payment of maintenance to a spouse shall cease when the spouse remarries."
+    assert opposite("Maintenance ordered for a former spouse continues even after that spouse remarries.", ends)
+    assert not opposite("Maintenance ordered for a former spouse ends when that spouse remarries.", ends)
+
+
+def test_before_a_court_is_where_not_when() -> None:
+    final = ("A judgment of a small claims court shall be final and no appeal shall lie from it, but any party may "
+             "bring the proceedings on review before the High Court.")  # fmt: skip
+    assert opposite("A small claims court judgment can be appealed to the High Court.", final)
+    claim = "You cannot appeal a small claims judgment, but you can take it to the High Court on review."
+    assert support(claim, final).supported
+
+
+def test_leave_needed_for_what_may_be_done_at_any_time_and_a_licence_put_off() -> None:
+    early = "A purchaser shall at all times be entitled to pay any instalment of the purchase price before it is due."
+    assert opposite("A buyer needs the seller's consent before paying an instalment early.", early)
+    assert not opposite("A buyer may pay an instalment before it is due.", early)
+    licence = "(1) No person shall work as a security guard unless he holds a licence issued under this Act."
+    assert opposite("A person may work as a security guard for a year before obtaining a licence.", licence)
+
+
+def test_a_sentence_joining_two_claims_is_read_claim_by_claim() -> None:
+    kind = ("(2) Remuneration may be payable in kind only in industries or occupations where such payment is "
+            "customary, and shall be subject to the following conditions— (a) the value shall be fair and reasonable; "
+            "(e) remuneration in kind shall not substitute entirely for remuneration in money.")  # fmt: skip
+    true = (
+        "Paying workers in kind is only allowed where customary, and even then it can never fully replace pay in money."
+    )
+    false = "Paying workers in kind is only allowed where it is customary, and then it can fully replace pay in money."
+    assert support(true, kind).supported
+    assert support(false, kind).opposite
+    # A condition put first is no claim of its own.
+    assert not support("If you are married and you are not the parent, a court may still order you to pay.",
+                       "(1) A court may order any person married to a parent to pay.").opposite  # fmt: skip

@@ -283,6 +283,13 @@ _BODY_WORDS = re.compile(
 )
 
 
+# What only a kind of body does names it too: a "judicial separation" or a "decree" is a court's.
+_BODY_ACTS = {
+    "court": re.compile(r"\b(?:judicial(?:ly)?|judges?|decrees?)\b", re.I),
+    "minister": re.compile(r"\bministerial\b", re.I),
+}
+
+
 # A rate per period: "one month's wages for every year", "per week". The provision states one such period when it
 # says "every year", "each week", "per month" or "annually".
 _RATE_PERIOD = re.compile(r"\b(?:(?:for|in)\s+(?:every|each)|per)\s+(year|month|week|day|hour)\b", re.I)
@@ -362,6 +369,7 @@ def missing_facts(sentence: str, provision: str, identity: str = "") -> list[str
     missing += sorted(b for b in claim.bodies if b not in source_lower)
     missing += [kind for kind, said in _PENALTIES.items() if said.search(sentence) and not said.search(provision)]
     kinds = {w.lower() for w in _BODY_WORDS.findall(f"{provision}\n{identity}")}
+    kinds |= {kind for kind, said in _BODY_ACTS.items() if said.search(provision)}
     named = {word for body in claim.bodies for word in body.split()}  # "the Rent Board": checked whole, above
     missing += sorted({w.lower() for w in _BODY_WORDS.findall(sentence)} - kinds - named)
     if claim.percent and claim.numbers and not source.percent and not any(u == "percent" for _, u in claim.numbers):

@@ -27,6 +27,10 @@ _STOP = frozenset(
     "a an and are as at be been being by for from has have had how i in into is it its of on or so that the their "
     "then there these this those to was were what when where which who whom why with do does did can my me we you "
     "your our they them he she his her also such any all other under per than only yes".split()
+    # Words of how a sentence is put rather than what it claims, which a plain-words answer uses where a provision
+    # does not: "whether", "instead", "through", "another" (as "other" is), "yours", "doing" (as "do" is). Words
+    # of scope ("even", "every", "only") stay: a false sentence often turns on them.
+    + "about whether instead through another yours ours theirs anything something doing done".split()
 )
 # Words that say where a claim comes from rather than what it claims.
 _META = (
@@ -34,7 +38,7 @@ _META = (
         "section sections subsection paragraph act acts chapter law laws legislation provision provisions provide "
         "provides provided state states stated say says according set out sets accordance note noted specifically "
         "explicitly clearly clear stipulate stipulates indicate indicates mention mentions document documents source "
-        "sources".split()
+        "sources rule".split()
     )
     | JURISDICTION.place_words
 )
@@ -42,6 +46,7 @@ _META = (
 _FOLD = {
     "must": "shall", "required": "shall", "require": "shall", "obliged": "shall", "mandatory": "shall",
     "cannot": "not", "can't": "not", "prohibited": "not", "forbidden": "not", "never": "not", "no": "not",
+    "unless": "not",  # "valid unless incapable" is "not valid if incapable"
     "allowed": "may", "permitted": "may", "entitled": "may", "able": "may",
     "marry": "marri", "married": "marri", "marriage": "marri", "marriages": "marri", "marrying": "marri",
     "minimum": "least", "younger": "under", "below": "under", "older": "over", "above": "over", "exceed": "over",
@@ -60,6 +65,45 @@ _FOLD = {
     "business": "undertaking", "company": "undertaking", "firm": "undertaking", "undertakings": "undertaking",
     "owner": "owner", "owners": "owner", "transferee": "owner", "buyer": "owner", "purchaser": "owner",
 } | JURISDICTION.folds  # fmt: skip
+# Plain words for the law's own, folded to the stem of the law's word (a paraphrase in a person's words is not a
+# different claim): keep/retain, cancel/rescind, change/vary, stop or end/cease, support/maintain, unable/incapable.
+_PLAIN = {
+    "keep": "retain", "keeps": "retain", "kept": "retain", "keeping": "retain",
+    "cancel": "rescind", "cancels": "rescind", "cancelled": "rescind", "cancelling": "rescind", "canceled": "rescind",
+    "change": "vary", "changes": "vary", "changed": "vary", "changing": "vary", "alter": "vary", "alters": "vary",
+    "altered": "vary", "variation": "vary", "varied": "vary",
+    "stop": "cease", "stops": "cease", "stopped": "cease", "end": "cease", "ends": "cease", "ended": "cease",
+    "ceases": "cease", "ceased": "cease", "lose": "cease", "loses": "cease", "losing": "cease",
+    "unable": "incapable",
+    "replace": "substitute", "replaces": "substitute", "replaced": "substitute", "substitutes": "substitute",
+    "fully": "entirely", "completely": "entirely", "wholly": "entirely", "entire": "entirely",
+    "vacation": "leave", "view": "opinion", "views": "opinion",
+    "lawyer": "practitioner", "lawyers": "practitioner", "attorney": "practitioner",
+    "pays": "pay", "paying": "pay", "payment": "pay", "payments": "pay", "payable": "pay",
+    "ask": "question", "asks": "question", "asked": "question", "questions": "question",
+    "break": "contravene", "breaks": "contravene", "breaking": "contravene", "broke": "contravene",
+    "breach": "contravene", "breaches": "contravene", "breached": "contravene", "violate": "contravene",
+    "violates": "contravene", "violated": "contravene", "contravenes": "contravene", "contravened": "contravene",
+    "contravention": "contravene", "contravening": "contravene",
+    "commit": "offence", "commits": "offence", "committed": "offence", "committing": "offence",
+    "smaller": "under", "shorter": "under", "lesser": "under", "lower": "under",
+    "larger": "over", "longer": "over", "greater": "over", "higher": "over",
+}  # fmt: skip
+_FOLD |= {word: _FOLD.get(plain) or stem(plain) for word, plain in _PLAIN.items()}
+# Plain phrases for one word of the law's ("send them back" is "return them"), read before the words are split.
+_PHRASES = (
+    (
+        re.compile(
+            r"\b(?:send|sends|sent|give|gives|gave|hand|hands|handed|pay|pays|paid)\s+"
+            r"(?:(?:it|them|the\s+\w+|\w+)\s+)?back\b"
+        ),
+        " return ",
+    ),
+    (re.compile(r"\b(?:take|takes|took|taking)\s+up\b"), " acquire "),
+    (re.compile(r"\b(?:straight|right)\s+away\b|\bat\s+once\b"), " immediately "),
+    (re.compile(r"\b(?:take|takes|took|taking)\s+place\b"), " occur "),
+    (re.compile(r"\bin\s+which\s+case\b"), " "),
+)
 WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 
@@ -76,7 +120,10 @@ def content_terms(text: str) -> set[str]:
 
 @lru_cache(maxsize=16384)  # a provision's sentences are read again by every sentence of an answer judged against it
 def _content_terms(text: str) -> frozenset[str]:
-    words = [w.removesuffix("'s") for w in WORD.findall(REFERENCE.sub(" ", text).lower().replace("’", "'"))]
+    text = REFERENCE.sub(" ", text).lower().replace("’", "'")
+    for phrase, word in _PHRASES:
+        text = phrase.sub(word, text)
+    words = [w.removesuffix("'s") for w in WORD.findall(text)]
     return frozenset(folded_stem(w) for w in words if w not in _STOP and w not in _META and not w[0].isdigit())
 
 
@@ -102,6 +149,20 @@ def provision_units(text: str) -> list[tuple[int, int]]:
         units.append((start, len(text)))
     return [(a + len(text[a:b]) - len(text[a:b].lstrip()), b - (len(text[a:b]) - len(text[a:b].rstrip())))
             for a, b in units]  # fmt: skip
+
+
+def in_its_words(wanted: set[str], source: set[str]) -> set[str]:
+    """``wanted`` with each term the provision (its terms ``source``) does not use replaced by one of the same word
+    family that it does ("prescribes" for "prescription", "voluntarily" for "voluntary"): the stemmer is deliberately
+    small, and a suffix must not make a faithful sentence seem to say something the provision does not."""
+    out = set()
+    for term in wanted:
+        if term in source:
+            out.add(term)
+            continue
+        kin = sorted(known for known in source if _family(term, known))
+        out.add(kin[0] if kin else term)
+    return out
 
 
 def best_window(

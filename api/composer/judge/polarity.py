@@ -30,7 +30,7 @@ import re
 from functools import lru_cache
 
 _CLAUSE_NEGATION = re.compile(
-    r"\b(?:shall|may|must|will|can|could|should|would|need)\s+not\b"
+    r"\b(?:shall|may|must|will|can|could|should|would|need)\s+(?:not|never)\b"
     r"|\b(?:cannot|can't|mustn't|shan't|won't|needn't|mayn't)\b"
     r"|\b(?:is|are|was|were|be|been)\s+not\s+(?:permitted|allowed|entitled|required|obliged|lawful|valid|capable|"
     r"bound|liable|compelled)\b|\bunder\s+no\s+(?:obligation|duty)\b"
@@ -39,6 +39,8 @@ _CLAUSE_NEGATION = re.compile(
     r"allowed|entitled)\b"
     r"|\b(?:no|nobody|neither|nor|never)\b(?=[^.;:]{0,240}?\b(?:shall|may|must|can|will)\b)"
     r"|\bno\s+one\b|\bunder\s+no\s+circumstances\b|\bright\s+not\s+to\b"
+    # A power or right denied: "has no power to reduce", "have no right to claim".
+    r"|\b(?:has|have|had)\s+no\s+(?:\w+\s+)?(?:rights?|power|powers|authority|claim|duty|obligation)\b"
     r"|\bno\s+(?:\w+\s+){1,3}?to\s+be\b"  # a heading's prohibition: "No liquor to be consumed … later than …"
     # Denying a legal consequence: "is not a crime", "is not punishable", "not an offence".
     r"|\b(?:is|are|was|were|be|been)\s+not\s+(?:an?\s+)?(?:offen[cs]es?|crimes?|criminal|guilty|punishable|"
@@ -48,7 +50,14 @@ _CLAUSE_NEGATION = re.compile(
     re.I,
 )
 # Conditions and exceptions: "cannot … without a hearing" says what "must … have a hearing" says.
-_CONDITION = re.compile(r"\b(?:without|unless|except|excepting|other\s+than|otherwise\s+than|until|before)\b", re.I)
+# "before" a body is where something is done ("bring the proceedings before the High Court"), not a condition.
+_BEFORE_BODY = (
+    r"before\s+(?:the|a|an|any|that|this)\s+(?:[\w-]+\s+){0,3}?(?:courts?|tribunals?|magistrates?|judges?|boards?|"
+    r"registrars?|commissions?|committees?|officers?)\b"
+)
+_CONDITION = re.compile(
+    rf"\b(?:without|unless|except|excepting|other\s+than|otherwise\s+than|until|(?!{_BEFORE_BODY})before)\b", re.I
+)
 # Quantity bounds: "may ask up to two months' rent" says what "shall not require more than two months' rent" says.
 _BOUND = re.compile(
     r"\b(?:exceeds?|exceeding|more\s+than|less\s+than|fewer\s+than|later\s+than|earlier\s+than|longer\s+than|"
@@ -135,9 +144,20 @@ _DUTY = re.compile(
 # ("also covers a defect caused by the consumer's misuse"); only against an exclusion: "the prohibition covers every
 # employer" says what "no employer shall …" says.
 _EXCLUSION = re.compile(
-    r"\b(?:does|do)\s+not\s+(?:apply|cover|extend)\b|\b(?:doesn't|don't)\s+(?:apply|cover|extend)\b", re.I
+    r"\b(?:does|do)\s+not\s+(?:apply|cover|extend)\b|\b(?:doesn't|don't)\s+(?:apply|cover|extend)\b"
+    # A rule made void in a case ("shall … be void if the consumer has subjected the goods to misuse").
+    r"|\b(?:be|is|are|becomes?)\s+void\s+(?:if|where|when)\b"
+    # … or brought to an end by an event ("shall cease— (a) when the spouse dies or remarries").
+    r"|\b(?:shall|will|must)\s+cease\b",
+    re.I,
 )
-_INCLUSION = re.compile(r"\b(?:covers?|extends?\s+to|appl(?:y|ies)\s+(?:also\s+|even\s+)?to)\b", re.I)
+# "also covers …", "applies even if the consumer has misused the goods".
+_INCLUSION = re.compile(
+    r"\b(?:covers?|extends?\s+to|appl(?:y|ies)\s+(?:also\s+|even\s+)?to)\b|\bappl(?:y|ies)\s+even\s+(?:if|where|when)\b"
+    r"|\b(?:continues?|remains?|survives?|lasts?|stays?|carr(?:y|ies)\s+on)\b[^.;]{0,60}?\beven\s+(?:if|after|when|where|"
+    r"though|once)\b",
+    re.I,
+)
 # What the law makes of no effect, and a sentence that gives it effect ("shall be void" against "shall be valid").
 _VOID = re.compile(r"\b(?:void|invalid|null|of\s+no\s+(?:force|effect))\b", re.I)
 # A clause that denies an effect on validity ("does not affect the validity of the marriage").
@@ -284,7 +304,10 @@ _WAIVED = re.compile(
     r"|\bno\s+(?:need\s+for|requirement\s+of)\s+((?:[\w'’-]+\s*){1,4})"
     # "no burial order is needed", "a warrant is not required"
     r"|\bno\s+((?:[\w'’-]+\s+){1,3})(?:is|are)\s+(?:needed|required|necessary)\b"
-    r"|((?:[\w'’-]+\s+){1,3})(?:is|are)\s+not\s+(?:needed|required|necessary)\b",
+    r"|((?:[\w'’-]+\s+){1,3})(?:is|are)\s+not\s+(?:needed|required|necessary)\b"
+    # "may work … before obtaining a licence": leave to act before one has what the clause requires.
+    r"|\b(?:may|can)\b[^.;]{0,80}?\bbefore\s+(?:obtaining|getting|having|holding|receiving|being\s+granted)\s+"
+    r"((?:[\w'’-]+\s*){1,4})",
     re.I,
 )
 _CLAUSE_DISPENSES = re.compile(r"\b(?:need\s+not|not\s+(?:be\s+)?(?:required|necessary)|dispense\w*|waive\w*)\b", re.I)
@@ -295,7 +318,14 @@ _WITHOUT = re.compile(r"\bwithout\s+((?:(?!(?:and|or|but|without)\b)[\w'’-]+\s
 # "X alone decides", "only X may decide", against "agreed by X and Y", "by agreement between": a choice the clause
 # gives two parties together, which the sentence gives one of them.
 _ALONE = re.compile(r"\b(?:alone|solely|unilaterally|sole\s+discretion|on\s+(?:his|her|its|their)\s+own)\b", re.I)
-_JOINT = re.compile(r"\bagreed\s+(?:by|between|upon\s+by)\b|\bby\s+(?:mutual\s+)?agreement\b|\bjointly\b", re.I)
+# A decision the clause makes with another party's say ("after consultation with the Chief Justice", "with the
+# approval of the Minister") is no more one party's alone than an agreement is.
+_JOINT = re.compile(
+    r"\bagreed\s+(?:by|between|upon\s+by)\b|\bby\s+(?:mutual\s+)?agreement\b|\bjointly\b"
+    r"|\b(?:after|in|upon|on)\s+consultation\s+with\b|\bwith\s+the\s+(?:prior\s+)?(?:approval|consent|concurrence|"
+    r"agreement)\s+of\b|\bon\s+the\s+recommendation\s+of\b",
+    re.I,
+)
 
 
 def _words(text: str) -> set[str]:
@@ -323,6 +353,19 @@ def _negatives(text: str) -> set[str]:
     return found
 
 
+# Words whose opposite is another word, not a prefix: what the law demands against what it leaves to choice.
+_OPPOSED = ((frozenset({"compulsory", "mandatory", "obligatory"}), frozenset({"voluntary", "optional"})),)
+
+
+def _opposed_words(said: set[str], stated: set[str]) -> bool:
+    """One side uses a word of a pair's one half and the other a word of its other half, neither using both."""
+    for one, other in _OPPOSED:
+        for a, b in ((said, stated), (stated, said)):
+            if a & one and b & other and not a & other and not b & one:
+                return True
+    return False
+
+
 def antonym(sentence: str, clause: str) -> bool:
     """Whether ``sentence`` uses a word plainly where ``clause`` uses its negative by prefix, or the reverse, and
     neither uses the other form: "the dismissal still counts as fair" against "an employee is unfairly dismissed"."""
@@ -338,6 +381,8 @@ def antonym(sentence: str, clause: str) -> bool:
         )  # fmt: skip
 
     said_neg, clause_neg = _negatives(sentence), _negatives(clause)
+    if _opposed_words(said_words, clause_words):
+        return True
     return turned(said_words, said_neg, clause_words, clause_neg) or turned(clause_words, clause_neg, said_words,
                                                                             said_neg)  # fmt: skip
 
@@ -355,6 +400,11 @@ _RELATIVE = re.compile(r"\b(?:who|which|that|whose|whom)\b(?:\W+\w+){0,5}\W*$", 
 def _denies(text: str) -> bool:
     """Whether ``text`` denies its main verb (a negation outside any relative clause)."""
     return any(not _RELATIVE.search(text[: m.start()]) for m in _DENIED.finditer(text))
+
+
+def without_leading_condition(sentence: str) -> str:
+    """``sentence`` less a condition put first ("If you are applying and you are not a close relative, …")."""
+    return _LEADING_CONDITION.sub("", sentence, count=1)
 
 
 def _asserted(sentence: str) -> str:
@@ -418,8 +468,11 @@ def blanket_permission(sentence: str, clause: str) -> bool:
     exceptions = list(_EXCEPTION.finditer(clause))
     if not exceptions or not _PROHIBITS.search(clause) or _BOUND.search(sentence):
         return False
+    # The exception is named by its own words, not by those it shares with the rule it excepts from ("no patient …,
+    # other than a private patient …": "patient" is the rule's, "private" the exception's).
+    rule = _words(_EXCEPTION.sub(" ", clause))
     excepted = set().union(*(_words(m.group(1)) for m in exceptions))
-    return not (excepted & _words(sentence))
+    return not ((excepted - rule or excepted) & _words(sentence))
 
 
 # A sentence that states its rule as holding without any condition ("always", "in every case", "whenever he asks",
@@ -446,12 +499,37 @@ def overstates(sentence: str, clause: str) -> bool:
     return bool(_ABSOLUTE.search(sentence)) and bool(_QUALIFIED.search(clause)) and not _ABSOLUTE.search(clause)
 
 
+# A permission the clause gives at any time ("shall at all times be entitled to pay"), and a sentence that makes it
+# wait on someone's leave ("needs the seller's consent before paying").
+_AT_ANY_TIME = re.compile(r"\bat\s+(?:all\s+times|any\s+time)\b", re.I)
+_NEEDS_LEAVE = re.compile(
+    r"\b(?:needs?|requires?|must\s+(?:first\s+)?(?:get|obtain|have|seek)|has\s+to\s+(?:get|obtain|have|seek)|only\s+with)"
+    r"\b[^.;]{0,40}?\b(?:consent|permission|approval|leave|authority|agreement)\b",
+    re.I,
+)
+_GRANTS = re.compile(r"\bentitled\b|\bmay\b(?!\s+not\b)", re.I)
+_LEAVE_WORDS = re.compile(r"\b(?:consent|permission|approval|leave|authority|agreement|authori[sz]\w*)\b", re.I)
+
+
+def needs_leave(sentence: str, clause: str) -> bool:
+    """Whether ``sentence`` makes wait on someone's consent what ``clause`` lets be done at any time and without
+    anyone's leave ("a purchaser shall at all times be entitled to pay any instalment … before it is due")."""
+    return (
+        bool(_NEEDS_LEAVE.search(sentence))
+        and bool(_AT_ANY_TIME.search(clause))
+        and bool(_GRANTS.search(clause))
+        and not _LEAVE_WORDS.search(clause)
+    )
+
+
 def opposite(sentence: str, clause: str) -> bool:
     """Whether ``sentence`` says the opposite of ``clause``, by the mismatches the module describes."""
     if permits_beyond(sentence, clause) and limits(clause, sentence):
         return True
     if includes_excepted(sentence, clause) or waives_requirement(sentence, clause) or overstates(sentence, clause):
         return True
+    if needs_leave(sentence, clause):
+        return True  # "needs the seller's consent before paying" against "shall at all times be entitled to pay"
     if grants_discretion(sentence, clause):
         return True  # "an employer may grant" against "an employer shall … grant"
     if _ALONE.search(sentence) and _JOINT.search(clause):

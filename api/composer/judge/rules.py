@@ -18,13 +18,14 @@ from .meaning import (
     best_window,
     chooser_elsewhere,
     content_terms,
+    in_its_words,
     misdefined,
     misplaced,
     provision_units,
     scattered,
     subject_elsewhere,
 )
-from .polarity import imposes_discretion, opposite
+from .polarity import imposes_discretion, opposite, without_leading_condition
 from .topic import Topic, topic_strays
 
 
@@ -83,6 +84,53 @@ def _copied(sentence: str, provision: str, units: list[tuple[int, int]]) -> bool
     return any(f"{' '.join(WORD.findall(provision[start:].lower()))} ".startswith(f"{words} ") for start, _ in units)
 
 
+# Where a sentence joins two claims ("… is allowed only where it is customary, and even then it can never replace …"):
+# at a semicolon, or a comma and a conjunction that opens a new subject.
+_JOINED = re.compile(
+    r";\s+|,\s+(?:and|but|while|whereas)\s+(?=(?:(?:even|then|still|also|so|yet)\s+){0,2}"
+    r"(?:it|they|he|she|you|this|that|the|a|an|no|neither)\b)"
+)
+PART_TERMS = 3
+
+
+def _parts(
+    sentence: str, wanted: set[str], window: tuple[int, int], unit_terms: list[set[str]]
+) -> list[tuple[str, int]]:
+    """Each claim of a sentence that joins two or more (at "; ", ", and it …", ", but the …"), with the sentence of
+    the window that shares most of its words: a sentence may state one rule of a clause faithfully and turn another
+    clause's round, and read whole it is compared only with the clause closest to the first. A part with fewer than
+    ``PART_TERMS`` meaning-bearing words, or sharing fewer than half of them with any sentence of the window, is
+    left to the whole sentence's reading."""
+    # A condition put first is no claim of its own ("If you are applying and you are not a close relative, …").
+    pieces = [piece for piece in _JOINED.split(without_leading_condition(sentence)) if piece.strip()]
+    if len(pieces) < 2:
+        return []
+    out = []
+    for piece in pieces:
+        terms = in_its_words(content_terms(piece), set().union(*unit_terms)) & wanted
+        if len(terms) < PART_TERMS:
+            continue
+        k = max(range(window[0], window[1] + 1), key=lambda k: (len(terms & unit_terms[k]), -k))
+        if 2 * len(terms & unit_terms[k]) >= len(terms):
+            out.append((piece, k))
+    return out
+
+
+_LIMBS = re.compile(r";\s+|,?\s+but\s+")
+
+
+def _closest_limb(part: str, clause: str) -> str:
+    """The limb of ``clause`` (its rule and a "but …" exception are two) that shares most of ``part``'s words, when
+    it shares at least half of them; else the whole clause. "No appeal shall lie from it, but any party may bring
+    the proceedings on review" forbids an appeal and allows a review: each claim is read against its own limb."""
+    terms = content_terms(part)
+    limbs = [limb for limb in _LIMBS.split(clause) if limb.strip()]
+    if len(limbs) < 2 or not terms:
+        return clause
+    best = max(limbs, key=lambda limb: len(terms & content_terms(limb)))
+    return best if 2 * len(terms & content_terms(best)) >= len(terms) else clause
+
+
 def support(
     sentence: str,
     provision: str,
@@ -97,9 +145,10 @@ def support(
     provision's ``heading``, where the sentence names it, left out of that reading), and the question's ``topic`` words
     the sentence carries over the provision and its identity (``off_topic``)."""
     missing = tuple(missing_facts(sentence, provision, identity))
-    wanted = content_terms(sentence)
     units = provision_units(provision) or [(0, len(provision))]
     unit_terms = [content_terms(provision[a:b]) for a, b in units]
+    # The sentence's words as the provision spells them, where a suffix is all that differs.
+    wanted = in_its_words(content_terms(sentence), set().union(*unit_terms))
     if not missing:
         missing = tuple(
             misplaced(sentence, provision, units, unit_terms, identity)
@@ -120,6 +169,11 @@ def support(
     # read with the lead-in it completes, if it is a list's item.
     flipped = flipped or imposes_discretion(
         claim, provision[best_span[0] : best_span[1]], _with_lead_in(provision, units, clause)
+    )
+    # A sentence joining two claims is read claim by claim too, each against its own clause.
+    flipped = flipped or any(
+        opposite(part, _closest_limb(part, provision[units[k][0] : units[k][1]]))
+        for part, k in _parts(claim, wanted, best_units, unit_terms)
     )
     flipped = flipped and not _copied(sentence, provision, units)
     return Support(round(best, 4), best_span, missing, threshold, flipped, strays)
