@@ -741,3 +741,25 @@ def test_a_provision_numbered_in_words_is_a_reference_not_a_figure() -> None:
     # A figure beside it is still a figure the provision must state.
     figure = "An application in terms of section three must be made within three months of the death [1]."
     assert "3 month" in gate_model_answer(figure, offered, texts).claims[0].missing_facts
+
+
+def test_a_sentence_about_what_its_sources_leave_out_is_never_supported() -> None:
+    # Words that are there cannot show an absence; here the provision states exactly what the sentence says it lacks.
+    package = (
+        "12C. Retrenchment\n(2) Unless better terms are agreed, the employer shall pay the employees a minimum "
+        "retrenchment package of not less than one month's salary or wages for every two years of service."
+    )
+    offered, texts = sample_offer(("Labour Act", "12C", package))
+    for absent in (
+        "The minimum retrenchment package under the Labour Act is not explicitly stated in the given sources [1].",
+        "The Labour Act does not specify the minimum retrenchment package [1].",
+    ):
+        check = gate_model_answer(absent, offered, texts).claims[0]
+        assert check.verdict == "unsupported" and check.missing_facts[0].startswith("what the sources do not say")
+    # A negation about the law's subject matter is a claim like any other, judged against the provision.
+    terms = (
+        "Unless better terms are agreed, the employer must pay one month's wages for every two years of service [1]."
+    )
+    assert gate_model_answer(terms, offered, texts).passed
+    ruled = "Where the agreement does not specify better terms, the minimum retrenchment package applies [1]."
+    assert not any("sources do not say" in m for m in gate_model_answer(ruled, offered, texts).claims[0].missing_facts)

@@ -251,6 +251,31 @@ def _is_claim(sentence: str, markers: list[int], quotes: list[str]) -> bool:
     return len(content_terms(said)) >= MIN_CLAIM_TERMS or bool(_ANSWER_WORD.search(without_references(said)))
 
 
+# A sentence about what its sources leave out ("… is not explicitly stated in the given sources", "the Act does not
+# define …"): a negated verb of saying, with the sources, the law or the provision as what does not say it.
+_NOT_SAID = re.compile(
+    r"\b(?:(?:is|are|was|were)\s+not|isn['’]t|aren['’]t)\s+(?:\w+ly\s+)?(?:stated|defined|specified|mentioned|"
+    r"set\s+out|addressed|spel[lt]\s+out)\b|\b(?:(?:does|do|did)\s+not|doesn['’]t|don['’]t|didn['’]t)\s+(?:\w+ly\s+)?"
+    r"(?:state|define|specify|mention|say|set\s+out|address|spell\s+out)\b|\bmakes?\s+no\s+(?:\w+\s+)?mention\b",
+    re.I,
+)
+_SOURCES = re.compile(
+    r"\b(?:the|these|this|those)\s+(?:given\s+|provided\s+|available\s+|cited\s+|above\s+|quoted\s+)?(?:sources?|"
+    r"documents?|texts?|provisions?|passages?|information|context|excerpts?)\b|\b(?:Act|section|subsection|law|"
+    r"legislation|statute|Constitution|provision|Code|Regulations)\s*(?:\d+\w*(?:\(\w+\))*\s*)?"
+    r"(?:(?:does|do|did|is|makes?)\b|doesn['’]t)|^\s*it\s+(?:is|does)\s+not\b",
+    re.I,
+)
+
+
+def _says_sources_omit(sentence: str) -> bool:
+    """Whether the sentence says what its sources or its provision do not state. Words that are there can show what
+    a provision says, never what it leaves out, so no provision can support such a sentence; and a provision that
+    shares its words (its subject) most likely states it, which makes the sentence false. A negation about the
+    law's subject matter ("if the contract does not specify a period, …") is a claim judged as any other."""
+    return bool(_NOT_SAID.search(sentence) and _SOURCES.search(sentence))
+
+
 def _uncheckable(sentence: str, quotes: list[str]) -> bool:
     """A bare verdict ("Yes.", "**No, legally.**", "Emergencies excepted."): too few words for any provision to show
     it, so no provision can be said to support it."""
@@ -303,6 +328,9 @@ def _check_sentence(
                     if len(_strip_markers(q).split()) >= MIN_GATE_QUOTE_WORDS]  # fmt: skip
     check.claim = _is_claim(sentence, check.markers, check.quotes)
     if not check.claim or _uncheckable(sentence, check.quotes):
+        return
+    if _says_sources_omit(_around_quotes(sentence, check.quotes)):
+        check.missing_facts = ["what the sources do not say (their words cannot show an absence)"]
         return
     # A sentence that names its provision in words ("under section 12B of the Labour Act", "the Consumer Protection
     # Act provides") is about that provision: supported by it, or not at all; never re-attributed to another one that
