@@ -460,7 +460,12 @@ class RetrievalSettings(BaseModel):
         "law's title) is in meaning to the question; 0 turns it off (hybrid searches only).",
     )
     rrf_k: int = Field(60, ge=1, description="Reciprocal rank fusion constant: a list's rank r adds weight / (k + r).")
-    dense_weight: float = Field(1.0, ge=0, description="Weight of the dense list in fusion (gweta tune may raise it).")
+    dense_weight: float = Field(
+        1.5,
+        ge=0,
+        description="Weight of the dense list in fusion (gweta tune may change it): above BM25's, since a question in "
+        "everyday words shares few words with its provision and the dense search finds it more often.",
+    )
     bm25_weight: float = Field(1.0, ge=0, description="Weight of the BM25 list in fusion.")
     timeout_s: float = Field(5.0, gt=0, description="Limit for embedding the question and for each search backend.")
     context_tokens: int = Field(1500, ge=100, le=100_000, description="Token budget of the context the LLM reads.")
@@ -493,6 +498,14 @@ class RetrievalSettings(BaseModel):
         le=10,
         description="When nothing found answers but the evidence is close enough, the reply shows at most this many of "
         "the closest provisions (distinct sections of the evidence, best first), one verbatim sentence each.",
+    )
+    related_among: int = Field(
+        6,
+        ge=0,
+        le=10,
+        description="The closest provisions are chosen among this many distinct sections of the evidence, by the "
+        "search's order fused with how close in meaning each one's nearest sentence is to the question; 0 or at most "
+        "related_provisions: the first related_provisions sections in the search's order.",
     )
     add_references: int = Field(
         2,
