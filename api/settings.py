@@ -460,12 +460,7 @@ class RetrievalSettings(BaseModel):
         "law's title) is in meaning to the question; 0 turns it off (hybrid searches only).",
     )
     rrf_k: int = Field(60, ge=1, description="Reciprocal rank fusion constant: a list's rank r adds weight / (k + r).")
-    dense_weight: float = Field(
-        1.5,
-        ge=0,
-        description="Weight of the dense list in fusion (gweta tune may change it): above BM25's, since a question in "
-        "everyday words shares few words with its provision and the dense search finds it more often.",
-    )
+    dense_weight: float = Field(1.0, ge=0, description="Weight of the dense list in fusion (gweta tune may raise it).")
     bm25_weight: float = Field(1.0, ge=0, description="Weight of the BM25 list in fusion.")
     timeout_s: float = Field(5.0, gt=0, description="Limit for embedding the question and for each search backend.")
     context_tokens: int = Field(1500, ge=100, le=100_000, description="Token budget of the context the LLM reads.")

@@ -26,10 +26,7 @@ NOTICE_TO_VACATE = "sample/act/2024/3#s5"
 
 @pytest.fixture
 async def services(private_data_dir: Path) -> AsyncIterator[Services]:
-    # The two searches weighted alike, as when these cases were found: the dense list's default extra weight alone
-    # already puts the notice to vacate first, and the point here is what the headings do.
-    retrieval = RetrievalSettings(cache_ttl_s=0, dense_weight=1.0)
-    async with open_services(Settings(data_dir=private_data_dir, retrieval=retrieval)) as s:
+    async with open_services(Settings(data_dir=private_data_dir, retrieval=RetrievalSettings(cache_ttl_s=0))) as s:
         yield s
 
 

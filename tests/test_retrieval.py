@@ -36,17 +36,6 @@ def test_rrf_weights_change_the_order() -> None:
     assert fused[0][0] == "b"
 
 
-def test_by_default_the_dense_list_weighs_more_than_bm25() -> None:
-    # "b" is as high in the dense list as "a" is in BM25's, and the other way round: the dense list's choice comes
-    # first (a question in everyday words shares few words with its provision; the dense search finds it more often).
-    cfg = RetrievalSettings()
-    rankings = {"dense": [Hit("b", 0.9), *(Hit(f"d{i}", 0.5) for i in range(8)), Hit("a", 0.1)],
-                "bm25": [Hit("a", 9.0), *(Hit(f"l{i}", 5.0) for i in range(8)), Hit("b", 1.0)]}  # fmt: skip
-    fused = reciprocal_rank_fusion(rankings, cfg.rrf_k, {"dense": cfg.dense_weight, "bm25": cfg.bm25_weight})
-    assert [cid for cid, _, _ in fused[:2]] == ["b", "a"]
-    assert fused[0][1] > fused[1][1]
-
-
 @pytest.mark.parametrize(
     ("question", "section_id"),
     [
