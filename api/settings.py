@@ -494,6 +494,14 @@ class RetrievalSettings(BaseModel):
         description="When nothing found answers but the evidence is close enough, the reply shows at most this many of "
         "the closest provisions (distinct sections of the evidence, best first), one verbatim sentence each.",
     )
+    related_among: int = Field(
+        6,
+        ge=0,
+        le=10,
+        description="The closest provisions are chosen among this many distinct sections of the evidence, by the "
+        "search's order fused with how close in meaning each one's nearest sentence is to the question; 0 or at most "
+        "related_provisions: the first related_provisions sections in the search's order.",
+    )
     add_references: int = Field(
         2,
         ge=0,

@@ -107,3 +107,19 @@ async def test_the_closest_provisions_are_distinct_sections_up_to_the_setting(em
     assert [q.hit.chunk.section_id for q in two] == [LONG.section_id, RENT.section_id]
     text, cited = related_text(four)
     assert len(cited) == 4 and all(f"“{c.quote}” [{c.index}]" in text for c in cited)
+
+
+async def test_the_closest_provisions_can_be_chosen_among_more_by_meaning(embedder: Embedder) -> None:
+    question = "They threw me out of my flat without going to court."
+    # In the search's order the eviction provision is fourth: three provisions in that order leave it out.
+    first = await related_quotes(embedder, question, HITS, provisions=3)
+    assert EVICT.section_id not in [q.hit.chunk.section_id for q in first]
+    # Chosen among the four by the search's order fused with meaning, the eviction provision (whose sentence is the
+    # one about being put out) is shown, in the search's order; the provision it displaces is the furthest in meaning.
+    chosen = await related_quotes(embedder, question, HITS, provisions=3, among=4)
+    sections = [q.hit.chunk.section_id for q in chosen]
+    assert sections == [LONG.section_id, VACATE.section_id, EVICT.section_id]  # the rent provision gives way
+    assert all(q.text in q.hit.chunk.text for q in chosen)
+    # ``among`` no larger than ``provisions`` keeps the search's order.
+    same = await related_quotes(embedder, question, HITS, provisions=3, among=3)
+    assert [q.hit.chunk.section_id for q in same] == [q.hit.chunk.section_id for q in first]

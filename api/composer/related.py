@@ -23,6 +23,8 @@ from .extractive import Quote, _similarity, _where, candidate_units, quote_provi
 
 RELATED_PROVISIONS = 3
 """By default at most this many provisions (distinct sections) are shown, one sentence each."""
+RELATED_RRF_K = 1
+"""The fusion constant of ``closest_in_meaning``: small, so each order's first places weigh."""
 OPENING = "I could not find a provision that answers this directly; these are the closest I found."
 CLOSING = (
     "They may not settle your question: read them in full, or ask again naming the law or the one situation you mean."
@@ -41,12 +43,28 @@ def closest_sections(hits: Sequence[Retrieved], provisions: int) -> list[str]:
     return sections
 
 
+def closest_in_meaning(
+    sections: Sequence[str], candidates: Sequence[tuple[int, Retrieved, str]], sims: Sequence[float], provisions: int
+) -> list[str]:
+    """The ``provisions`` of ``sections`` (in the search's order) ranked best by reciprocal rank fusion of two
+    orders: the search's, and the closeness in meaning of each provision's nearest sentence to the question. A
+    provision the search ranked a little lower but one of whose sentences is about the question's situation is
+    shown before one that only shares its words; the order shown stays the search's."""
+    nearest = {s: max((sims[i] for i, c in enumerate(candidates) if c[1].chunk.section_id == s), default=-1.0)
+               for s in sections}  # fmt: skip
+    by_meaning = {s: r for r, s in enumerate(sorted(sections, key=lambda s: -nearest[s]), start=1)}
+    score = {s: 1 / (RELATED_RRF_K + r) + 1 / (RELATED_RRF_K + by_meaning[s]) for r, s in enumerate(sections, 1)}
+    chosen = set(sorted(sections, key=lambda s: -score[s])[:provisions])
+    return [s for s in sections if s in chosen]
+
+
 async def related_quotes(
     embedder: Embedder,
     question: str,
     hits: Sequence[Retrieved],
     lay_terms: Sequence[str] = (),
     provisions: int = RELATED_PROVISIONS,
+    among: int = 0,
 ) -> list[Quote]:
     """One sentence of each of the closest provisions: the first ``provisions`` distinct sections of ``hits`` (the
     evidence, best first), best-ranked first. For each, the sentence the quote-only answer would choose from that
@@ -55,14 +73,20 @@ async def related_quotes(
 
     A lay question's provision is often not the search's first: showing several distinct provisions, rather than
     the best sentences of the first few chunks (often one long section twice), puts it before the reader more
-    often, and each is still quoted verbatim and introduced as the closest found, never as the answer."""
-    sections = closest_sections(hits, provisions)
+    often, and each is still quoted verbatim and introduced as the closest found, never as the answer.
+
+    ``among`` larger than ``provisions``: the provisions are chosen among that many distinct sections of ``hits`` by
+    ``closest_in_meaning`` (the search's order fused with each one's nearest sentence to the question), and shown in
+    the search's order."""
+    sections = closest_sections(hits, max(provisions, among))
     candidates = [c for c in candidate_units(hits, len(hits)) if c[1].chunk.section_id in sections]
     if not candidates:
         return []
     meant = with_legal_terms(question, lay_terms)
     similarity = await _similarity(embedder, meant, [unit for _, _, unit in candidates])
     sims = list(similarity) if similarity is not None else [0.0] * len(candidates)
+    if len(sections) > provisions:
+        sections = closest_in_meaning(sections, candidates, sims, provisions)
     chosen: list[Quote] = []
     for section in sections:
         at = [i for i, (_, hit, _) in enumerate(candidates) if hit.chunk.section_id == section]

@@ -407,7 +407,8 @@ async def abstain(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdate
     tracker = CitationTracker([], runtime.stream_writer)
     evidence = await one_version(state, deps, evidence_hits(state, deps))
     most = deps.settings.retrieval.related_provisions
-    quotes = await related_quotes(deps.retriever.embedder, state.asked, evidence, state.lay_terms, most) \
+    among = deps.settings.retrieval.related_among
+    quotes = await related_quotes(deps.retriever.embedder, state.asked, evidence, state.lay_terms, most, among) \
         if state.related and state.hits else []  # fmt: skip
     text, cited = related_text(quotes)
     if cited:
