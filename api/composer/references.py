@@ -248,18 +248,18 @@ def needed_referring(
     (the answer's evidence, by section id, best first) and of the cited provision's own document; one from the
     evidence comes first, then the most binding relation, then the one sharing most words with the question (at
     least one, and ``MIN_SHARED_OUTSIDE`` outside the evidence). Only from the public corpus or the caller's
-    ``tenant``, only words found verbatim in the section and one of its chunks, and never a section the answer
+    ``tenant``, only words found verbatim in the section and one of its chunks, and never a provision the answer
     already cites."""
     if limit <= 0:
         return []
     wanted = _stems(question)
     rank = {section: i for i, section in reversed(list(enumerate(evidence)))}
-    cited_sections = {c.section_id for c in citations}
+    quoted = [c.provision_id or c.section_id for c in citations]
     ranked: list[tuple[tuple[int, int, int, int], Referenced]] = []
     for order, citation in enumerate(c for c in citations if c.kind == "provision"):
         for reference in links.referred_by(citation.section_id):
             section_id = reference.source.split("(")[0]
-            if reference.relation not in FOLLOWED or section_id in cited_sections:
+            if reference.relation not in FOLLOWED or any(_overlap(reference.source, q) for q in quoted):
                 continue
             if not _overlap(reference.target, citation.provision_id or citation.section_id):
                 continue
