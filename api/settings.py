@@ -510,6 +510,15 @@ class RetrievalSettings(BaseModel):
         "words refer to ('subject to section 12', 'referred to in subsection (3)', a schedule) that the corpus holds "
         "and the caller may read, their sentence most relevant to the question; 0 turns adding them off.",
     )
+    add_referring: int = Field(
+        1,
+        ge=0,
+        le=3,
+        description="Provisions that depend on a cited one quoted as their own citations (kind 'reference'): those "
+        "whose words make the cited provision what they are 'subject to', 'in terms of', 'referred to in', from the "
+        "answer's evidence or the cited provision's own law (sharing a word with the question), the sentence making "
+        "the reference quoted; 0 turns adding them off.",
+    )
     lay_terms: bool = Field(True, description="Add the lay-term thesaurus's legal terms to both search sides.")
     lay_terms_path: Path | None = Field(None, description="Thesaurus TOML; unset means api/data/lay_terms.toml.")
     answerability: bool = Field(True, description="Abstain before synthesis when the fitted evidence judge says so.")

@@ -231,3 +231,112 @@ def test_a_whatsapp_reply_lists_the_referenced_provision_as_a_source_like_a_defi
         "[1] Dealers Licensing Act, 2020 (Chapter 14:50), section 2",
         "[2] Dealers Licensing Act, 2020 (Chapter 14:50), section 3",
     ]
+
+
+TRADERS = """<!-- id: pub/act/2021/7; jurisdiction: SAMPLE -->
+# Market Traders Act, 2021
+[Chapter 14:51]
+
+1. Short title
+This Act may be cited as the Market Traders Act, 2021.
+
+2. Duration of trading permits
+(1) Subject to section 3, a trading permit remains in force for twelve months from the day it is granted.
+(2) A permit holder may apply to renew the permit before it lapses.
+
+3. Suspension for unhygienic stalls
+(1) The council may suspend a trading permit where a health inspector reports that the holder's stall is unhygienic.
+(2) The council shall give the holder written notice of a suspension.
+"""
+SUSPEND_Q = "Can my permit be suspended for an unhygienic stall?"
+T2_1 = "Subject to section 3, a trading permit remains in force for twelve months from the day it is granted."
+T3_1 = (
+    "The council may suspend a trading permit where a health inspector reports that the holder's stall is unhygienic."
+)
+
+
+@pytest.fixture(scope="module")
+async def traders_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data dir holding a public Act whose section 2(1) is "subject to section 3"."""
+    root = tmp_path_factory.mktemp("referring")
+    (root / "act").mkdir()
+    (root / "act" / "act.md").write_text(TRADERS)
+    report = await ingest_into(Settings(data_dir=root / "data"), root / "act")
+    assert report.failures == 0
+    return root / "data"
+
+
+async def test_an_answer_citing_what_another_provision_is_subject_to_quotes_that_provision_too(
+    traders_data_dir: Path,
+) -> None:
+    final = await ask(traders_data_dir, SUSPEND_Q)
+    assert final.verified and T3_1 in final.answer
+    assert "pub/act/2021/7#s3(1)" in {c.provision_id for c in final.citations if c.kind == "provision"}
+    # Section 2(1) is "subject to section 3": the cited words qualify the rule it states, so it is read with them,
+    # quoted verbatim from the sentence that makes the reference and introduced as what refers to the cited one.
+    (referring,) = references(final)
+    assert referring.section_id == "pub/act/2021/7#s2" and referring.provision_id == "pub/act/2021/7#s2(1)"
+    assert referring.quote == T2_1
+    paragraphs = final.answer.split("\n\n")
+    assert paragraphs[-1] == (
+        "Section 2(1) of the Market Traders Act, 2021 refers to the provision cited above (subject to section 3): "
+        f"“{T2_1}” [{referring.index}]"
+    )
+    assert all(f"[{referring.index}]" not in p for p in paragraphs[:-1])
+    # Off when the setting says none.
+    settings = Settings(data_dir=traders_data_dir, retrieval=RetrievalSettings(add_referring=0))
+    async with open_services(settings) as services:
+        events = [e async for e in services.orchestrator.stream(QueryRequest(q=SUSPEND_Q, session_id="off"))]
+    assert isinstance(events[-1], FinalEvent) and references(events[-1]) == []
+
+
+async def test_a_models_verified_answer_gets_the_provision_that_is_subject_to_its_cited_words(
+    traders_data_dir: Path,
+) -> None:
+    answer = f"“{T3_1}” [1]"
+    upstream = FakeOpenAI([Reply([answer[:30], answer[30:]])])
+    with LiveServer(upstream.app) as llm_server:
+        cfg = LLMSettings(backend="openai", base_url=f"{llm_server.url}/v1", model="m-1")
+        with LiveServer(create_app(Settings(data_dir=traders_data_dir, llm=cfg))) as app:
+            async with httpx.AsyncClient(base_url=app.url, timeout=60) as client:
+                events = await collect(client, "GET", STREAM, params={"q": SUSPEND_Q, "session_id": "m"})
+    final: dict[str, Any] = events[-1].json()
+    assert final["verified"] and final["answer"].startswith(answer.replace(" [1]", ""))
+    assert [e.json()["citation"] for e in events if e.event == "citation"] == final["citations"]
+    (referring,) = [c for c in final["citations"] if c["kind"] == "reference"]
+    assert referring["provision_id"] == "pub/act/2021/7#s2(1)" and referring["quote"] == T2_1
+    assert final["answer"].endswith(
+        f"refers to the provision cited above (subject to section 3): “{T2_1}” [{referring['index']}]"
+    )
+
+
+def test_a_provision_referring_to_a_cited_one_is_quoted_only_when_it_depends_on_it_and_the_caller_may_read_it() -> None:
+    from api.composer.references import needed_referring  # here: the other tests run where it is missing
+
+    rules = law(
+        "t/2024/5", "Market Stalls Act", "",
+        "Subject to section 2, a market stall licence is valid for one year.",
+        "The inspector may cancel a market stall licence held by a vendor whose stall is unhygienic.",
+        "An inspector appointed under section 2 may enter a stall at any reasonable hour.",
+    )  # fmt: skip
+    links = find_links([rules])
+    cited = [cite(rules, 2, rules.sections[1].text)]
+    documents = {rules.doc_key: rules}
+    question = "How long is a market stall licence valid?"
+    found = needed_referring(question, cited, links, chunks_of(rules), documents, "")
+    # Section 1 is subject to the cited section 2; section 3's "under section 2" is a plain mention, not followed.
+    assert [(n.provision_id, n.quote, n.refers, n.reference.relation) for n in found] == [
+        ("t/2024/5#s1", rules.sections[0].text, True, "subject to")
+    ]
+    # Outside the evidence it must share two words with the question; from the evidence one is enough.
+    assert needed_referring("Is a vendor's licence cancelled?", cited, links, chunks_of(rules), documents, "") == []
+    held = needed_referring("Is a vendor's licence cancelled?", cited, links, chunks_of(rules), documents, "",
+                            evidence=["t/2024/5#s1"])  # fmt: skip
+    assert [n.provision_id for n in held] == ["t/2024/5#s1"]
+    # Never from a document the caller may not read, nor a section the answer already cites.
+    private = chunks_of(rules, tenant="acme")
+    assert needed_referring(question, cited, links, private, documents, "other") == []
+    assert len(needed_referring(question, cited, links, private, documents, "acme")) == 1
+    both = [*cited, cite(rules, 1, rules.sections[0].text)]
+    assert needed_referring(question, both, links, chunks_of(rules), documents, "") == []
+    assert needed_referring(question, cited, links, chunks_of(rules), documents, "", limit=0) == []

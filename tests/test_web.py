@@ -718,6 +718,50 @@ async def test_a_provision_the_answer_refers_to_is_a_card_without_a_marker(
     assert errors == []
 
 
+async def test_a_provision_that_refers_to_a_cited_one_is_a_card_that_says_so(
+    site: LiveServer, context: BrowserContext
+) -> None:
+    # A reference citation quoted because its section refers to a cited one (section 2 names section 6, which the
+    # answer cites): its card says which cited provision it refers to, not that one refers to it.
+    doc = "sample/act/2022/9"
+    cited = Citation(
+        index=1, doc_key=doc, title="Marriage Act, 2022", section_id=f"{doc}#s6", provision_id=f"{doc}#s6(1)",
+        section="section 6(1)", heading="Marriage officers", chunk_id=f"{doc}#s6/c0",
+        quote="Every magistrate is a marriage officer by virtue of his or her office.",
+        cite_as="Marriage Act [Chapter 5:17], s 6(1)",
+    )  # fmt: skip
+    referring = Citation(
+        index=2, doc_key=doc, title="Marriage Act, 2022", section_id=f"{doc}#s2", provision_id=f"{doc}#s2",
+        section="section 2", heading="Interpretation", chunk_id=f"{doc}#s2/c0", kind="reference",
+        quote='"marriage officer" means a person designated as a marriage officer under section 6',
+        cite_as="Marriage Act [Chapter 5:17], s 2",
+    )  # fmt: skip
+    text = "Every magistrate is a marriage officer [1]."
+    final = FinalEvent(answer=text, citations=[cited, referring])
+    body = scripted_stream(
+        MetaEvent(trace_id="t", session_id="s", route="rag_qa", corpus_version="v", budgets={}),
+        TokenEvent(text=text),
+        CitationEvent(citation=cited),
+        CitationEvent(citation=referring),
+        final,
+    )
+
+    async def scripted(route: Route) -> None:
+        await route.fulfill(status=200, content_type="text/event-stream", body=body)
+
+    page = await context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    await page.route("**/api/v1/query/stream", scripted)
+    await page.goto(site.url)
+    turn = await answered(page, "Who is a marriage officer?")
+    await expect(turn.locator(".answer")).to_have_attribute("data-state", "done")
+    card = turn.locator(".source").nth(1)
+    await expect(card).to_have_class(re.compile(r"\bsource-reference\b"))
+    await expect(card.locator(".source-referred")).to_have_text("Refers to [1]: Marriage Act [Chapter 5:17], s 2")
+    assert errors == []
+
+
 async def test_the_reader_links_references_and_lists_what_refers_to_a_section(
     site: LiveServer, context: BrowserContext
 ) -> None:

@@ -36,6 +36,11 @@ MAX_QUOTED_CHARS = 600
 CONTEXT_CHARS = 200
 """How much of the cited quote on each side of a reference is read as the context the referenced words must fit."""
 
+MIN_SHARED_OUTSIDE = 2
+"""A provision that refers to a cited one, from outside the answer's evidence, shares at least this many words with
+the question (one from the evidence at least one): the sections that refer to a provision are many, and only those
+about what was asked are read with it."""
+
 _LABEL = re.compile(r"^\s*(?:\(\s*\w{1,4}\s*\)\s*)+")
 
 
@@ -48,6 +53,8 @@ class Referenced:
     quote: str
     provision_id: str
     referred_by: Citation
+    refers: bool = False
+    """True when the quoted provision is the one that makes the reference, to the cited ``referred_by``."""
 
 
 def _stems(text: str) -> set[str]:
@@ -191,9 +198,107 @@ def needed_references(
     return found
 
 
+def _overlap(one: str, other: str) -> bool:
+    """Whether two provision ids name the same words: one is the other or within it."""
+    return one == other or one.startswith(other + "(") or other.startswith(one + "(")
+
+
+def referring_quote(text: str, at: int, start: int) -> tuple[str, int]:
+    """The sentence of ``text`` (from ``start``) that holds the referring words at ``at``, without its provision's
+    label, and where it starts; a sentence too long to quote whole is cut to the clause around them. ('', 0) when
+    none holds them."""
+    offset = start
+    for sentence, separator, _ in sentence_spans(text[start:]):
+        found = text.find(sentence, offset)
+        if found < 0:
+            continue
+        offset = found + len(sentence)
+        if not found <= at < offset:
+            continue
+        label = _LABEL.match(sentence)
+        if label is not None:
+            found, sentence = found + label.end(), sentence[label.end() :]
+        quote = (sentence + separator).strip()
+        if len(quote) > MAX_QUOTED_CHARS:
+            # The clause around the reference: from the last item or clause boundary before it to the next after.
+            inside = at - found
+            left = max(quote.rfind(";", 0, inside), quote.rfind(":", 0, inside), quote.rfind("—", 0, inside)) + 1
+            right = min((i for i in (quote.find(";", inside), quote.find(":", inside)) if i >= 0), default=len(quote))
+            clause = quote[left : right + 1].strip()
+            found += quote.find(clause)
+            quote = _clipped(clause)
+        return quote, found
+    return "", 0
+
+
+def needed_referring(
+    question: str,
+    citations: Sequence[Citation],
+    links: Links,
+    chunks: Mapping[str, Chunk],
+    documents: Mapping[str, Document | None],
+    tenant: str,
+    evidence: Sequence[str] = (),
+    limit: int = 1,
+) -> list[Referenced]:
+    """Up to ``limit`` provisions that depend on a cited one: those whose own words make it the provision they are
+    "subject to", "in terms of", "referred to in" (the dependency forms research follows), each with the sentence
+    that makes the reference. "Section 22 is subject to section 25" is read with section 22 when an answer cites
+    section 25: the cited words qualify a rule that section 22 states. Candidates are the sections of ``evidence``
+    (the answer's evidence, by section id, best first) and of the cited provision's own document; one from the
+    evidence comes first, then the most binding relation, then the one sharing most words with the question (at
+    least one, and ``MIN_SHARED_OUTSIDE`` outside the evidence). Only from the public corpus or the caller's
+    ``tenant``, only words found verbatim in the section and one of its chunks, and never a provision the answer
+    already cites."""
+    if limit <= 0:
+        return []
+    wanted = _stems(question)
+    rank = {section: i for i, section in reversed(list(enumerate(evidence)))}
+    quoted = [c.provision_id or c.section_id for c in citations]
+    ranked: list[tuple[tuple[int, int, int, int], Referenced]] = []
+    for order, citation in enumerate(c for c in citations if c.kind == "provision"):
+        for reference in links.referred_by(citation.section_id):
+            section_id = reference.source.split("(")[0]
+            if reference.relation not in FOLLOWED or any(_overlap(reference.source, q) for q in quoted):
+                continue
+            if not _overlap(reference.target, citation.provision_id or citation.section_id):
+                continue
+            doc_key = section_id.split("#")[0]
+            held = section_id in rank
+            if not held and doc_key != citation.doc_key:
+                continue
+            opening = chunks.get(f"{section_id}/c0")
+            document = documents.get(doc_key)
+            section = document.section(section_id) if document is not None else None
+            if opening is None or opening.tenant not in ("", tenant) or section is None:
+                continue
+            quote, at = referring_quote(section.text, reference.at, _heading_end(section))
+            if not quote or _normal(reference.words) not in _normal(quote):
+                continue
+            shared = len(_stems(f"{section.heading} {quote}") & wanted)
+            if shared < (1 if held else MIN_SHARED_OUTSIDE):
+                continue
+            chunk = chunk_holding(quote, section_id, chunks)
+            if chunk is None or chunk.tenant not in ("", tenant) or _already_quoted(quote, citations):
+                continue
+            provision_id = provision_at(provision_starts(section.text, section_id), at, section_id)
+            key = (0 if held else 1, FOLLOWED.index(reference.relation), -shared, order)
+            ranked.append((key, Referenced(reference, chunk, quote, provision_id, citation, refers=True)))
+    found: list[Referenced] = []
+    for _, item in sorted(ranked, key=lambda r: r[0]):
+        if any(item.chunk.section_id == f.chunk.section_id for f in found):
+            continue
+        found.append(item)
+        if len(found) == limit:
+            break
+    return found
+
+
 def references_text(needed: Sequence[Referenced], start: int) -> tuple[str, list[Citation]]:
     """A paragraph quoting each referenced provision (markers from ``start``) and its citation (``kind:
-    "reference"``): "Section 12(1) of the Marriages Act, referred to above (subject to section 12): “…” [3]"."""
+    "reference"``): "Section 12(1) of the Marriages Act, referred to above (subject to section 12): “…” [3]"; a
+    provision that refers to a cited one (``Referenced.refers``) is introduced as such: "Section 22(1) of the Police
+    Act refers to the provision cited above (subject to section twenty-five): “…” [4]"."""
     lines, citations = [], []
     for index, item in enumerate(needed, start=start):
         chunk = item.chunk
@@ -204,5 +309,12 @@ def references_text(needed: Sequence[Referenced], start: int) -> tuple[str, list
         # The reference as the citing words make it, with the provision they name ("subject to section 9(5)"): not
         # their own spelling ("section nine"), which the checks would read as a number the quote must state.
         named = subsection_label(provision_label(chunk), chunk.section_id, item.reference.target)
+        if item.refers:
+            # The referring words as the quote itself writes them ("subject to section twenty-five"): the quote
+            # bears out the relation the paragraph states.
+            named = item.reference.words
+            lines.append(f"{place} refers to the provision cited above ({item.reference.relation} {named}): "
+                         f"“{item.quote}” [{index}]")  # fmt: skip
+            continue
         lines.append(f"{place}, referred to above ({item.reference.relation} {named}): “{item.quote}” [{index}]")
     return "\n\n".join(lines), citations

@@ -402,11 +402,24 @@ function labelCard(card, turn) {
     line = el("p", { class: "source-referred muted" });
     ($(".source-defines", card.node) || $(".source-section", card.node)).after(line);
   }
-  const said = (c, by) => `${by.length ? `Referred to by ${by.map((b) => `[${b.index}]`).join(" ")}` : "Referred to by a cited provision"}: ${c.cite_as || `${c.title}, ${c.section}`}`;
-  line.textContent = references.map((c) => said(c, [])).join("; ");
-  Promise.all(references.map((c) => referrers(turn, c))).then((found) => {
+  // A reference is referred to by a cited provision ("subject to section 12"), or itself refers to one (it is
+  // "subject to" the cited section): which, is known once the provisions' links are loaded.
+  const marks = (found) => found.map((b) => `[${b.index}]`).join(" ");
+  const said = (c, found) => `${found.by.length ? `Referred to by ${marks(found.by)}` : found.to.length ? `Refers to ${marks(found.to)}` : "Read with a cited provision"}: ${c.cite_as || `${c.title}, ${c.section}`}`;
+  line.textContent = references.map((c) => said(c, { by: [], to: [] })).join("; ");
+  Promise.all(references.map(async (c) => ({ by: await referrers(turn, c), to: await referred(turn, c) }))).then((found) => {
     line.textContent = references.map((c, i) => said(c, found[i])).join("; ");
   });
+}
+
+async function referred(turn, reference) {
+  // The answer's cited provisions that the reference's own section refers to: a provision quoted because it depends
+  // on a cited one.
+  const others = turn.citations.filter((c) => c.kind !== "reference" && inAnswer(turn, c));
+  const view = await fetchProvision(reference.doc_key, fragmentOf(reference.provision_id || reference.section_id)).catch(() => null);
+  const links = (view && view.refers_to) || [];
+  const cites = (c) => links.some((link) => link.provision_id === c.section_id || link.provision_id.startsWith(`${c.section_id}(`));
+  return others.filter(cites);
 }
 
 async function referrers(turn, reference) {

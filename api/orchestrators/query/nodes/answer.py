@@ -27,12 +27,13 @@ from api.composer.extractive import Part, abstention, extractive_answer, extract
 from api.composer.judge.gate import SentenceGate, gate_model_answer, verify_answer
 from api.composer.judge.streaming import GatedTracker
 from api.composer.llm import is_abstention, source_citations, stream_llm_answer
-from api.composer.references import needed_references, references_text
+from api.composer.references import needed_references, needed_referring, references_text
 from api.composer.related import related_quotes, related_text
 from api.composer.structured import LLMCall, LLMOutcome
 from api.errors import BackendError, UpstreamLLMError
 from api.schemas.events import Citation, WarningCode
 from api.text.instruments import instruments_named, names
+from api.tools.links import FOLLOWED
 from api.tools.retrieval import Retrieved
 
 from ..deps import QueryDeps
@@ -163,40 +164,54 @@ async def definitions_for(
 async def references_for(
     state: QueryState, deps: QueryDeps, cited: list[Citation], start: int
 ) -> tuple[str, list[Citation]]:
-    """The paragraphs quoting the provisions an answer's cited words refer to (``needed_references``), markers from
-    ``start``, and their citations (at most ``retrieval.add_references``)."""
-    most = deps.settings.retrieval.add_references
+    """The paragraphs quoting the provisions an answer's cited words refer to (``needed_references``, at most
+    ``retrieval.add_references``), then those that refer to a cited provision as what they depend on
+    (``needed_referring``, at most ``retrieval.add_referring``), markers from ``start``, and their citations."""
+    most, back = deps.settings.retrieval.add_references, deps.settings.retrieval.add_referring
     provisions = [c for c in cited if c.kind == "provision"]
-    if most <= 0 or not provisions or not deps.corpus.links.references:
+    links = deps.corpus.links
+    if (most <= 0 and back <= 0) or not provisions or not links.references:
         return "", []
     keys = [c.doc_key for c in provisions]
     readable = ("", state.tenant)
     heads = [deps.corpus.chunks.get(r.target.split("(")[0] + "/c0") for c in provisions
-             for r in deps.corpus.links.refers_to(c.section_id)]  # fmt: skip
+             for r in links.refers_to(c.section_id)] if most > 0 else []  # fmt: skip
     targets = [h.doc_key for h in heads if h is not None and h.tenant in readable]
-    if not targets:
+    evidence = list(dict.fromkeys(h["chunk_id"].rsplit("/c", 1)[0] for h in state.hits))
+    held = set(evidence)
+    sources = [r.source.split("#")[0] for c in provisions for r in links.referred_by(c.section_id)
+               if back > 0 and r.relation in FOLLOWED and r.source.split("(")[0] in held]  # fmt: skip
+    if not targets and not (back > 0 and any(links.referred_by(c.section_id) for c in provisions)):
         return "", []
-    reads = await deps.corpus.documents([*keys, *targets], deps.settings.object_store.answer_wait_s)
-    needed = needed_references(state.asked, cited, deps.corpus.links, deps.corpus.chunks, reads.found, state.tenant,
-                               limit=most + 1)  # fmt: skip
+    reads = await deps.corpus.documents(list(dict.fromkeys([*keys, *targets, *sources])),
+                                        deps.settings.object_store.answer_wait_s)  # fmt: skip
+    needed = needed_references(state.asked, cited, links, deps.corpus.chunks, reads.found, state.tenant,
+                               limit=most + 1) if most > 0 else []  # fmt: skip
+    referring = needed_referring(state.asked, cited, links, deps.corpus.chunks, reads.found, state.tenant, evidence,
+                                 limit=back + 1) if back > 0 else []  # fmt: skip
     # Each paragraph passes the sentence gate the answer's own quotes pass before it is added: one the gate would
     # reject is left out here rather than cost the answer its verified mark.
     topic = topic_words(state.asked, deps.retriever.lexical, deps.retriever.thesaurus)
     texts: list[str] = []
     kept: list[Citation] = []
-    for item in needed:
-        if len(kept) == most:
-            break
-        text, referred = references_text([item], start + len(kept))
-        document = reads.found.get(item.chunk.doc_key)
-        section = document.section(item.chunk.section_id) if document is not None else None
-        texts_by_section = {item.chunk.section_id: section.text if section is not None else ""}
-        offered = {c.index: c for c in referred}
-        check = partial(gate_model_answer, text, offered, texts_by_section, topic, deps.claims, {})
-        gate = await asyncio.to_thread(check) if deps.claims.blocking else check()
-        if gate.passed and not gate.failed:
-            texts.append(text)
-            kept += referred
+    for items, limit in ((needed, most), (referring, back)):
+        added = 0
+        for item in items:
+            if added == limit:
+                break
+            if item.refers and any(c.section_id == item.chunk.section_id for c in kept):
+                continue  # a provision both referred to and referring is quoted once
+            text, referred = references_text([item], start + len(kept))
+            document = reads.found.get(item.chunk.doc_key)
+            section = document.section(item.chunk.section_id) if document is not None else None
+            texts_by_section = {item.chunk.section_id: section.text if section is not None else ""}
+            offered = {c.index: c for c in referred}
+            check = partial(gate_model_answer, text, offered, texts_by_section, topic, deps.claims, {})
+            gate = await asyncio.to_thread(check) if deps.claims.blocking else check()
+            if gate.passed and not gate.failed:
+                texts.append(text)
+                kept += referred
+                added += 1
     return "\n\n".join(texts), kept
 
 
@@ -207,7 +222,8 @@ async def context_for(
     (``definitions_for``), then the provisions they refer to (``references_for``), markers from ``start``."""
     defined_text, defined = await definitions_for(state, deps, cited, start, asked)
     after = max((c.index for c in defined), default=start - 1) + 1
-    referred_text, referred = await references_for(state, deps, cited, after)
+    # The definitions just added count as quoted: a provision is not quoted again as what refers to a cited one.
+    referred_text, referred = await references_for(state, deps, [*cited, *defined], after)
     return "\n\n".join(p for p in (defined_text, referred_text) if p), defined + referred
 
 
