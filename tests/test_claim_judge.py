@@ -35,8 +35,10 @@ PINNED = {"rules": {"claim_support": (1.0, 1.0), "polarity": (23 / 25, 1.0)}}
 # held out, after the third round's rules (plain words for the law's, words read in the provision's spelling, claims
 # joined in one sentence read one by one). The held-out precision floor was lowered in that round, from 41/62 on the
 # 431 pairs of the time to 42/65 on the same pairs (two more of their 58 false sentences passed, one more of their 49
-# faithful ones): see that report.
-PINNED_PAIRS = {"rules": {"dev": (152 / 187, 152 / 180), "heldout": (45 / 70, 45 / 54)}}
+# faithful ones): see that report. Six pairs on suppositions stated as facts were added after it (four development,
+# two held out): one new faithful development pair and one new false held-out pair are judged wrongly, which lowers
+# those figures with no old pair judged differently.
+PINNED_PAIRS = {"rules": {"dev": (153 / 188, 153 / 182), "heldout": (46 / 72, 46 / 55)}}
 
 
 def scores(judge: ClaimJudge, examples: list[dict[str, object]]) -> tuple[float, float]:

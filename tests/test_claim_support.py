@@ -314,3 +314,16 @@ def test_a_court_is_named_by_what_only_a_court_does() -> None:
     step = "(b) if in the event of divorce or judicial separation there is no order of maintenance made."
     assert not missing_facts("The duty ends if you separate by court order and no maintenance order is made.", step)
     assert missing_facts("The duty ends if the tribunal makes no maintenance order.", step) == ["tribunal"]
+
+
+def test_a_supposition_stated_as_a_fact_is_not_what_the_provision_says() -> None:
+    # "valid notwithstanding that the witnesses were unaware" says nothing of whether they were; copied word for word,
+    # the supposed clause stated on its own is still read as the opposite of the rule.
+    will = (
+        "(4) A will shall be valid for the purposes of this section notwithstanding that the competent witnesses who "
+        "signed it were unaware of its contents or were unaware that the document they were signing was a will."
+    )
+    lifted = "The competent witnesses who signed it were unaware of its contents or that it was a will."
+    assert support(lifted, will).opposite
+    faithful = "A will is still valid even if the witnesses who signed it did not know what was in it."
+    assert not support(faithful, will).opposite

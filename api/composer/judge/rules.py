@@ -176,7 +176,36 @@ def support(
         for part, k in _parts(claim, wanted, best_units, unit_terms)
     )
     flipped = flipped and not _copied(sentence, provision, units)
+    # Copied or not, a supposition of the closest clause stated as a fact is not what the clause says.
+    flipped = flipped or supposition_as_fact(claim, provision[units[clause][0] : units[clause][1]])
     return Support(round(best, 4), best_span, missing, threshold, flipped, strays)
+
+
+# What a clause supposes rather than states: "… shall be valid notwithstanding that the witnesses were unaware of its
+# contents" says nothing of whether they were; "even if", "where", "if" and "unless" suppose in the same way.
+_SUPPOSES = re.compile(
+    r"\b(?:notwithstanding\s+that|even\s+(?:if|though|where)|in\s+the\s+event\s+that|if|where|unless)\b", re.I
+)
+_SUPPOSITION_END = re.compile(r"[,;:]\s|\s[—–-]\s|—")
+_UNLESS = re.compile(r"\b(?:without|unless|except|until|provided\s+that|subject\s+to)\b", re.I)
+
+
+def supposition_as_fact(sentence: str, clause: str) -> bool:
+    """Whether ``sentence`` states as a fact what ``clause`` only supposes: nearly all its words are the words of a
+    supposition of the clause ("notwithstanding that …", "where …, …"), it shares at most one with the rest of the
+    clause (the rule that says what follows), and it supposes nothing itself. Copied word for word, such a sentence
+    still turns "valid even if the witnesses were unaware" into "the witnesses were unaware"."""
+    said = content_terms(sentence)
+    if len(said) < 3 or _SUPPOSES.search(sentence) or _UNLESS.search(sentence):
+        return False
+    for found in _SUPPOSES.finditer(clause):
+        end = _SUPPOSITION_END.search(clause, found.end())
+        supposed = clause[found.end() : end.start() if end else len(clause)]
+        rest = content_terms(clause[: found.start()] + " " + (clause[end.start() :] if end else ""))
+        held = said & content_terms(supposed)
+        if 5 * len(held) >= 4 * len(said) and len(said & (rest - content_terms(supposed))) <= 1:
+            return True
+    return False
 
 
 class RulesJudge:
