@@ -10,7 +10,7 @@ import pytest
 
 from api.composer.citations import MARKER
 from api.composer.extractive import candidate_units, compose_extractive, heading_phrase
-from api.composer.judge.gate import gate_model_answer
+from api.composer.judge.gate import gate_model_answer, verify_answer
 from api.schemas.documents import Chunk
 from api.schemas.events import Citation
 from api.tools.retrieval import Retrieved
@@ -106,3 +106,21 @@ def test_a_heading_the_question_does_not_name_is_not_made_its_opening() -> None:
 )
 def test_a_heading_becomes_what_the_provision_does_in_its_own_words(heading: str, phrase: str) -> None:
     assert heading_phrase(heading) == phrase
+
+
+def test_a_quote_cut_short_ends_in_an_ellipsis_and_still_passes_both_checks() -> None:
+    # A unit longer than a quote may be is cut at a clause: the reader must see that the rule goes on.
+    limbs = " ".join(
+        f"(item {n}) where the employer fails to follow the procedure set out in the code," for n in range(9)
+    )
+    long_rule = f"An employee is unfairly dismissed {limbs} and the employer shall comply with the model code."
+    hits = [hit("sample/act/1985/16", "Labour Act", "12B", "Dismissal", long_rule, 0)]
+    text, citations = compose_extractive(
+        "When is an employee unfairly dismissed under the Labour Act?", candidate_units(hits)
+    )
+    assert text.endswith(" …” [1]") and citations[0].quote in long_rule and "…" not in citations[0].quote
+    assert gated(text, citations, hits) == []
+    assert verify_answer(text, {c.index: c for c in citations}, {h.chunk.section_id: long_rule for h in hits}).passed
+    # A whole sentence is quoted as it is.
+    whole, _ = compose_extractive("What is the minimum age of marriage?", candidate_units(MARRIAGE))
+    assert "…" not in whole

@@ -165,6 +165,16 @@ def quote_provision(quote: Quote) -> str:
     return provision_at(provision_starts(chunk.text, chunk.section_id, base), max(offset, 0), base)
 
 
+_ENDS = (".", ";", ":", "?", "!", "—")
+
+
+def shown(text: str) -> str:
+    """A quote as the reader sees it: a sentence cut short (at a clause, or where its passage ends) ends in " …", as
+    a lawyer marks a quotation that goes on, so that a rule's first limb is not read as the whole rule. The
+    citation keeps the verbatim words alone."""
+    return text if text.rstrip().endswith(_ENDS) else f"{text.rstrip()} …"
+
+
 def _where(quote: Quote) -> str:
     chunk = quote.hit.chunk
     heading = f" ({chunk.section_heading})" if chunk.section_heading and chunk.section_number else ""
@@ -262,7 +272,7 @@ def _written(
             lead = opening(quote, question, lay_terms)
         else:
             lead = f"{_where(quote)} provides"
-        lines.append(f"{lead}: “{quote.text}” [{index}]")
+        lines.append(f"{lead}: “{shown(quote.text)}” [{index}]")
         previous_section = quote.hit.chunk.section_id
     return "\n\n".join(lines), citations
 

@@ -19,7 +19,7 @@ from api.tools.retrieval import Retrieved
 from api.tools.thesaurus import with_legal_terms
 
 from .citations import make_citation
-from .extractive import Quote, _similarity, _where, candidate_units, quote_provision, select_quotes
+from .extractive import Quote, _similarity, _where, candidate_units, quote_provision, select_quotes, shown
 
 RELATED_PROVISIONS = 3
 """By default at most this many provisions (distinct sections) are shown, one sentence each."""
@@ -110,6 +110,6 @@ def related_text(quotes: Sequence[Quote], start: int = 1) -> tuple[str, list[Cit
     citations = []
     for index, quote in enumerate(quotes, start=start):
         citations.append(make_citation(index, quote.hit.chunk, quote.text, quote_provision(quote)))
-        lines.append(f"{_where(quote)} says: “{quote.text}” [{index}]")
+        lines.append(f"{_where(quote)} says: “{shown(quote.text)}” [{index}]")
     lines.append(CLOSING)
     return "\n\n".join(lines), citations

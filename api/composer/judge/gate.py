@@ -45,6 +45,15 @@ def _normal(text: str) -> str:
     return " ".join(text.replace("’", "'").replace("“", '"').replace("”", '"').split()).lower()
 
 
+_ENDS_ELIDED = re.compile(r"^\s*(?:…|\.\.\.)\s*|\s*(?:…|\.\.\.)\s*$")
+
+
+def _elided_in(quote: str, source: str) -> bool:
+    """Whether ``quote`` is in ``source`` word for word; a "…" at its start or end only marks that the sentence goes
+    on (words left out inside a quote are the gate's to judge, limb by limb)."""
+    return _ENDS_ELIDED.sub("", quote) in source
+
+
 @dataclass(slots=True)
 class Verification:
     quotes_checked: int = 0
@@ -108,7 +117,7 @@ def verify_answer(
             if len(span.split()) < MIN_QUOTE_WORDS:
                 continue
             result.quotes_checked += 1
-            if not any(_normal(span) in source for source in sources):
+            if not any(_elided_in(_normal(span), source) for source in sources):
                 result.quotes_failed.append(span)
     return result
 
