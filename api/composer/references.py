@@ -253,7 +253,7 @@ def needed_referring(
     if limit <= 0:
         return []
     wanted = _stems(question)
-    rank = {section: i for i, section in reversed(list(enumerate(evidence)))}
+    in_evidence = set(evidence)
     quoted = [c.provision_id or c.section_id for c in citations]
     ranked: list[tuple[tuple[int, int, int, int], Referenced]] = []
     for order, citation in enumerate(c for c in citations if c.kind == "provision"):
@@ -264,7 +264,7 @@ def needed_referring(
             if not _overlap(reference.target, citation.provision_id or citation.section_id):
                 continue
             doc_key = section_id.split("#")[0]
-            held = section_id in rank
+            held = section_id in in_evidence
             if not held and doc_key != citation.doc_key:
                 continue
             opening = chunks.get(f"{section_id}/c0")

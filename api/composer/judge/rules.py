@@ -94,7 +94,7 @@ PART_TERMS = 3
 
 
 def _parts(
-    sentence: str, wanted: set[str], window: tuple[int, int], unit_terms: list[set[str]]
+    sentence: str, wanted: set[str], window: tuple[int, int], unit_terms: list[set[str]], provision_terms: set[str]
 ) -> list[tuple[str, int]]:
     """Each claim of a sentence that joins two or more (at "; ", ", and it …", ", but the …"), with the sentence of
     the window that shares most of its words: a sentence may state one rule of a clause faithfully and turn another
@@ -107,7 +107,7 @@ def _parts(
         return []
     out = []
     for piece in pieces:
-        terms = in_its_words(content_terms(piece), set().union(*unit_terms)) & wanted
+        terms = in_its_words(content_terms(piece), provision_terms) & wanted
         if len(terms) < PART_TERMS:
             continue
         k = max(range(window[0], window[1] + 1), key=lambda k: (len(terms & unit_terms[k]), -k))
@@ -148,7 +148,8 @@ def support(
     units = provision_units(provision) or [(0, len(provision))]
     unit_terms = [content_terms(provision[a:b]) for a, b in units]
     # The sentence's words as the provision spells them, where a suffix is all that differs.
-    wanted = in_its_words(content_terms(sentence), set().union(*unit_terms))
+    provision_terms: set[str] = set().union(*unit_terms)
+    wanted = in_its_words(content_terms(sentence), provision_terms)
     if not missing:
         missing = tuple(
             misplaced(sentence, provision, units, unit_terms, identity)
@@ -158,7 +159,7 @@ def support(
             or chooser_elsewhere(sentence, provision)
             or anchor_elsewhere(sentence, provision, identity)
         )
-    strays = tuple(topic_strays(wanted, set().union(*unit_terms) | content_terms(identity), topic)) if topic else ()
+    strays = tuple(topic_strays(wanted, provision_terms | content_terms(identity), topic)) if topic else ()
     best, best_span, best_units = best_window(wanted, units, unit_terms)
     # Polarity against the window's clause that shares most of the sentence's words (the first on ties).
     clause = max(range(best_units[0], best_units[1] + 1), key=lambda k: (len(wanted & unit_terms[k]), -k))
@@ -173,7 +174,7 @@ def support(
     # A sentence joining two claims is read claim by claim too, each against its own clause.
     flipped = flipped or any(
         opposite(part, _closest_limb(part, provision[units[k][0] : units[k][1]]))
-        for part, k in _parts(claim, wanted, best_units, unit_terms)
+        for part, k in _parts(claim, wanted, best_units, unit_terms, provision_terms)
     )
     flipped = flipped and not _copied(sentence, provision, units)
     # Copied or not, a supposition of the closest clause stated as a fact is not what the clause says.
