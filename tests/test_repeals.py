@@ -51,6 +51,27 @@ def test_a_law_is_repealed_where_another_names_it_as_the_subject_of_is_repealed(
     assert find_repeals([law("t/1/1", "Rent Act", "", "9. The Rent Act is repealed on a date to be fixed.")]) == {}
 
 
+def test_a_law_repealed_under_its_older_name_and_chapter_is_found_by_its_title_less_one_word() -> None:
+    # A revised edition renumbered the chapter (3:07 -> 5:07) and dropped a word of the title.
+    customary = law("t/1917/5", "Customary Marriages Act", "Chapter 5:07", "1. Short title The Customary Marriages Act.")
+    # Two words short of the named title: too loose to be the same law.
+    partner = law("t/1950/2", "Partnerships Act", "Chapter 5:08", "1. Short title The Partnerships Act.")
+    repealing = law(
+        "t/2022/1", "Marriages Act, 2022", "Chapter 5:17",
+        "1. The Customary Law Marriages Act [Chapter 3:07] and the Civil Unions Partnerships Act [Chapter "
+        "3:09] are repealed.",
+    )  # fmt: skip
+    found = find_repeals([customary, partner, repealing])
+    assert sorted(found) == ["t/1917/5"]
+    assert found["t/1917/5"].by_section == "section 1"
+    # When the chapter names a document, the chapter decides, not the near title.
+    numbered = law("t/1990/9", "Family Law Marriages Act", "Chapter 3:07", "1. Short title The Act.")
+    assert sorted(find_repeals([customary, numbered, repealing])) == ["t/1990/9"]
+    # Two documents each one word short of the named title: which one is meant cannot be told, so neither.
+    other = law("t/1918/6", "Law Marriages Act", "Chapter 5:09", "1. Short title The Law Marriages Act.")
+    assert find_repeals([customary, other, repealing]) == {}
+
+
 OLD = """<!-- id: test/act/1990/1; jurisdiction: TEST -->
 # Dog Licensing Act
 [Chapter 9:01]

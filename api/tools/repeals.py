@@ -8,9 +8,12 @@ else by its title. A sentence that repeals part of a law ("section 5 of the X Ac
 … is repealed") is not a repeal of the law. Ingestion writes what it finds beside the lexical index
 (``REPEALS_KEY``); the corpus reads it at load.
 
-What this cannot see: repeals stated only in a schedule's table, by a law outside the corpus, or under a name and
-chapter that match no document (the Marriages Act, 2022 repeals "the Customary Law Marriages Act [Chapter 3:07]",
-which the Zimbabwe corpus holds as the Customary Marriages Act, Chapter 5:07).
+A law repealed under the name and chapter it had before a revised edition renumbered and retitled it ("the
+Customary Law Marriages Act [Chapter 3:07]", held as the Customary Marriages Act, Chapter 5:07) is matched when
+exactly one document's title is the named title less one word (``_renamed``).
+
+What this cannot see: repeals stated only in a schedule's table, by a law outside the corpus, or under a name that
+differs from the document's by more than one word.
 """
 
 from __future__ import annotations
@@ -88,11 +91,47 @@ def find_repeals(documents: Iterable[Document]) -> dict[str, Repeal]:
                 named = {target for c in _CHAPTER.findall(subject) for target in by_chapter.get((doc.tenant, c), [])}
                 for _, words in instruments_named(_CHAPTER.sub(" ", subject)):
                     named |= set(by_title.get((doc.tenant, frozenset(words)), []))
+                named |= _renamed(subject, doc.tenant, by_chapter, by_title)
                 for target in sorted(named - {doc.doc_key}):
                     found.setdefault(target, Repeal(
                         by_doc_key=doc.doc_key, by_title=doc.title, by_section=section.label,
                         sentence=" ".join(sentence.split())[:300],
                     ))  # fmt: skip
+    return found
+
+
+# A law named with its chapter: "the Customary Law Marriages Act [Chapter 3:07]".
+_NAMED_WITH_CHAPTER = re.compile(r"\s*\[?Chapter\s*(\d+:\d+)\]?", re.I)
+
+
+def _renamed(
+    subject: str,
+    tenant: str,
+    by_chapter: dict[tuple[str, str], list[str]],
+    by_title: dict[tuple[str, frozenset[str]], list[str]],
+) -> set[str]:
+    """The documents a repeal names under an older name and number.
+
+    Revised editions renumber chapters and shorten titles, and a later law may repeal an earlier one by the name and
+    chapter it had when enacted. A named law whose chapter matches no document and whose title matches none exactly
+    is the one document (of the tenant) whose title words are all among the named law's, with one word fewer — a
+    single dropped word keeps the law's distinctive words, where a looser match could take a different law. A title
+    of one word is too little to go on."""
+    found: set[str] = set()
+    for match, words in instruments_named(subject):
+        after = _NAMED_WITH_CHAPTER.match(subject, subject.find(match) + len(match))
+        if after and by_chapter.get((tenant, after.group(1))):
+            continue
+        if by_title.get((tenant, frozenset(words))):
+            continue
+        near = [
+            key
+            for (owner, title), keys in by_title.items()
+            if owner == tenant and len(title) >= 2 and title < words and len(words - title) == 1
+            for key in keys
+        ]
+        if len(near) == 1:
+            found.add(near[0])
     return found
 
 
