@@ -124,3 +124,40 @@ def test_a_quote_cut_short_ends_in_an_ellipsis_and_still_passes_both_checks() ->
     # A whole sentence is quoted as it is.
     whole, _ = compose_extractive("What is the minimum age of marriage?", candidate_units(MARRIAGE))
     assert "…" not in whole
+
+
+PRESCRIPTION_S15 = (
+    "15. Periods of prescription of debts The period of prescription of a debt shall be— (a) thirty years, in the "
+    "case of— (i) a debt secured by mortgage bond; (ii) a judgment debt ; (iii) a debt in respect of taxation imposed "
+    "or levied by or under any enactment; (b) six years in the case of— (i) a debt arising from a bill of exchange; "
+    "(ii) a debt owed to the State; unless a longer period applies in terms of paragraph (a); (c) except where any "
+    "enactment provides otherwise, three years, in the case of any other debt ."
+)
+
+
+def test_a_list_item_too_short_to_stand_alone_is_quoted_with_its_lead_in_and_labelled_where_it_sits() -> None:
+    heading = "Periods of prescription of debts"
+    hits = [hit("sample/act/1975/31", "Prescription Act", "15", heading, PRESCRIPTION_S15, 0)]
+    hits[0].chunk.provision_id = ""
+    question = "What is the period of prescription of a judgment debt?"
+    text, citations = compose_extractive(question, candidate_units(hits))
+    # The item the question names is quoted with the words that give it its period, not left out for being short.
+    first = text.split("\n\n")[0]
+    assert "(a) thirty years, in the case of— (i) a debt secured by mortgage bond; (ii) a judgment debt ;”" in first
+    assert gated(text, citations, hits) == []
+    # A paragraph after "paragraph (a);" starts a new paragraph; "(ii)" under a paragraph is its subparagraph.
+    other = compose_extractive("How long before any other debt prescribes?", candidate_units(hits))[1]
+    cited = {c.quote.split()[0]: c.provision_id.partition("#")[2] for c in other}
+    assert cited.get("except") == "s15(c)"
+    assert provision_ids(PRESCRIPTION_S15)[-4:] == ["s15(b)", "s15(b)(i)", "s15(b)(ii)", "s15(c)"]
+
+
+def provision_ids(text: str) -> list[str]:
+    from api.text.provisions import provision_starts
+
+    return [p.partition("#")[2] for _, p in provision_starts(text, "x#s15")]
+
+
+def test_a_roman_numeral_that_is_the_next_letter_is_a_paragraph_not_a_subparagraph() -> None:
+    text = "1. Words In this Act— (g) one thing; (h) another; (i) a third; (j) a fourth— (i) its first part;"
+    assert provision_ids(text) == ["s15(g)", "s15(h)", "s15(i)", "s15(j)", "s15(j)(i)"]

@@ -53,7 +53,7 @@ def test_a_law_is_repealed_where_another_names_it_as_the_subject_of_is_repealed(
 
 def test_a_law_repealed_under_its_older_name_and_chapter_is_found_by_its_title_less_one_word() -> None:
     # A revised edition renumbered the chapter (3:07 -> 5:07) and dropped a word of the title.
-    customary = law("t/1917/5", "Customary Marriages Act", "Chapter 5:07", "1. Short title The Customary Marriages Act.")
+    customary = law("t/1917/5", "Customary Marriages Act", "Chapter 5:07", "1. Short title The Customary Act.")
     # Two words short of the named title: too loose to be the same law.
     partner = law("t/1950/2", "Partnerships Act", "Chapter 5:08", "1. Short title The Partnerships Act.")
     repealing = law(

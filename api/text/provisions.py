@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import re
 
-# "(2)" or "(b)" standing alone after whitespace: a provision starts there unless the word before refers to one.
-_MARKER = re.compile(r"(?:^|(?<=\s))\((\d{1,3}[A-Z]?|[a-z]{1,2})\)(?=\s)")
+# "(2)", "(b)" or "(iii)" standing alone after whitespace: a provision starts there unless the word before refers to
+# one.
+_MARKER = re.compile(r"(?:^|(?<=\s))\((\d{1,3}[A-Z]?|[a-z]{1,2}|[ivx]{3,4})\)(?=\s)")
+_ROMAN = re.compile(r"(?=[ivx])x{0,3}(?:ix|iv|v?i{0,3})")
+# A roman numeral that is also the letter after the paragraph before it: "(i)" after "(h)" is paragraph (i).
+_LETTER_BEFORE = {"i": "h", "v": "u", "x": "w", "ii": "hh", "vv": "uu", "xx": "ww"}
 _REFERENCE_WORDS = frozenset(
     "section sections subsection subsections paragraph paragraphs subparagraph subparagraphs and or to of".split()
 )
@@ -20,7 +24,11 @@ _NUMBER_OR_LABEL = re.compile(r"^(?:\d{1,4}[A-Z]{0,2}|\(\w{1,4}\))+[,;]?$")
 
 def _refers(words: list[str]) -> bool:
     """Whether a marker after ``words`` continues a reference: the word before it is a reference word ("subsection
-    (2)"), or a provision's number or label that follows one ("section 120 (1) (b)", with a space before each)."""
+    (2)"), or a provision's number or label that follows one ("section 120 (1) (b)", with a space before each). A
+    word that ends its clause (";", ":", "." or a dash) ends any reference: "… in terms of paragraph (a) or (b); (d)
+    three years" starts paragraph (d)."""
+    if words and words[-1][-1] in ";:.—–":
+        return False
     for word in reversed(words[-6:]):
         if word.lower().strip(",;") in _REFERENCE_WORDS:
             return True
@@ -38,6 +46,7 @@ def provision_starts(text: str, section_id: str, start_in: str = "") -> list[tup
     labels = _LABEL.findall(start_in.removeprefix(section_id))
     subsection = next((label for label in labels if label[0].isdigit()), "")
     paragraph = next((label for label in labels if not label[0].isdigit()), "")
+    item = ""
     starts = []
     for match in _MARKER.finditer(text):
         # Only the words just before the marker matter; a bounded window keeps long provisions linear.
@@ -49,11 +58,15 @@ def provision_starts(text: str, section_id: str, start_in: str = "") -> list[tup
             continue
         label = match.group(1)
         if label[0].isdigit():
-            subsection, paragraph = label, ""
+            subsection, paragraph, item = label, "", ""
+        elif paragraph and _ROMAN.fullmatch(label) and _LETTER_BEFORE.get(label) != paragraph:
+            item = label  # a subparagraph of the current paragraph: "(a) thirty years, in the case of— (ii) …"
+        elif len(label) <= 2:
+            paragraph, item = label, ""
         else:
-            paragraph = label
+            continue  # "(iii)" with no paragraph to sit in: not a marker this reader can place
         starts.append((match.start(), section_id + (f"({subsection})" if subsection else "") +
-                       (f"({paragraph})" if paragraph else "")))  # fmt: skip
+                       (f"({paragraph})" if paragraph else "") + (f"({item})" if item else "")))  # fmt: skip
     return starts
 
 

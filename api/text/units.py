@@ -27,8 +27,9 @@ def heading_text(chunk: Chunk) -> str:
 
 def quotable_units(chunk: Chunk) -> list[str]:
     """The sentences of ``chunk`` an answer may quote (their vectors are kept: ``api.tools.sentence_vectors``)."""
-    units = []
-    for raw in _UNIT.split(chunk.text):
+    units: list[str] = []
+    joinable = False  # the last unit kept ends on the line the next piece starts on
+    for raw, separator in _pieces(chunk.text):
         unit = raw.strip()
         # Drop the "3. Heading" that opens a section so the quote starts at the provision's words.
         prefix = f"{chunk.section_number}. "
@@ -36,10 +37,28 @@ def quotable_units(chunk: Chunk) -> list[str]:
             unit = unit[len(prefix) :]
         if chunk.section_heading and unit.startswith(chunk.section_heading):
             unit = unit[len(chunk.section_heading) :].lstrip()
-        unit = _LEADING_MARKER.sub("", unit).strip()
-        if len(unit.split()) >= MIN_UNIT_WORDS:
-            units.append(_shorten(unit))
-    return units
+        bare = _LEADING_MARKER.sub("", unit).strip()
+        if len(bare.split()) >= MIN_UNIT_WORDS:
+            units.append(bare)
+            joinable = "\n" not in separator
+        elif joinable and bare != unit:
+            # A numbered item too short to stand alone ("(ii) a judgment debt;") is quoted with the sentence before
+            # it, which carries the list's lead-in: dropped, the item a question asks about could never be quoted.
+            units[-1] = f"{units[-1]} {unit}"
+            joinable = "\n" not in separator
+        else:
+            joinable = False
+    return [_shorten(unit) for unit in units]
+
+
+def _pieces(text: str) -> list[tuple[str, str]]:
+    """``text`` split where ``_UNIT`` says a sentence ends: each piece with the separator that follows it."""
+    pieces, start = [], 0
+    for match in _UNIT.finditer(text):
+        pieces.append((text[start : match.start()], match.group(0)))
+        start = match.end()
+    pieces.append((text[start:], ""))
+    return pieces
 
 
 def _shorten(unit: str) -> str:
