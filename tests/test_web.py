@@ -713,7 +713,7 @@ async def test_a_provision_the_answer_refers_to_is_a_card_without_a_marker(
     await context.grant_permissions(["clipboard-read", "clipboard-write"])
     await turn.locator("button.copy").click()
     copied = await page.evaluate("navigator.clipboard.readText()")
-    assert "\nReferred to: Marriage Act [Chapter 5:17], s 6(1) (Marriage officers): “Every magistrate" in copied
+    assert "\nReferred to by [1]: Marriage Act [Chapter 5:17], s 6(1) (Marriage officers): “Every magistrate" in copied
     assert "[2]" not in copied
     assert errors == []
 
@@ -759,6 +759,11 @@ async def test_a_provision_that_refers_to_a_cited_one_is_a_card_that_says_so(
     card = turn.locator(".source").nth(1)
     await expect(card).to_have_class(re.compile(r"\bsource-reference\b"))
     await expect(card.locator(".source-referred")).to_have_text("Refers to [1]: Marriage Act [Chapter 5:17], s 2")
+    # Copied, it is named by the same direction: it refers to the cited provision, not the other way round.
+    await context.grant_permissions(["clipboard-read", "clipboard-write"])
+    await turn.locator("button.copy").click()
+    copied = await page.evaluate("navigator.clipboard.readText()")
+    assert "\nRefers to [1]: Marriage Act [Chapter 5:17], s 2" in copied
     assert errors == []
 
 

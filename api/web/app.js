@@ -404,12 +404,22 @@ function labelCard(card, turn) {
   }
   // A reference is referred to by a cited provision ("subject to section 12"), or itself refers to one (it is
   // "subject to" the cited section): which, is known once the provisions' links are loaded.
-  const marks = (found) => found.map((b) => `[${b.index}]`).join(" ");
-  const said = (c, found) => `${found.by.length ? `Referred to by ${marks(found.by)}` : found.to.length ? `Refers to ${marks(found.to)}` : "Read with a cited provision"}: ${c.cite_as || `${c.title}, ${c.section}`}`;
+  const said = (c, found) => `${linkText(found)}: ${c.cite_as || `${c.title}, ${c.section}`}`;
   line.textContent = references.map((c) => said(c, { by: [], to: [] })).join("; ");
   Promise.all(references.map(async (c) => ({ by: await referrers(turn, c), to: await referred(turn, c) }))).then((found) => {
     line.textContent = references.map((c, i) => said(c, found[i])).join("; ");
   });
+}
+
+async function linkLine(turn, reference) {
+  // "Referred to by [1]" or "Refers to [1]": how a reference citation is linked to the answer's cited provisions.
+  const by = await referrers(turn, reference).catch(() => []);
+  return linkText({ by, to: by.length ? [] : await referred(turn, reference).catch(() => []) });
+}
+
+function linkText(found) {
+  const marks = (cited) => cited.map((b) => `[${b.index}]`).join(" ");
+  return found.by.length ? `Referred to by ${marks(found.by)}` : found.to.length ? `Refers to ${marks(found.to)}` : "Read with a cited provision";
 }
 
 async function referred(turn, reference) {
@@ -697,7 +707,11 @@ async function copyTurn(turn) {
   const lines = [turn.text.trim()];
   if (turn.citations.length) {
     lines.push("", "Sources");
-    for (const c of turn.citations) lines.push(`${c.kind === "reference" && !inAnswer(turn, c) ? "Referred to:" : `[${c.index}]`} ${c.cite_as || `${c.title}, ${c.section}`}${c.heading ? ` (${c.heading})` : ""}${c.consolidated ? `, as consolidated on ${c.consolidated}` : ""}: “${c.quote}”`);
+    for (const c of turn.citations) {
+      // A provision quoted because of its link to a cited one is named by that link's direction, as its card is.
+      const lead = c.kind === "reference" && !inAnswer(turn, c) ? `${await linkLine(turn, c)}:` : `[${c.index}]`;
+      lines.push(`${lead} ${c.cite_as || `${c.title}, ${c.section}`}${c.heading ? ` (${c.heading})` : ""}${c.consolidated ? `, as consolidated on ${c.consolidated}` : ""}: “${c.quote}”`);
+    }
   }
   const text = lines.join("\n");
   const done = $(".copied", turn.node);
