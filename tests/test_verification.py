@@ -753,6 +753,8 @@ def test_a_sentence_about_what_its_sources_leave_out_is_never_supported() -> Non
     for absent in (
         "The minimum retrenchment package under the Labour Act is not explicitly stated in the given sources [1].",
         "The Labour Act does not specify the minimum retrenchment package [1].",
+        # "it", joined to a sentence whose subject is the Act, is the Act.
+        "The Act protects employees who are retrenched, but it does not address the minimum retrenchment package [1].",
     ):
         check = gate_model_answer(absent, offered, texts).claims[0]
         assert check.verdict == "unsupported" and check.missing_facts[0].startswith("what the sources do not say")
@@ -762,4 +764,7 @@ def test_a_sentence_about_what_its_sources_leave_out_is_never_supported() -> Non
     )
     assert gate_model_answer(terms, offered, texts).passed
     ruled = "Where the agreement does not specify better terms, the minimum retrenchment package applies [1]."
+    # An "it" in a sentence about something else (here the package) is a claim about the law, judged as any other.
+    package_it = "The package is paid on retrenchment and it is not less than one month's wages for two years [1]."
+    assert not any("sources do not say" in m for m in gate_model_answer(package_it, offered, texts).claims[0].missing_facts)
     assert not any("sources do not say" in m for m in gate_model_answer(ruled, offered, texts).claims[0].missing_facts)

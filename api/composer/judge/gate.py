@@ -272,7 +272,11 @@ _SOURCES = re.compile(
     r"\b(?:the|these|this|those)\s+(?:given\s+|provided\s+|available\s+|cited\s+|above\s+|quoted\s+)?(?:sources?|"
     r"documents?|texts?|provisions?|passages?|information|context|excerpts?)\b|\b(?:Act|section|subsection|law|"
     r"legislation|statute|Constitution|provision|Code|Regulations)\s*(?:\d+\w*(?:\(\w+\))*\s*)?"
-    r"(?:(?:does|do|did|is|makes?)\b|doesn['’]t)|^\s*it\s+(?:is|does)\s+not\b",
+    r"(?:(?:does|do|did|is|makes?)\b|doesn['’]t)|^\s*it\s+(?:is|does)\s+not\b|"
+    # "The Act protects …, but it does not address …": an "it" that a conjunction joins to a sentence whose subject
+    # is the law refers to that law.
+    r"^\s*(?:the|this)\s+(?:act|law|legislation|statute|section|provision|code|constitution)\b[^.;]*?"
+    r"\b(?:but|and|yet|though|although|however,?)\s+it\s+(?:(?:does|is)\s+not|doesn['’]t|isn['’]t)\b",
     re.I,
 )
 
