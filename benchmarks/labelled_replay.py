@@ -56,7 +56,8 @@ async def main_async(args: argparse.Namespace) -> list[str]:
         # The notes the service adds after the gate (a repeal, the consolidation quoted) are not the model's words.
         answer = without_repeal_notes(str(model["answer"]))
         sections = marked(answer, list(model.get("cited") or []))
-        offered = {i: make_citation(i, replay.first_chunk[s], "") for i, s in sections.items() if s in replay.first_chunk}
+        chunks = replay.first_chunk
+        offered = {i: make_citation(i, chunks[s], "") for i, s in sections.items() if s in chunks}
         provisions = {s: replay.corpus.section_text(s) for s in sections.values()}
         topic = topic_words(str(row["question"]), replay.lexical, replay.thesaurus, TOPIC_SHARE)
         # As the service gates a model's answer: a repealed law supports only a sentence that says it is repealed.
@@ -78,7 +79,7 @@ async def main_async(args: argparse.Namespace) -> list[str]:
         "# Reviewer-labelled model sentences replayed through today's gate",
         "",
         f"Trace `{args.trace.name}`, labels `{args.labels.name}`, provisions from `{args.data_dir}`; the sentences",
-        "the model wrote (composer \"model\"), each as the reader was shown it then.",
+        'the model wrote (composer "model"), each as the reader was shown it then.',
         "",
         "| label | sentences | still shown | held back |",
         "| --- | --: | --: | --: |",
