@@ -769,3 +769,23 @@ def test_a_sentence_about_what_its_sources_leave_out_is_never_supported() -> Non
     missing = gate_model_answer(package_it, offered, texts).claims[0].missing_facts
     assert not any("sources do not say" in m for m in missing)
     assert not any("sources do not say" in m for m in gate_model_answer(ruled, offered, texts).claims[0].missing_facts)
+
+
+def test_a_sentence_that_names_a_subsection_is_judged_against_that_subsection_only() -> None:
+    interest = (
+        "8. Maximum rate of interest (1) No lender shall stipulate for, demand or receive interest at a rate greater "
+        "than the prescribed rate of interest. (2) Any lender who contravenes subsection (1) shall be guilty of an "
+        "offence and liable to a fine not exceeding level six."
+    )
+    offered, texts = sample_offer(("Moneylending Act", "8", interest))
+    prohibition = "lenders may not demand or receive interest at a rate greater than the prescribed rate [1]."
+    # Named as the subsection that says it, or as the whole section, it is supported.
+    for named in ("Section 8(1) provides that ", "Section 8 provides that "):
+        assert gate_model_answer(named + prohibition, offered, texts).passed
+    # Named as the penalty subsection, it says that subsection provides what it does not.
+    assert not gate_model_answer("Section 8(2) provides that " + prohibition, offered, texts).passed
+    # A subsection the provision does not have is a pinpoint no reader can follow.
+    assert not gate_model_answer("Section 8(5) provides that " + prohibition, offered, texts).passed
+    # A provision written without numbered subsections is judged whole ("(1)" may only number its one paragraph).
+    offered, texts = sample_offer(("Moneylending Act", "8", interest.replace("(1) ", "").replace("(2) ", "")))
+    assert gate_model_answer("Section 8(1) provides that " + prohibition, offered, texts).passed

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from api.schemas.documents import Chunk, Document, Section
 from api.schemas.events import Citation
-from api.text.provisions import provision_at, provision_starts
+from api.text.provisions import provision_at, provision_span, provision_starts
 from api.text.sentences import sentence_spans
 from api.text.words import stem, tokenize
 from api.tools.links import FOLLOWED, Links, Reference
@@ -63,19 +63,6 @@ def _stems(text: str) -> set[str]:
 
 def _normal(text: str) -> str:
     return " ".join(text.split())
-
-
-def _span(text: str, section_id: str, target: str) -> tuple[int, int]:
-    """Where ``target`` (the section or a provision within it) runs in its section's ``text``."""
-    if target == section_id:
-        return 0, len(text)
-    starts = provision_starts(text, section_id)
-    inside = [i for i, (_, p) in enumerate(starts) if p == target or p.startswith(target + "(")]
-    if not inside:
-        return 0, len(text)
-    first = inside[0]
-    end = next((at for at, p in starts[first + 1 :] if not (p == target or p.startswith(target + "("))), len(text))
-    return starts[first][0], end
 
 
 def _heading_end(section: Section) -> int:
@@ -182,7 +169,7 @@ def needed_references(
             continue
         quote_at = _normal(citation.quote).find(reference.words)
         around = _normal(citation.quote)[max(0, quote_at - CONTEXT_CHARS) : quote_at + CONTEXT_CHARS]
-        start, end = _span(section.text, section_id, reference.target)
+        start, end = provision_span(section.text, section_id, reference.target) or (0, len(section.text))
         start = max(start, _heading_end(section))
         quote, at = best_quote(section.text, start, end, wanted, _stems(around))
         chunk = chunk_holding(quote, section_id, chunks) if quote else None

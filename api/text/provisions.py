@@ -78,3 +78,17 @@ def provision_at(starts: list[tuple[int, str]], offset: int, default: str) -> st
             break
         current = provision
     return current
+
+
+def provision_span(text: str, section_id: str, target: str) -> tuple[int, int] | None:
+    """Where ``target`` (the section, or a provision within it such as ``…#s8(2)``) runs in its section's ``text``:
+    from its marker to the next provision that is not inside it; None when the text has no such provision."""
+    if target == section_id:
+        return 0, len(text)
+    starts = provision_starts(text, section_id)
+    inside = [i for i, (_, p) in enumerate(starts) if p == target or p.startswith(target + "(")]
+    if not inside:
+        return None
+    first = inside[0]
+    end = next((at for at, p in starts[first + 1 :] if not (p == target or p.startswith(target + "("))), len(text))
+    return starts[first][0], end

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from api.schemas.events import Citation
 from api.text.instruments import instruments_named, names
-from api.text.provisions import provision_at, provision_starts
+from api.text.provisions import provision_at, provision_span, provision_starts
 from api.text.sentences import sentence_spans, split_sentences
 
 from ..citations import (
@@ -352,6 +352,7 @@ def _check_sentence(
     # section 101(9)") may support it too: there the reference is content, not attribution.
     allowed: set[int] | None = None  # None: any offered provision
     carried: dict[int, list[str]] = {}  # provisions that only mention the provision the sentence points to: its name
+    within: dict[int, list[str]] = {}  # the subsections a sentence names of a provision: "section 8(2)"
     pointed = points_at(sentence)
     for reference in find_references(sentence):
         surface = " ".join(sentence[reference.start : reference.end].lower().split())
@@ -360,6 +361,10 @@ def _check_sentence(
         if not carriers:
             check.pinned = True
             check.referenced += [i for i in resolved if i not in check.referenced]
+            if reference.subsections:
+                pin = "".join(f"({s})" for s in reference.subsections)
+                for i in resolved:
+                    within.setdefault(i, []).append(offered[i].section_id + pin)
         allowed = (allowed if allowed is not None else set(offered)) & (set(resolved) | carriers)
         if pointed is not None and sentence[pointed : reference.start].strip().lower() in ("", "the"):
             for i in carriers - set(resolved):
@@ -400,7 +405,7 @@ def _check_sentence(
             (
                 _shifted(judge.judge(sentence, texts[index][a:b], identity=identity(cited), topic=topic,
                                      heading=cited.heading), a)
-                for a, b in _places(texts[index], carried.get(index, []))
+                for a, b in _places(texts[index], carried.get(index, []), within.get(index, []), cited.section_id)
             ),
             key=lambda r: (r.supported, r.score),
         )  # fmt: skip
@@ -450,14 +455,23 @@ def _check_sentence(
 NEAR_WORDS = 40
 
 
-def _places(provision: str, surfaces: list[str]) -> list[tuple[int, int]]:
-    """Where a provision may support a sentence: all of it; or, when the sentence points to another provision that
-    this one only mentions ("… is specified in section 159"), where it mentions it: the sentence or item that names
-    it with the ones either side, or in a long one (a schedule's table, flattened into one run of text) the
-    ``NEAR_WORDS`` words either side. A table listing "Unlawful entry into premises Section 131 … Permitting premises
-    to be used for … drugs Section 159" says nothing of unlawful entry at section 159."""
+def _places(
+    provision: str, surfaces: list[str], pins: Sequence[str] = (), section_id: str = ""
+) -> list[tuple[int, int]]:
+    """Where a provision may support a sentence: all of it; where the sentence names a subsection of it ("section
+    8(2) prohibits …"), only that subsection, when the provision has it (a sentence that says what subsection (2)
+    provides is false when subsection (1) provides it), and nowhere when it has subsections but not that one; or,
+    when the sentence points to another provision that this one only mentions ("… is specified in section 159"),
+    where it mentions it: the sentence or item that names it with the ones either side, or in a long one (a
+    schedule's table, flattened into one run of text) the ``NEAR_WORDS`` words either side. A table listing
+    "Unlawful entry into premises Section 131 … Permitting premises to be used for … drugs Section 159" says nothing
+    of unlawful entry at section 159."""
     if not surfaces:
-        return [(0, len(provision))]
+        spans = [span for pin in pins if (span := provision_span(provision, section_id, pin)) is not None]
+        if pins and not spans and any(p[len(section_id) + 1 : len(section_id) + 2].isdigit()
+                                      for _, p in provision_starts(provision, section_id)):  # fmt: skip
+            return [(0, 0)]  # a subsection the provision, which has subsections, does not have: nothing of it says so
+        return spans or [(0, len(provision))]
     units = provision_units(provision) or [(0, len(provision))]
     places = []
     for surface in surfaces:
