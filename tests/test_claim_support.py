@@ -327,3 +327,23 @@ def test_a_supposition_stated_as_a_fact_is_not_what_the_provision_says() -> None
     assert support(lifted, will).opposite
     faithful = "A will is still valid even if the witnesses who signed it did not know what was in it."
     assert not support(faithful, will).opposite
+
+
+def test_a_figure_keeps_the_provisions_bound_whether_it_counts_the_figure_itself() -> None:
+    from api.composer.judge.facts import misbounded
+
+    will = "A person of or over the age of sixteen years may make a will."
+    assert misbounded("A person may make a will at any age over 16.", will) == ["more than 16"]
+    assert misbounded("Anyone older than sixteen may make a will.", will) == ["more than 16"]
+    for faithful in ("Anyone aged 16 or over may make a will.", "You must be at least sixteen to make a will."):
+        assert misbounded(faithful, will) == [], faithful
+    penalty = "liable to imprisonment for a period not exceeding two years"
+    assert misbounded("The penalty is imprisonment for less than two years.", penalty) == ["less than 2"]
+    assert misbounded("The penalty is imprisonment for up to 2 years.", penalty) == []
+    # A bound from the other side is how a negation puts the same rule; it is left to the other checks.
+    marry = "No person under the age of eighteen years shall marry."
+    assert misbounded("You must be 18 or older to marry.", marry) == []
+    assert misbounded("Nobody aged 18 or under may marry.", marry) == ["at most 18"]
+    # "not more than" and "of or over" are read whole, not as "more than" and "over".
+    assert misbounded("A lease of not more than 3 months.", "a lease of not more than three months") == []
+    assert missing_facts("A person may make a will at any age over 16.", will) == ["more than 16"]

@@ -339,6 +339,90 @@ def miscounted(sentence: str, provision: str) -> list[str]:
     return missing
 
 
+# How a figure is bounded: from below or above, counting the figure itself (inclusive) or not (strict). "of or over
+# the age of sixteen" admits sixteen; "over 16" does not. A word that negates or joins a bound ("not more than",
+# "of or over") is read with it, so the strict forms must not follow one.
+_FIGURE = rf"(?:the\s+age\s+of\s+)?(?P<n>\d+(?:\.\d+)?|(?:{_NUMBER_WORD})(?:[\s-]+(?:{_NUMBER_WORD}))*)\b"
+_BOUNDS = (
+    (
+        "at least",
+        re.compile(
+            rf"\b(?:at\s+least|not\s+less\s+than|no\s+less\s+than|(?:a\s+)?minimum\s+of|"
+            rf"of\s+or\s+(?:over|above))\s+{_FIGURE}",
+            re.I,
+        ),
+    ),
+    (
+        "at least",
+        re.compile(
+            rf"\b{_FIGURE}(?:\s+(?:years?|months?|days?|weeks?))?(?:\s+of\s+age)?\s+(?:or|and)\s+"
+            r"(?:over|above|more|older|upwards)\b",
+            re.I,
+        ),
+    ),
+    (
+        "more than",
+        re.compile(
+            rf"(?<!\bnot\s)(?<!\bno\s)(?<!\bor\s)\b(?:over|above|more\s+than|older\s+than|"
+            rf"in\s+excess\s+of)\s+{_FIGURE}",
+            re.I,
+        ),
+    ),
+    (
+        "at most",
+        re.compile(
+            rf"\b(?:not\s+more\s+than|no\s+more\s+than|not\s+exceeding|not\s+over|up\s+to|"
+            rf"at\s+most|(?:a\s+)?maximum\s+of|of\s+or\s+(?:under|below))\s+{_FIGURE}",
+            re.I,
+        ),
+    ),
+    (
+        "at most",
+        re.compile(
+            rf"\b{_FIGURE}(?:\s+(?:years?|months?|days?|weeks?))?(?:\s+of\s+age)?\s+(?:or|and)\s+"
+            r"(?:under|below|less|fewer|younger)\b",
+            re.I,
+        ),
+    ),
+    (
+        "less than",
+        re.compile(
+            rf"(?<!\bnot\s)(?<!\bno\s)(?<!\bor\s)\b(?:under|below|less\s+than|fewer\s+than|"
+            rf"younger\s+than)\s+{_FIGURE}",
+            re.I,
+        ),
+    ),
+)
+_SIDE = {"at least": "below", "more than": "below", "at most": "above", "less than": "above"}
+
+
+def _bounds(text: str) -> set[tuple[float, str]]:
+    """(figure, bound) for every bounded figure of ``text``: (16, "at least") for "of or over the age of sixteen"."""
+    found = set()
+    for bound, pattern in _BOUNDS:
+        for match in pattern.finditer(without_references(text)):
+            figure = match.group("n")
+            value = float(figure) if figure[0].isdigit() else _words_value(figure)
+            if value is not None:
+                found.add((float(value), bound))
+    return found
+
+
+def misbounded(sentence: str, provision: str) -> list[str]:
+    """Figures the sentence bounds otherwise than the provision does: "over 16" where the provision says "of or over
+    the age of sixteen" (sixteen itself is in or out), "less than two years" for "not exceeding two years". Only
+    a figure the provision bounds from the same side is compared; a figure it states without a bound, or bounds
+    from the other side (a negation may turn a bound round: "no one under 18" is "18 or over"), is left to the
+    other checks."""
+    given = _bounds(provision)
+    missing = []
+    for value, bound in sorted(_bounds(sentence)):
+        same_side = {b for v, b in given if v == value and _SIDE[b] == _SIDE[bound]}
+        if same_side and bound not in same_side:
+            missing.append(f"{bound} {_fmt(value)}")
+    return missing
+
+
 def missing_facts(sentence: str, provision: str, identity: str = "") -> list[str]:
     """The facts in ``sentence`` that ``provision`` does not state (empty: every fact is there). ``identity`` is how
     the provision is cited (its instrument's title, section and heading): the numbers and dates in it may be named
@@ -363,6 +447,7 @@ def missing_facts(sentence: str, provision: str, identity: str = "") -> list[str
             if unit else value not in source_values)
     ]  # fmt: skip
     missing += miscounted(sentence, provision)
+    missing += misbounded(sentence, provision)
     missing += sorted(claim.months - source.months)
     # Bodies only from the text: "the Police must pay" needs a provision that names the Police, whatever the Act.
     source_lower = " ".join(provision.lower().split())
