@@ -44,8 +44,10 @@ PINNED = {"rules": {"claim_support": (1.0, 1.0), "polarity": (23 / 25, 1.0)}}
 # rules before it pass 55 of 64 faithful sentences and 35 of 73 false ones (precision 55/90, recall 55/64); with it
 # 51 and 31 (51/82, 51/64): four faithful held-out sentences are rejected as dropping a condition, so the held-out
 # recall floor is lower than the old one (46/55 on the 119 pairs of the time). On the 380 development pairs the rules
-# before it give 167/213 and 167/196.
-PINNED_PAIRS = {"rules": {"dev": (167 / 207, 167 / 196), "heldout": (51 / 82, 51 / 64)}}
+# before it give 167/213 and 167/196, after it 167/207 and 167/196. Seven pairs on what a decision-maker "may include"
+# or "may take into account" made a requirement followed (five development, two held out), with the rule that reads
+# them (``requires_factor``): all seven are judged as labelled.
+PINNED_PAIRS = {"rules": {"dev": (170 / 210, 170 / 199), "heldout": (52 / 83, 52 / 65)}}
 
 
 def scores(judge: ClaimJudge, examples: list[dict[str, object]]) -> tuple[float, float]:

@@ -6,7 +6,14 @@ from pathlib import Path
 import pytest
 
 from api.composer.judge.gate import gate_model_answer
-from api.composer.judge.polarity import forbids, grants_discretion, imposes_discretion, opposite, overstates
+from api.composer.judge.polarity import (
+    forbids,
+    grants_discretion,
+    imposes_discretion,
+    opposite,
+    overstates,
+    requires_factor,
+)
 from api.composer.judge.rules import support
 from api.schemas.events import Citation
 
@@ -322,3 +329,35 @@ def test_a_sentence_joining_two_claims_is_read_claim_by_claim() -> None:
     # A condition put first is no claim of its own.
     assert not support("If you are married and you are not the parent, a court may still order you to pay.",
                        "(1) A court may order any person married to a parent to pay.").opposite  # fmt: skip
+
+
+# A civil-partnership section (the shared corpus's Marriages Act, 2022, s41(1)-(3)): what a court may weigh, none of
+# it necessary.
+PARTNERSHIP = (
+    "(1) A relationship between a man and a woman who— (a) are both over the age of eighteen years; and (b) have lived "
+    "together without legally being married to each other; and (c) are not within the degrees of affinity or "
+    "consanguinity as provided in section 7 ; and (d) having regard to all the circumstances of their relationship, "
+    "have a relationship as a couple living together on a genuine domestic basis; shall be regarded as being in a "
+    "civil partnership. (2) The circumstances referred to in paragraph (d) may include— (a) the duration of the "
+    "relationship; (b) the nature and extent of their common residence; (c) whether a sexual relationship exists; (d) "
+    "the degree of financial dependence or interdependence, and any arrangements for financial support, between them. "
+    "(3) No particular factor in relation to any circumstance may be regarded as necessary in determining whether or "
+    "not the persons concerned have a civil partnership ."
+)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "made_necessary"),
+    [
+        ("To be civil partners, a couple must have a sexual relationship.", True),
+        ("A civil partnership requires a common residence and financial interdependence.", True),
+        ("The circumstances a court may weigh include how long the relationship lasted and whether they share a "
+         "home.", False),
+        ("A couple must have lived together without being legally married to each other.", False),  # (1)(b)
+        ("The court must consider the duration of the relationship.", False),  # a duty to weigh: imposes_discretion
+    ],
+)  # fmt: skip
+def test_what_a_court_may_weigh_is_not_made_a_requirement(sentence: str, made_necessary: bool) -> None:
+    assert requires_factor(sentence, PARTNERSHIP) is made_necessary
+    if made_necessary:
+        assert support(sentence, PARTNERSHIP).opposite

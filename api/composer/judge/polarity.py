@@ -227,6 +227,56 @@ def _discretion_to(act: str, clause: str) -> bool:
     return bool(words) and 2 * len(words & stated) >= len(words)
 
 
+# A list of what a decision-maker may weigh ("the circumstances … may include— (a) the duration …", "may have regard
+# to"), and a sentence that makes something necessary ("must have", "requires", "is essential").
+_MAY_WEIGH = re.compile(
+    r"\bmay\s+(?:include|have\s+regard\s+to|take\s+into\s+account|consider|be\s+taken\s+into\s+account)\b", re.I
+)
+_NECESSARY = re.compile(
+    r"\b(?:must|shall)\b(?!\s+not\b)|\b(?:has|have|need|needs)\s+to\b|\brequire[sd]?\b|\brequirements?\b"
+    r"|\b(?:necessary|essential|compulsory|mandatory)\b|\bonly\s+if\b",
+    re.I,
+)
+
+
+def requires_factor(sentence: str, provision: str) -> bool:
+    """Whether ``sentence`` makes necessary ("a couple must have a sexual relationship", "requires a shared home") what
+    the provision only lists among the things a decision-maker may weigh ("the circumstances … may include— (c)
+    whether a sexual relationship exists"): at least two words after the sentence's "must" (of four letters or
+    more), at least half of them in that list and no fewer there than in the rest of the provision. A duty to weigh
+    them ("the court must consider the duration") is ``imposes_discretion``'s."""
+    necessary = _NECESSARY.search(sentence)
+    if not necessary:
+        return False
+    after = sentence[necessary.end() :]
+    if re.match(r"\s+(?:\w+\s+){0,2}(?:consider|weigh|regard|account|look)", after, re.I):
+        return False
+    words = {w[:5] for w in re.findall(r"[a-z]{4,}", after.lower())} - {
+        "have",
+        "show",
+        "that",
+        "they",
+        "their",
+        "there",
+    }
+    if len(words) < 2:
+        return False
+    for weigh in _MAY_WEIGH.finditer(provision):
+        end = _NEXT_SUBSECTION.search(provision, weigh.end())
+        listed = provision[weigh.end() : end.start() if end else len(provision)]
+        if _DUTY.search(listed):
+            continue
+        rest = provision[: weigh.start()] + " " + provision[end.start() if end else len(provision) :]
+        inside = words & {w[:5] for w in re.findall(r"[a-z]{4,}", listed.lower())}
+        outside = words & {w[:5] for w in re.findall(r"[a-z]{4,}", rest.lower())}
+        if 2 * len(inside) >= len(words) and len(inside) >= len(outside):
+            return True
+    return False
+
+
+_NEXT_SUBSECTION = re.compile(r"\s\(\d{1,3}[A-Z]?\)\s")
+
+
 # "shall be competent to witness", "shall be entitled to": a status the clause gives, not a duty it imposes.
 _STATUS = re.compile(
     r"\b(?:shall|must)\s+be\s+(?:competent|entitled|eligible|capable|able|qualified|deemed|liable|free|"

@@ -26,7 +26,7 @@ from .meaning import (
     scattered,
     subject_elsewhere,
 )
-from .polarity import imposes_discretion, opposite, without_leading_condition
+from .polarity import imposes_discretion, opposite, requires_factor, without_leading_condition
 from .topic import Topic, topic_strays
 
 
@@ -213,6 +213,8 @@ def support(
     flipped = flipped or imposes_discretion(
         claim, provision[best_span[0] : best_span[1]], _with_lead_in(provision, units, clause)
     )
+    # What a decision-maker may weigh made a requirement ("must have" what "may include" lists).
+    flipped = flipped or requires_factor(claim, provision)
     # A sentence joining two claims is read claim by claim too, each against its own clause.
     flipped = flipped or any(
         opposite(part, _closest_limb(part, provision[units[k][0] : units[k][1]]))
