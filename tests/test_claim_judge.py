@@ -46,8 +46,10 @@ PINNED = {"rules": {"claim_support": (1.0, 1.0), "polarity": (23 / 25, 1.0)}}
 # recall floor is lower than the old one (46/55 on the 119 pairs of the time). On the 380 development pairs the rules
 # before it give 167/213 and 167/196, after it 167/207 and 167/196. Seven pairs on what a decision-maker "may include"
 # or "may take into account" made a requirement followed (five development, two held out), with the rule that reads
-# them (``requires_factor``): all seven are judged as labelled.
-PINNED_PAIRS = {"rules": {"dev": (170 / 210, 170 / 199), "heldout": (52 / 83, 52 / 65)}}
+# them (``requires_factor``): all seven are judged as labelled. Eight development pairs on a duty given to the party
+# it is owed to followed, with ``gives_to_another``: all eight are judged as labelled, one older false development
+# pair is now rejected too, and no faithful pair is judged differently.
+PINNED_PAIRS = {"rules": {"dev": (174 / 213, 174 / 203), "heldout": (52 / 83, 52 / 65)}}
 
 
 def scores(judge: ClaimJudge, examples: list[dict[str, object]]) -> tuple[float, float]:

@@ -8,6 +8,7 @@ import pytest
 from api.composer.judge.gate import gate_model_answer
 from api.composer.judge.polarity import (
     forbids,
+    gives_to_another,
     grants_discretion,
     imposes_discretion,
     opposite,
@@ -361,3 +362,36 @@ def test_what_a_court_may_weigh_is_not_made_a_requirement(sentence: str, made_ne
     assert requires_factor(sentence, PARTNERSHIP) is made_necessary
     if made_necessary:
         assert support(sentence, PARTNERSHIP).opposite
+
+
+# The shared corpus's Births and Deaths Registration Act s15 and Building Societies Act s67: a duty on one party to
+# act towards another.
+ABANDONED = (
+    "If any new- born living child is found abandoned it shall be the duty of any person who has attained the age of "
+    "eighteen years finding such child or, failing such person, of any person over the age of eighteen years in whose "
+    "charge it may be placed, within forty-two days of finding such child or, as the case may be, taking charge of it, "
+    "to give to the registrar of the district in which such child was found or taken charge of, notice of the birth "
+    "in the prescribed form and to furnish to the best of his knowledge the prescribed particulars."
+)
+ANNUAL_REPORT = (
+    "The Registrar shall, within six months from the 1st January in each year, submit to the Minister a report in "
+    "regard to building society business in Zimbabwe during the twelve months ended on the preceding 31st December."
+)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "clause", "turned"),
+    [
+        ("When an abandoned newborn child is found, the registrar may give notice of its birth.", ABANDONED, True),
+        ("An adult who finds an abandoned newborn child must give notice of its birth to the registrar.", ABANDONED,
+         False),
+        ("The registrar must be given notice of the birth of an abandoned child.", ABANDONED, False),  # a passive
+        ("Each year the Minister must submit to the Registrar a report on building society business.", ANNUAL_REPORT,
+         True),
+        ("Each year the Registrar must submit to the Minister a report on building society business.", ANNUAL_REPORT,
+         False),
+    ],
+)  # fmt: skip
+def test_a_duty_is_not_given_to_the_party_it_is_owed_to(sentence: str, clause: str, turned: bool) -> None:
+    assert gives_to_another(sentence, clause) is turned
+    assert opposite(sentence, clause) is turned
