@@ -48,8 +48,10 @@ PINNED = {"rules": {"claim_support": (1.0, 1.0), "polarity": (23 / 25, 1.0)}}
 # or "may take into account" made a requirement followed (five development, two held out), with the rule that reads
 # them (``requires_factor``): all seven are judged as labelled. Eight development pairs on a duty given to the party
 # it is owed to followed, with ``gives_to_another``: all eight are judged as labelled, one older false development
-# pair is now rejected too, and no faithful pair is judged differently.
-PINNED_PAIRS = {"rules": {"dev": (174 / 213, 174 / 203), "heldout": (52 / 83, 52 / 65)}}
+# pair is now rejected too, and no faithful pair is judged differently. Eleven development pairs on conditioned rules
+# (cp552-cp562) were written last, after the rules: two false ones pass (a condition whose words the sentence
+# repeats, a rule the next subsection repeats) and one faithful one is rejected by an older rule.
+PINNED_PAIRS = {"rules": {"dev": (179 / 220, 179 / 209), "heldout": (52 / 83, 52 / 65)}}
 
 
 def scores(judge: ClaimJudge, examples: list[dict[str, object]]) -> tuple[float, float]:
