@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from api.composer.judge.conditions import conditions
 from api.composer.judge.facts import bodies, missing_facts, numbers, quantities
 from api.composer.judge.meaning import SUPPORT_THRESHOLD, content_terms, in_its_words, provision_units
 from api.composer.judge.rules import support
@@ -347,3 +348,97 @@ def test_a_figure_keeps_the_provisions_bound_whether_it_counts_the_figure_itself
     # "not more than" and "of or over" are read whole, not as "more than" and "over".
     assert misbounded("A lease of not more than 3 months.", "a lease of not more than three months") == []
     assert missing_facts("A person may make a will at any age over 16.", will) == ["more than 16"]
+
+
+# Section 11(1) of a births and deaths registration Act, section 131(1) of a criminal code and section 8(2) of a wills
+# Act (the shared corpus's text): each gives a rule only under a condition.
+BIRTH_NOTICE = (
+    "(1) Subject to section twelve, it shall be the duty of the father or the mother of a child and, in the case of "
+    "the death or inability of the father and the mother, the duty of— (a) the occupier of the house in which the "
+    "birth or still-birth occurred, where he had knowledge of such birth or still-birth ; or (b) the person in charge "
+    "of any hospital or other institution in which the birth or still-birth occurred; or (c) the headman appointed in "
+    "terms of section 8 of the Chiefs and Headmen Act [Chapter 29:01] for the community in which the birth or "
+    "still-birth occurred, where he had knowledge of such birth or still-birth; or (d) any person who has attained the "
+    "age of eighteen years present at the birth or still-birth ; or (e) in the case of a birth, any person who has "
+    "attained the age of eighteen years having charge of the child; or (f) such other person as may be prescribed; to "
+    "give notice of the birth or still-birth in the prescribed form to the registrar of the district in which the "
+    "birth or still-birth , as the case may be, occurred. (2) Notice in terms of subsection (1) shall be given— (a) in "
+    "the case of a birth, within forty-two days from the date of the birth; (b) in the case of a still-birth , as soon "
+    "as possible but in any case within thirty days of the still-birth ."
+)
+UNLAWFUL_ENTRY = (
+    "(1) Any person who, intentionally and without permission or authority from the lawful occupier of the premises "
+    "concerned, or without other lawful authority, enters the premises shall be guilty of unlawful entry into premises "
+    "and liable— (a) to a fine not exceeding level thirteen or not exceeding twice the value of any property stolen, "
+    "destroyed or damaged by the person as a result of the crime , whichever is the greater, or imprisonment for a "
+    "period not exceeding fifteen years, or both, if the crime was committed in any one or more of the aggravating "
+    "circumstances set out in subsection (2) ; or (b) in any other case, to a fine not exceeding level ten or not "
+    "exceeding twice the value of any property destroyed or damaged by the person as a result of the crime , whichever "
+    "is the greater, or imprisonment for a period not exceeding ten years, or both."
+)
+SIGNED_BY_MARK = (
+    "(2) Subject to subsection (3), a will that has been signed— (a) by the testator by the making of a mark; or (b) "
+    "by some other person in the testator ’s presence and at his direction; shall not be valid unless either— (i) a "
+    "magistrate, presiding officer of a community court, justice of the peace, commissioner of oaths or designated "
+    "official , at any time before the testator ’s death— (A) certifies on the will that he has satisfied himself as "
+    "to the identity of the testator and that the will is the testator ’s will ; and (B) signs each page of the will ; "
+    "or (ii) an appropriate court , on being satisfied that the will is the testator ’s will and that it was duly made "
+    "by the testator , declares the will to be a valid will . (3) Subsections (1) and (2) shall not apply to soldiers "
+    "wills, wills made during epidemics or oral wills."
+)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "provision"),
+    [
+        # A list's lead-in: the others' duty arises only on the parents' death or inability.
+        ("The person in charge of the hospital where a child is born must give notice of the birth.", BIRTH_NOTICE),
+        ("This includes the occupier of the house where the birth occurred and the headman of the community.",
+         BIRTH_NOTICE),
+        # A penalty limb: the heavier penalty only in aggravating circumstances.
+        ("Anyone who enters premises without the occupier's permission can be fined up to level thirteen or twice "
+         "the value of property stolen, or jailed for up to fifteen years.", UNLAWFUL_ENTRY),
+        # A subject narrowed by a list: only a will signed by mark or by another person needs the certificate.
+        ("A magistrate or commissioner of oaths must certify on the will that he has satisfied himself as to the "
+         "identity of the testator.", SIGNED_BY_MARK),
+    ],
+)  # fmt: skip
+def test_a_rule_given_only_under_a_condition_is_not_supported_without_it(sentence: str, provision: str) -> None:
+    verdict = support(sentence, provision)
+    assert verdict.dropped and not verdict.supported
+
+
+@pytest.mark.parametrize(
+    ("sentence", "provision"),
+    [
+        ("If both the father and the mother have died or cannot give notice, the person in charge of the hospital "
+         "where the child was born must do so.", BIRTH_NOTICE),
+        ("The father or the mother of a child must give notice of the birth to the registrar.", BIRTH_NOTICE),
+        ("In aggravating circumstances, such as carrying a weapon, unlawful entry carries a fine up to level thirteen "
+         "or up to fifteen years in prison.", UNLAWFUL_ENTRY),
+        ("Otherwise the penalty for unlawful entry is a fine up to level ten or up to ten years in prison, or both.",
+         UNLAWFUL_ENTRY),
+        ("A will signed by the testator's mark is valid only if a magistrate or commissioner of oaths certifies on "
+         "it that he has satisfied himself as to the identity of the testator.", SIGNED_BY_MARK),
+        # The provision's own words, and a sentence that goes on from one before it.
+        ("It also provides: “(b) the person in charge of any hospital or other institution in which the birth or "
+         "still-birth occurred”.", BIRTH_NOTICE),
+        ("They must give it within forty-two days of the birth to the registrar of the district.", BIRTH_NOTICE),
+    ],
+)  # fmt: skip
+def test_a_sentence_that_keeps_the_condition_or_quotes_the_provision_drops_none(sentence: str, provision: str) -> None:
+    assert not support(sentence, provision).dropped
+
+
+def test_a_condition_is_read_where_it_stands_and_for_what_it_governs() -> None:
+    found = [(c.text, BIRTH_NOTICE[c.governed[0] : c.governed[1]].strip()) for c in conditions(BIRTH_NOTICE)]
+    (governed,) = [part for text, part in found if text.startswith("in the case of the death")]
+    # A lead-in's condition governs every item of its list, not the words the items share after it.
+    assert "(a) the occupier" in governed and "(f) such other person" in governed and "registrar" not in governed
+    # A trailing condition governs its item before it; a cross-reference and "the house in which" are none.
+    knew = [part for text, part in found if text == "where he had knowledge of such birth or still-birth"]
+    assert [part[:16] for part in knew] == ["the occupier of ", "the headman appo"]
+    assert not any(text.startswith("Subject to") for text, _ in found)
+    limbs = {c.text: UNLAWFUL_ENTRY[c.governed[0] : c.governed[1]] for c in conditions(UNLAWFUL_ENTRY)}
+    (aggravated,) = [governed for text, governed in limbs.items() if "aggravating" in text]
+    assert "fifteen years" in aggravated and "level ten" not in aggravated

@@ -6,7 +6,15 @@ from pathlib import Path
 import pytest
 
 from api.composer.judge.gate import gate_model_answer
-from api.composer.judge.polarity import forbids, grants_discretion, imposes_discretion, opposite, overstates
+from api.composer.judge.polarity import (
+    forbids,
+    gives_to_another,
+    grants_discretion,
+    imposes_discretion,
+    opposite,
+    overstates,
+    requires_factor,
+)
 from api.composer.judge.rules import support
 from api.schemas.events import Citation
 
@@ -322,3 +330,68 @@ def test_a_sentence_joining_two_claims_is_read_claim_by_claim() -> None:
     # A condition put first is no claim of its own.
     assert not support("If you are married and you are not the parent, a court may still order you to pay.",
                        "(1) A court may order any person married to a parent to pay.").opposite  # fmt: skip
+
+
+# A civil-partnership section (the shared corpus's Marriages Act, 2022, s41(1)-(3)): what a court may weigh, none of
+# it necessary.
+PARTNERSHIP = (
+    "(1) A relationship between a man and a woman who— (a) are both over the age of eighteen years; and (b) have lived "
+    "together without legally being married to each other; and (c) are not within the degrees of affinity or "
+    "consanguinity as provided in section 7 ; and (d) having regard to all the circumstances of their relationship, "
+    "have a relationship as a couple living together on a genuine domestic basis; shall be regarded as being in a "
+    "civil partnership. (2) The circumstances referred to in paragraph (d) may include— (a) the duration of the "
+    "relationship; (b) the nature and extent of their common residence; (c) whether a sexual relationship exists; (d) "
+    "the degree of financial dependence or interdependence, and any arrangements for financial support, between them. "
+    "(3) No particular factor in relation to any circumstance may be regarded as necessary in determining whether or "
+    "not the persons concerned have a civil partnership ."
+)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "made_necessary"),
+    [
+        ("To be civil partners, a couple must have a sexual relationship.", True),
+        ("A civil partnership requires a common residence and financial interdependence.", True),
+        ("The circumstances a court may weigh include how long the relationship lasted and whether they share a "
+         "home.", False),
+        ("A couple must have lived together without being legally married to each other.", False),  # (1)(b)
+        ("The court must consider the duration of the relationship.", False),  # a duty to weigh: imposes_discretion
+    ],
+)  # fmt: skip
+def test_what_a_court_may_weigh_is_not_made_a_requirement(sentence: str, made_necessary: bool) -> None:
+    assert requires_factor(sentence, PARTNERSHIP) is made_necessary
+    if made_necessary:
+        assert support(sentence, PARTNERSHIP).opposite
+
+
+# The shared corpus's Births and Deaths Registration Act s15 and Building Societies Act s67: a duty on one party to
+# act towards another.
+ABANDONED = (
+    "If any new- born living child is found abandoned it shall be the duty of any person who has attained the age of "
+    "eighteen years finding such child or, failing such person, of any person over the age of eighteen years in whose "
+    "charge it may be placed, within forty-two days of finding such child or, as the case may be, taking charge of it, "
+    "to give to the registrar of the district in which such child was found or taken charge of, notice of the birth "
+    "in the prescribed form and to furnish to the best of his knowledge the prescribed particulars."
+)
+ANNUAL_REPORT = (
+    "The Registrar shall, within six months from the 1st January in each year, submit to the Minister a report in "
+    "regard to building society business in Zimbabwe during the twelve months ended on the preceding 31st December."
+)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "clause", "turned"),
+    [
+        ("When an abandoned newborn child is found, the registrar may give notice of its birth.", ABANDONED, True),
+        ("An adult who finds an abandoned newborn child must give notice of its birth to the registrar.", ABANDONED,
+         False),
+        ("The registrar must be given notice of the birth of an abandoned child.", ABANDONED, False),  # a passive
+        ("Each year the Minister must submit to the Registrar a report on building society business.", ANNUAL_REPORT,
+         True),
+        ("Each year the Registrar must submit to the Minister a report on building society business.", ANNUAL_REPORT,
+         False),
+    ],
+)  # fmt: skip
+def test_a_duty_is_not_given_to_the_party_it_is_owed_to(sentence: str, clause: str, turned: bool) -> None:
+    assert gives_to_another(sentence, clause) is turned
+    assert opposite(sentence, clause) is turned

@@ -789,3 +789,27 @@ def test_a_sentence_that_names_a_subsection_is_judged_against_that_subsection_on
     # A provision written without numbered subsections is judged whole ("(1)" may only number its one paragraph).
     offered, texts = sample_offer(("Moneylending Act", "8", interest.replace("(1) ", "").replace("(2) ", "")))
     assert gate_model_answer("Section 8(1) provides that " + prohibition, offered, texts).passed
+
+
+def test_the_gate_removes_a_sentence_that_drops_the_condition_of_its_cited_rule() -> None:
+    # Section 11(1) of the Births and Deaths Registration Act: the others' duty arises only on the death or inability
+    # of both parents.
+    text = (
+        "(1) Subject to section twelve, it shall be the duty of the father or the mother of a child and, in the case "
+        "of the death or inability of the father and the mother, the duty of— (a) the occupier of the house in which "
+        "the birth or still-birth occurred, where he had knowledge of such birth or still-birth ; or (b) the person in "
+        "charge of any hospital or other institution in which the birth or still-birth occurred; to give notice of the "
+        "birth or still-birth in the prescribed form to the registrar of the district in which the birth or "
+        "still-birth , as the case may be, occurred."
+    )
+    offered = {1: Citation(index=1, doc_key="zw/act/1986/11", title="Births and Deaths Registration Act",
+                           section_id="zw/act/1986/11#s11", section="section 11", chunk_id="zw/act/1986/11#s11/c0",
+                           quote=text[:120])}  # fmt: skip
+    provisions = {"zw/act/1986/11#s11": text}
+    dropped = gate_model_answer("The person in charge of the hospital where a child is born must give notice of the "
+                                "birth [1].", offered, provisions)  # fmt: skip
+    assert not dropped.passed and dropped.summary()["claims_dropped_condition"] == 1
+    assert dropped.claims[0].dropped == ["death", "inability"]
+    kept = gate_model_answer("If both parents have died or cannot give notice, the person in charge of the hospital "
+                             "where the child was born must give notice [1].", offered, provisions)  # fmt: skip
+    assert kept.passed and kept.summary()["claims_dropped_condition"] == 0

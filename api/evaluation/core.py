@@ -507,7 +507,8 @@ def _model_sections(lines: Sequence[dict[str, Any]]) -> list[str]:
 
     v = {key: sum(a["verification"].get(key, 0) for a in synthesized) for key in (
         "claims", "claims_supported", "claims_unsupported", "claims_uncited", "claims_missing_facts",
-        "claims_opposite", "claims_off_topic", "quotes_checked", "quotes_failed", "citations_located",
+        "claims_opposite", "claims_off_topic", "claims_dropped_condition", "quotes_checked", "quotes_failed",
+        "citations_located",
         "citations_from_references", "citations_reattributed",
     )}  # fmt: skip
     out += ["", "### The model's answers through verification", "",
@@ -523,7 +524,7 @@ def _model_sections(lines: Sequence[dict[str, Any]]) -> list[str]:
             f"{v['claims_supported']} supported, {v['claims_unsupported']} cited but not supported, "
             f"{v['claims_uncited']} uncited, {v['claims_missing_facts']} with a number/date/body not in the source, "
             f"{v['claims_opposite']} saying the opposite of it, {v['claims_off_topic']} applying it to a topic it "
-            "never mentions; "
+            f"never mentions, {v['claims_dropped_condition']} stating its rule without the condition it attaches; "
             f"quotes {v['quotes_checked']} checked, {v['quotes_failed']} not verbatim; the gate attached citations "
             f"itself: {v['citations_located']} located (no marker), {v['citations_from_references']} from a natural "
             f"reference ('section 3 of …'), {v['citations_reattributed']} moved from a wrong [n]",

@@ -170,6 +170,9 @@ class SentenceCheck:
     """The provision that shares its words says the opposite (``api.composer.judge.polarity``)."""
     off_topic: list[str] = field(default_factory=list)
     """The question's topic words the sentence applies its provision to and the provision never mentions."""
+    dropped: list[str] = field(default_factory=list)
+    """The words of a condition the provision gives its rule under and the sentence leaves out
+    (``api.composer.judge.conditions``)."""
     score: float = 0.0
     spans: dict[int, str] = field(default_factory=dict)
     """Verbatim span of each attached provision that supports the sentence (its quote, or its best window)."""
@@ -229,6 +232,7 @@ class GateResult:
             "claims_missing_facts": sum(bool(s.missing_facts) and s.verdict != "supported" for s in self.claims),
             "claims_opposite": sum(s.opposite and s.verdict != "supported" for s in self.claims),
             "claims_off_topic": sum(bool(s.off_topic) and s.verdict != "supported" for s in self.claims),
+            "claims_dropped_condition": sum(bool(s.dropped) and s.verdict != "supported" for s in self.claims),
             "quotes_checked": len(quotes),
             "quotes_failed": sum(len(s.quotes_failed) for s in self.sentences),
             "citations_located": sum(s.how == "located" for s in self.claims),
@@ -425,7 +429,9 @@ def _check_sentence(
         if not result.supported:
             if index in named and best is None:
                 _record_failure(check, result)
-                contradicted |= result.score >= result.threshold and bool(result.missing or result.opposite)
+                contradicted |= result.score >= result.threshold and bool(
+                    result.missing or result.opposite or result.dropped
+                )
             continue
         key = (1.0 if index in named else 0.0) + result.score
         if best is None or key > best[0]:
@@ -440,7 +446,7 @@ def _check_sentence(
     index = order[rank]
     check.cited = [index]
     check.score = result.score
-    check.missing_facts, check.opposite, check.off_topic = [], False, []
+    check.missing_facts, check.opposite, check.off_topic, check.dropped = [], False, [], []
     if index in check.referenced and index not in check.markers:
         check.how = "reference"
     elif index in check.markers:
@@ -529,7 +535,7 @@ def _framing_denies(sentence: str, quotes: list[str], title: str = "") -> bool:
 
 def _record_failure(check: SentenceCheck, result: Support) -> None:
     check.missing_facts, check.score, check.opposite = list(result.missing), result.score, result.opposite
-    check.off_topic = list(result.off_topic)
+    check.off_topic, check.dropped = list(result.off_topic), list(result.dropped)
 
 
 def _with_markers(sentence: str, indices: list[int]) -> str:

@@ -27,7 +27,7 @@ from .learned import Ask, CrossEncoderJudge, LLMJudge
 from .rules import RulesJudge, Support
 from .topic import Topic
 
-Reason = Literal["missing_fact", "opposite_meaning", "off_topic", "too_little"]
+Reason = Literal["missing_fact", "opposite_meaning", "dropped_condition", "off_topic", "too_little"]
 JudgeName = Literal["rules", "cross_encoder", "llm"]
 
 
@@ -48,6 +48,8 @@ def reasons(verdict: Support) -> tuple[Reason, ...]:
         found.append("missing_fact")
     if verdict.opposite:
         found.append("opposite_meaning")
+    if verdict.dropped:
+        found.append("dropped_condition")
     if verdict.off_topic:
         found.append("off_topic")
     if verdict.score < verdict.threshold:

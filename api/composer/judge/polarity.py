@@ -227,6 +227,56 @@ def _discretion_to(act: str, clause: str) -> bool:
     return bool(words) and 2 * len(words & stated) >= len(words)
 
 
+# A list of what a decision-maker may weigh ("the circumstances … may include— (a) the duration …", "may have regard
+# to"), and a sentence that makes something necessary ("must have", "requires", "is essential").
+_MAY_WEIGH = re.compile(
+    r"\bmay\s+(?:include|have\s+regard\s+to|take\s+into\s+account|consider|be\s+taken\s+into\s+account)\b", re.I
+)
+_NECESSARY = re.compile(
+    r"\b(?:must|shall)\b(?!\s+not\b)|\b(?:has|have|need|needs)\s+to\b|\brequire[sd]?\b|\brequirements?\b"
+    r"|\b(?:necessary|essential|compulsory|mandatory)\b|\bonly\s+if\b",
+    re.I,
+)
+
+
+def requires_factor(sentence: str, provision: str) -> bool:
+    """Whether ``sentence`` makes necessary ("a couple must have a sexual relationship", "requires a shared home") what
+    the provision only lists among the things a decision-maker may weigh ("the circumstances … may include— (c)
+    whether a sexual relationship exists"): at least two words after the sentence's "must" (of four letters or
+    more), at least half of them in that list and no fewer there than in the rest of the provision. A duty to weigh
+    them ("the court must consider the duration") is ``imposes_discretion``'s."""
+    necessary = _NECESSARY.search(sentence)
+    if not necessary:
+        return False
+    after = sentence[necessary.end() :]
+    if re.match(r"\s+(?:\w+\s+){0,2}(?:consider|weigh|regard|account|look)", after, re.I):
+        return False
+    words = {w[:5] for w in re.findall(r"[a-z]{4,}", after.lower())} - {
+        "have",
+        "show",
+        "that",
+        "they",
+        "their",
+        "there",
+    }
+    if len(words) < 2:
+        return False
+    for weigh in _MAY_WEIGH.finditer(provision):
+        end = _NEXT_SUBSECTION.search(provision, weigh.end())
+        listed = provision[weigh.end() : end.start() if end else len(provision)]
+        if _DUTY.search(listed):
+            continue
+        rest = provision[: weigh.start()] + " " + provision[end.start() if end else len(provision) :]
+        inside = words & {w[:5] for w in re.findall(r"[a-z]{4,}", listed.lower())}
+        outside = words & {w[:5] for w in re.findall(r"[a-z]{4,}", rest.lower())}
+        if 2 * len(inside) >= len(words) and len(inside) >= len(outside):
+            return True
+    return False
+
+
+_NEXT_SUBSECTION = re.compile(r"\s\(\d{1,3}[A-Z]?\)\s")
+
+
 # "shall be competent to witness", "shall be entitled to": a status the clause gives, not a duty it imposes.
 _STATUS = re.compile(
     r"\b(?:shall|must)\s+be\s+(?:competent|entitled|eligible|capable|able|qualified|deemed|liable|free|"
@@ -415,6 +465,78 @@ def _asserted(sentence: str) -> str:
     return main[: trailing.start()] if trailing and len(main[: trailing.start()].split()) >= 3 else main
 
 
+# Who acts in a sentence: the words before its first "must", "may", "shall" … (a passive "must be given" names no
+# actor); in a clause, also the party after "the duty of", and the agent of a passive ("shall be given … by the
+# occupier").
+_ACTS = re.compile(
+    r"\b(?:must|shall|may|can|(?:is|are)\s+(?:required|obliged|entitled|allowed|permitted)\s+to|ha(?:s|ve)\s+to)\b",
+    re.I,
+)
+_DUTY_OF = re.compile(
+    r"\b(?:duty|obligation|responsibility)\s+of\b(?P<who>.*?)\bto\s+(?!the\b|a\b|an\b|any\b)\w+", re.I
+)
+_AGENT = re.compile(r"\bby\s+(?P<who>(?:the|a|an|any)\s+[^,;.]{3,60})", re.I)
+_ACTOR_FILLER = frozenset("who person anyone someone everyone one duty also then only itself alone first".split())
+
+
+# The party a clause has something done to or for: "give notice to the registrar", "deliver it with the clerk".
+_RECIPIENT = re.compile(
+    r"\b(?:to|with|upon)\s+(?:the|a|an|any|such)\s+([^.;:,]{1,40}(?:\s*,\s*(?:the|a|an)\s+[^.;:,]{1,40})*)", re.I
+)
+_STOP = re.compile(r"[.;:—–]\s*|\bprovided\s+that\b,?\s*", re.I)
+_NEW_SUBJECT = re.compile(r"(?:\band|\bor|\bbut)\s+((?:the|a|an|every|any|each)\s+[^;:.]{1,80})$", re.I)
+_NEW_SUBJECT_AFTER_COMMA = re.compile(r",\s+((?:the|a|an|every|any|each)\s+[^;:.,]{1,80})$", re.I)
+ACTOR_WORDS = 3
+# "shall be transmitted", "shall, as soon as possible …, be transmitted", "may also be served".
+_PASSIVE = re.compile(r"(?:\s*,[^,;]{0,120},)?\s+(?:not\s+)?(?:\w+ly\s+|also\s+|then\s+)?(?:be|have\s+been)\b", re.I)
+
+
+def _actor(sentence: str) -> set[str]:
+    """The words naming who must or may act in ``sentence`` ("the registrar may give notice": {"registrar"}), empty
+    for a passive, a pronoun, "any person" or a phrase of more than ``ACTOR_WORDS`` words (a description, not a
+    party)."""
+    main = _asserted(sentence)
+    acts = _ACTS.search(main)
+    if acts is None or re.match(
+        r"\s+(?:not\s+)?(?:\w+ly\s+|also\s+|then\s+)?(?:be|have\s+been)\b", main[acts.end() :], re.I
+    ):
+        return set()
+    before = re.split(r"[,;:]", main[: acts.start()])[-1]
+    before = re.split(r"\b(?:the|a|an|every|each|any|no|such)\s+", re.sub(r"^\W*it\s+is\s+", "", before, flags=re.I))[
+        -1
+    ]
+    actor = {w for w in _words(before) if len(w) >= 4} - _ACTOR_FILLER
+    return actor if len(actor) <= ACTOR_WORDS else set()
+
+
+def gives_to_another(sentence: str, clause: str) -> bool:
+    """Whether ``sentence`` puts on one party what ``clause`` puts on another, the sentence's party being named in the
+    clause only as the one the other acts towards ("the registrar may give notice" against "it shall be the duty of
+    any person … finding such child … to give to the registrar … notice"). Where the clause names the sentence's
+    party before any of its "shall"s, as the one with a duty, or as a passive's agent, the party is the clause's
+    too."""
+    actor = _actor(sentence)
+    if not actor:
+        return False
+    holders: set[str] = set()
+    start = 0
+    for acts in _ACTS.finditer(clause):
+        # The subject of a "shall" since the last stop; "…, and shall send" shares the one before it, and a
+        # passive's subject is what is done, not who does it.
+        stops = [m.end() for m in _STOP.finditer(clause, start, acts.start())]
+        subject = clause[stops[-1] if stops else start : acts.start()]
+        if start and not stops:  # after another "shall": only a new subject ("…, and the supplier shall")
+            new = _NEW_SUBJECT.search(subject) or _NEW_SUBJECT_AFTER_COMMA.search(subject)
+            subject = new.group(1) if new else ""
+        if not _PASSIVE.match(clause, acts.end()):
+            holders |= _words(subject)
+        start = acts.end()
+    for match in (*_DUTY_OF.finditer(clause), *_AGENT.finditer(clause)):
+        holders |= _words(match.group("who"))
+    recipients = set().union(*(_words(m.group(1)) for m in _RECIPIENT.finditer(clause)))
+    return bool(holders - _EXCEPTION_FILLER) and not actor & holders and actor <= recipients
+
+
 def includes_excepted(sentence: str, clause: str) -> bool:
     """Whether ``sentence`` brings into a rule the party its ``clause`` excepts: "Any adult, not only the child's
     parent or guardian, may give such an order" against "No person other than the parent or guardian of a child shall
@@ -532,6 +654,8 @@ def opposite(sentence: str, clause: str) -> bool:
         return True  # "needs the seller's consent before paying" against "shall at all times be entitled to pay"
     if grants_discretion(sentence, clause):
         return True  # "an employer may grant" against "an employer shall … grant"
+    if gives_to_another(sentence, clause):
+        return True  # "the registrar may give notice" against "any person … finding such child … to the registrar"
     if _ALONE.search(sentence) and _JOINT.search(clause):
         return True  # "the day your employer alone decides" against "a day agreed by the employer and employee"
     # A negation inside a leading condition ("If he cannot show that, …") is not what the sentence asserts; read

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .conditions import dropped_condition
 from .facts import missing_facts
 from .meaning import (
     SUPPORT_THRESHOLD,
@@ -25,7 +26,7 @@ from .meaning import (
     scattered,
     subject_elsewhere,
 )
-from .polarity import imposes_discretion, opposite, without_leading_condition
+from .polarity import imposes_discretion, opposite, requires_factor, without_leading_condition
 from .topic import Topic, topic_strays
 
 
@@ -42,10 +43,19 @@ class Support:
     """The sentence says the opposite of the clause it shares most words with (``api.composer.judge.polarity``)."""
     off_topic: tuple[str, ...] = ()
     """The question's topic words the sentence applies the provision to and the provision never mentions."""
+    dropped: tuple[str, ...] = ()
+    """The words of a condition the closest clause states its rule under and the sentence leaves out
+    (``api.composer.judge.conditions``)."""
 
     @property
     def supported(self) -> bool:
-        return not self.missing and not self.opposite and not self.off_topic and self.score >= self.threshold
+        return (
+            not self.missing
+            and not self.opposite
+            and not self.off_topic
+            and not self.dropped
+            and self.score >= self.threshold
+        )
 
 
 def without_heading(sentence: str, heading: str) -> str:
@@ -65,13 +75,18 @@ _LEAD_IN = re.compile(r"[:—–-]\s*$")
 def _with_lead_in(provision: str, units: list[tuple[int, int]], k: int) -> str:
     """Sentence ``k`` of the provision, with the lead-in it completes when it is a list's item ("he or she may—"
     before "(a) retain the goods; or (b) return them"): an item says what its lead-in's "may" or "shall" governs."""
+    return _lead_in_of(provision, units, k)[0]
+
+
+def _lead_in_of(provision: str, units: list[tuple[int, int]], k: int) -> tuple[str, int]:
+    """``_with_lead_in``'s text, and the index of the provision's sentence it starts with (its lead-in's, or ``k``)."""
     first = k
     while first > 0 and _ITEM.match(provision[units[first][0] : units[first][1]]):
         lead = provision[units[first - 1][0] : units[first - 1][1]]
         if _LEAD_IN.search(lead):
-            return f"{lead} {provision[units[k][0] : units[k][1]]}"
+            return f"{lead} {provision[units[k][0] : units[k][1]]}", first - 1
         first -= 1
-    return provision[units[k][0] : units[k][1]]
+    return provision[units[k][0] : units[k][1]], k
 
 
 def _copied(sentence: str, provision: str, units: list[tuple[int, int]]) -> bool:
@@ -82,6 +97,33 @@ def _copied(sentence: str, provision: str, units: list[tuple[int, int]]) -> bool
     if not words:
         return False
     return any(f"{' '.join(WORD.findall(provision[start:].lower()))} ".startswith(f"{words} ") for start, _ in units)
+
+
+_QUOTED = re.compile(r"[“\"]([^”\"]+)[”\"]")
+QUOTE_WORDS = 6
+
+
+def _quotes_verbatim(sentence: str, provision: str) -> bool:
+    """Whether ``sentence`` quotes the provision word for word (at least ``QUOTE_WORDS`` words in quotation marks,
+    found in it in that order): a quotation shows the law's own words, its conditions where they stand in it."""
+    said = [" ".join(WORD.findall(quoted.lower())) for quoted in _QUOTED.findall(sentence)]
+    text = " ".join(WORD.findall(provision.lower()))
+    return any(len(words.split()) >= QUOTE_WORDS and words in text for words in said)
+
+
+def _dropped(
+    sentence: str, provision: str, units: list[tuple[int, int]], k: int, provision_terms: set[str]
+) -> tuple[str, ...]:
+    """``dropped_condition`` of ``sentence`` against the provision's sentence ``k`` read with the lead-in it
+    completes; the other items of that list are its siblings, the rest of the provision is elsewhere."""
+    clause, first = _lead_in_of(provision, units, k)
+    last = k  # the list's last item, when sentence k is one
+    while first < k and last + 1 < len(units) and _ITEM.match(provision[units[last + 1][0] : units[last + 1][1]]):
+        last += 1
+    elsewhere = provision[: units[first][0]] + " " + provision[units[last][1] :]
+    siblings = provision[units[first][1] : units[k][0]] + " " + provision[units[k][1] : units[last][1]]
+    lead = len(clause) - (units[k][1] - units[k][0])
+    return dropped_condition(sentence, clause, elsewhere, siblings, lead, provision_terms)
 
 
 # Where a sentence joins two claims ("… is allowed only where it is customary, and even then it can never replace …"):
@@ -171,6 +213,8 @@ def support(
     flipped = flipped or imposes_discretion(
         claim, provision[best_span[0] : best_span[1]], _with_lead_in(provision, units, clause)
     )
+    # What a decision-maker may weigh made a requirement ("must have" what "may include" lists).
+    flipped = flipped or requires_factor(claim, provision)
     # A sentence joining two claims is read claim by claim too, each against its own clause.
     flipped = flipped or any(
         opposite(part, _closest_limb(part, provision[units[k][0] : units[k][1]]))
@@ -179,7 +223,9 @@ def support(
     flipped = flipped and not _copied(sentence, provision, units)
     # Copied or not, a supposition of the closest clause stated as a fact is not what the clause says.
     flipped = flipped or supposition_as_fact(claim, provision[units[clause][0] : units[clause][1]])
-    return Support(round(best, 4), best_span, missing, threshold, flipped, strays)
+    # The closest clause, with the lead-in it completes, may give its rule only under a condition the sentence drops.
+    dropped = () if _quotes_verbatim(claim, provision) else _dropped(claim, provision, units, clause, provision_terms)
+    return Support(round(best, 4), best_span, missing, threshold, flipped, strays, dropped)
 
 
 # What a clause supposes rather than states: "… shall be valid notwithstanding that the witnesses were unaware of its

@@ -1,0 +1,201 @@
+"""Does a sentence state, without its condition, a rule the provision gives only under one?
+
+A provision often states a rule only in a case: "where the Master is satisfied …, the Master may accept …", "in the
+case of the death or inability of the father and the mother, the duty of (a) the occupier …", "liable to … fifteen
+years … if the crime was committed in … aggravating circumstances", "a will that has been signed (a) by … a mark …;
+shall not be valid unless …". A sentence that shares the rule's words scores as supported, yet stated alone it says
+the rule holds in every case. This module finds the conditions of a clause (a condition opened by "where", "if", "in
+the case of", "on the death of" …, and a subject narrowed by a list before its predicate), the part of the clause
+each governs, and whether a sentence states what only that part says while carrying none of the condition's own
+words.
+
+What it leaves alone: a cross-reference ("subject to section twelve", "subject to this Act"), the default limb ("in
+any other case"), an "unless" (a requirement the polarity module reads), and a "where" that names a place ("the house
+where the birth occurred": no comma or clause start before it).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .facts import without_references
+from .meaning import content_terms, in_its_words
+
+# Where a condition opens: at the start of a clause or limb, after punctuation, or after a list item's mark.
+_OPENS = re.compile(
+    r"(?P<word>\b(?:where|if|when|whenever|in\s+the\s+(?:case|event)\s+(?:of|that)|on\s+the\s+(?:death|failure|inability)\s+of"
+    r"|upon\s+the\s+(?:death|failure|inability)\s+of|subject\s+to)\b)",
+    re.I,
+)
+# What may stand before a condition's opening word: the clause's start, punctuation or a list item's mark, then
+# perhaps "and", "or" or "but"; or nothing in particular before a capital ("… persons Where there are …").
+_BEFORE = re.compile(r"(?:^|[,;:—–(]|\)|\(\w{1,4}\))\s*(?:(?:and|or|but)\s+)?$", re.I)
+_CLOSES = re.compile(r"\s*(?:[,;:—–]|\s-\s)")
+# A cross-reference or the default limb: no condition a sentence could be expected to carry.
+_NOT_A_CONDITION = re.compile(
+    r"^\s*(?:(?:and|or|but)\s+)?(?:in\s+any\s+other\s+case|subject\s+to\s+(?:this|the|any|these|those|such|sub|"
+    r"sections?|paragraphs?|parts?|regulations?|rules?|articles?|items?|provisions?|chapter)\b)",
+    re.I,
+)
+# The words of a discretion put as a condition ("if it thinks fit", "where necessary", "if any"): no case of its own.
+_DISCRETION = frozenset(
+    "if think fit deem consider necessary appropriat desirabl expedient proper just applicabl practicabl possibl "
+    "opinion".split()
+)
+# A subject narrowed by a list before its predicate: "a will that has been signed— (a) by …; or (b) by …; shall not
+# be valid". A person's list ("any person who— (a) …; shall be guilty") defines an offence or a status, whose name the
+# sentence uses for it, so only a thing's ("that", "which") counts.
+_NARROWED = re.compile(
+    r"\b(?:that|which)\s+(?:has|have|is|are|was|were)\s+(?:been\s+)?[\w\s]{0,40}?[—–]\s*\(a\).*?;\s*"
+    r"(?=(?:shall|must|may|is|are|will)\b)",
+    re.I | re.S,
+)
+_LIMB_START = re.compile(r"[;—–]\s*|:\s+|\([a-z]{1,4}\)\s*")
+# A condition's word and its plain equivalents ("died" for "death", "cannot" for "inability", "knew" for "knowledge").
+_KIN = {
+    "died": "death", "dies": "death", "dead": "death", "deceas": "death", "die": "death", "dy": "death",
+    "incapabl": "inability", "incapacity": "inability", "inabl": "inability",
+    "knew": "knowledg", "know": "knowledg", "known": "knowledg", "knowing": "knowledg", "aware": "knowledg",
+    "question": "desir", "request": "desir", "want": "desir", "wants": "desir", "wish": "desir",
+    "paid": "payment", "pay": "payment", "pays": "payment",
+}  # fmt: skip
+# A verb's irregular forms, read as its plain form ("where it has taken the action" after "power to take … action").
+_IRREGULAR = {"taken": "take", "took": "take", "given": "give", "gave": "give", "made": "make", "held": "hold",
+              "kept": "keep", "sold": "sell", "bought": "buy", "brought": "bring", "found": "find"}  # fmt: skip
+# The words that open a condition, which say that it is one, not what it is.
+_OPENERS = frozenset({"if", "when", "whenever", "cas", "event", "subject", "upon"})
+# Words of how or how much, which any clause may use ("over the share", "shall", "may"): not what a condition is.
+_HOW = frozenset({"not", "shall", "may", "over", "under", "least", "most", "once", "up"})
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+SPECIFIC_TERMS = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    text: str
+    """The condition's words, as the clause puts them."""
+    governed: tuple[int, int]
+    """[start, end) of the part of the clause it governs."""
+    span: tuple[int, int]
+    """[start, end) of the condition itself."""
+
+
+def _terms(text: str) -> set[str]:
+    """Content terms and figures of ``text``, a condition's plain equivalents folded to its word."""
+    plain = re.sub(r"[a-z]+", lambda m: _IRREGULAR.get(m.group(0), m.group(0)), text.lower())
+    terms = content_terms(plain) | set(_NUMBER.findall(without_references(text)))
+    return {_KIN.get(term, term) for term in terms} - _OPENERS - _HOW
+
+
+_SENTENCE_END = re.compile(r"\.\s+(?=\(\d|[A-Z])")
+_NEXT_ITEM = re.compile(r"[;—–]\s*(?:(?:or|and)\s+)?\([a-z]{1,4}\)")
+
+
+def _list_end(clause: str, start: int) -> int:
+    """Where the list opened after ``start`` ends: at the semicolon after its last item, where the words its items
+    share follow ("…; or (f) such other person as may be prescribed; to give notice …"), else at the clause's end."""
+    stop = _SENTENCE_END.search(clause, start)
+    bound = stop.start() + 1 if stop else len(clause)
+    items = list(_NEXT_ITEM.finditer(clause, start, bound))
+    after = clause.find(";", items[-1].end(), bound) if items else -1
+    return after if after >= 0 else bound
+
+
+def conditions(clause: str) -> list[Condition]:
+    """The conditions of ``clause`` and the part of it each governs: a condition followed by a comma and more of its
+    limb governs what follows it ("where X, the Master may accept …"); one that ends its limb governs the limb before
+    it ("to a fine … or both, if the crime was committed in …"); a list narrowing a subject governs the predicate
+    after it."""
+    found: list[Condition] = []
+    for opened in _OPENS.finditer(clause):
+        start = opened.start("word")
+        if not (_BEFORE.search(clause[max(0, start - 12) : start]) or clause[start].isupper()):
+            continue  # "the house where the birth occurred" names a place
+        # Its words run to the next comma, semicolon or dash, past words set off by commas right after its opening
+        # word ("Where, under subsection (1), a pension has ceased, …").
+        closed = _CLOSES.search(clause, opened.end())
+        if closed and closed.group(0).strip() == "," and not clause[opened.end() : closed.start()].strip():
+            # "If, during any one-year period, the employee has …": past what the commas set off.
+            inner = _CLOSES.search(clause, closed.end())
+            closed = _CLOSES.search(clause, inner.end()) if inner and inner.group(0).strip() == "," else inner
+        end = closed.start() if closed else len(clause)
+        if _NOT_A_CONDITION.match(clause[start:end]) or not content_terms(clause[opened.end() : end]) - _DISCRETION:
+            continue
+        # Its limb ends at the next semicolon, unless a list opens first: a list's lead-in governs all its items.
+        limb_end = re.search(r";|(?P<list>[—–]\s*\([a-z]{1,4}\))", clause[end:])
+        rest_end = end + limb_end.start() if limb_end and not limb_end.group("list") else _list_end(clause, end)
+        after = clause[end:rest_end]
+        starts = [m.end() for m in _LIMB_START.finditer(clause, 0, start)]
+        if closed and closed.group(0).strip() == "," and content_terms(after):
+            governed = (closed.end(), rest_end)  # a leading condition governs the rest of its limb
+        elif content_terms(clause[starts[-1] if starts else 0 : start]):
+            governed = (starts[-1] if starts else 0, start)  # a trailing one, the limb before it
+        else:
+            # A list of conditions before their rule ("may— (a) on the death of …; or (b) on …; restore the
+            # pension"): each governs what follows the list.
+            tail = _list_end(clause, start)
+            governed = (tail + 1, len(clause)) if tail < len(clause) else (end, end)
+        found.append(Condition(clause[start:end], governed, (start, end)))
+    for narrowed in _NARROWED.finditer(clause):
+        found.append(Condition(narrowed.group(0), (narrowed.end(), len(clause)), narrowed.span()))
+    return found
+
+
+# A third person's pronoun before the sentence names anything itself ("You may keep them, …"): the sentence goes on
+# from one before it, which may state the condition ("goods you did not ask for are unsolicited goods").
+_REFERS_BACK = re.compile(
+    r"^(?:(?!\b(?:the|a|an|any|every|each|such|no)\s)[^.;])*?\b(?:it|its|they|them|their)\b", re.I
+)
+
+
+_CASE_FIRST = re.compile(r"\W*(?:in|on|upon|after|once|for|with|without|during)\s+([^,;:]{3,80}),", re.I)
+
+
+def _supposes(sentence: str) -> list[str]:
+    """The conditions a sentence states, wherever they stand ("… on half pay if it is probable that …")."""
+    # A case put first and set off by a comma ("In aggravating circumstances, the penalty is …").
+    first = _CASE_FIRST.match(sentence)
+    out = [first.group(1)] if first else []
+    for opened in _OPENS.finditer(sentence):
+        closed = _CLOSES.search(sentence, opened.end())
+        out.append(sentence[opened.end() : closed.start() if closed else len(sentence)])
+    return out
+
+
+def dropped_condition(
+    sentence: str, clause: str, elsewhere: str, siblings: str, lead: int, provision_terms: set[str]
+) -> tuple[str, ...]:
+    """The words of a condition of ``clause`` that ``sentence`` drops, or nothing.
+
+    Dropped: the sentence states at least ``SPECIFIC_TERMS`` terms or figures found only in the part of the clause
+    the condition governs (not in the rest of the clause, nor in ``elsewhere``, the provision's other text), and none
+    of the condition's own words (those the rest of the clause does not use), nor, in a condition of its own ("if
+    you already paid, …"), any of its words. ``clause`` may be a list's item after its lead-in (its first ``lead``
+    characters): a condition of the lead-in governs every item, so the other items (``siblings``) count as elsewhere
+    only for a condition of the item itself. A condition most of whose words the rest of the clause uses ("whenever
+    an undertaking is transferred in any way whatsoever, … deemed to be transferred to the transferee of the
+    undertaking") restates the rule's subject and is left alone; so is a sentence that goes on from one before it
+    ("You may keep them, …"), which may have stated the condition."""
+    if not clause.strip() or _REFERS_BACK.search(sentence):
+        return ()
+    said = {_KIN.get(term, term) for term in in_its_words(_terms(sentence), provision_terms)}
+    supposed = set().union(*(_terms(own) for own in _supposes(sentence)))
+    supposed = {_KIN.get(term, term) for term in in_its_words(supposed, provision_terms)}
+    other, beside = _terms(elsewhere), _terms(siblings)
+    for condition in conditions(clause):
+        start, end = condition.governed
+        governed = _terms(clause[start:end])
+        outside = _terms(clause[: min(start, condition.span[0])] + " " + clause[max(end, condition.span[1]) :])
+        stated = in_its_words(_terms(condition.text), governed | outside)
+        own = stated - governed - outside
+        # Of its own words, those the rest of the provision never uses say what the condition is ("resigns"); the
+        # others may only name its subject ("President or Vice-President", who are named in the next subsection).
+        marks = own - other or own
+        if 2 * len(own) < len(stated) or said & marks or supposed & stated:
+            continue
+        if condition.span[0] >= lead:
+            outside |= beside
+        if len((said & governed) - outside - other - stated) >= SPECIFIC_TERMS:
+            return tuple(sorted(own))
+    return ()
