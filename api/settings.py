@@ -453,6 +453,15 @@ class IdentitySettings(BaseModel):
 class RetrievalSettings(BaseModel):
     top_k: int = Field(6, ge=1, le=50, description="Hits handed to synthesis after fusion.")
     candidates: int = Field(30, ge=1, le=500, description="Candidates asked of each backend before fusion.")
+    section_chunks: int = Field(
+        1,
+        ge=0,
+        le=50,
+        description="At most this many chunks of one provision (section) among a search's top_k hits, while chunks of "
+        "other provisions remain in the fused list; those passed over fill any places left, in their order. So a long "
+        "section found several times does not crowd the evidence an answer (or the closest provisions) is chosen from; "
+        "0: no limit (the fused order's first top_k chunks).",
+    )
     heading_weight: float = Field(
         1.0,
         ge=0,

@@ -121,6 +121,29 @@ def with_headings(fused: Sequence[Retrieved], order: Sequence[str], weight: floa
     return sorted(scored, key=lambda h: -h.score)
 
 
+def diverse(hits: Sequence[Retrieved], k: int, per_section: int) -> list[Retrieved]:
+    """The first ``k`` of ``hits`` (best first) holding at most ``per_section`` chunks of one section while chunks of
+    other sections remain; the chunks passed over fill any places left, and the chosen keep ``hits``' order.
+
+    Several chunks of one long section often rank together: the evidence an answer is composed from (and the closest
+    provisions shown when it does not answer) then holds fewer provisions than places. ``per_section`` 0: no limit."""
+    if per_section <= 0:
+        return list(hits[:k])
+    chosen: list[int] = []
+    passed: list[int] = []
+    held: dict[str, int] = {}
+    for i, hit in enumerate(hits):
+        if len(chosen) == k:
+            break
+        section = hit.chunk.section_id
+        if held.get(section, 0) < per_section:
+            chosen.append(i)
+            held[section] = held.get(section, 0) + 1
+        else:
+            passed.append(i)
+    return [hits[i] for i in sorted(chosen + passed[: k - len(chosen)])]
+
+
 def normalize_query(query: str) -> str:
     """The cache's view of a query: case, spacing and closing punctuation do not change what it asks."""
     return " ".join(query.lower().split()).rstrip("?.!")
@@ -392,7 +415,7 @@ class HybridRetriever:
             fused = self._learned(fusion, query, rankings, fused, result, scored)
         if rerank:
             fused = await self._rerank(query, fused, result)
-        result.hits = fused[: top_k or self.cfg.top_k]
+        result.hits = diverse(fused, top_k or self.cfg.top_k, self.cfg.section_chunks)
         result.cache_hits.setdefault("retrieval", 0)
         if not result.warnings and caching:  # a degraded result is not worth keeping
             self.cache.put(group, text, vector, result)
