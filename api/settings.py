@@ -457,10 +457,11 @@ class RetrievalSettings(BaseModel):
         1,
         ge=0,
         le=50,
-        description="At most this many chunks of one provision (section) among a search's top_k hits, while chunks of "
-        "other provisions remain in the fused list; those passed over fill any places left, in their order. So a long "
-        "section found several times does not crowd the evidence an answer (or the closest provisions) is chosen from; "
-        "0: no limit (the fused order's first top_k chunks).",
+        description="The evidence a search hands on holds its first top_k chunks and, in their place in the search's "
+        "order, the best chunks of further provisions (sections) until it holds top_k distinct ones where the search "
+        "found them, choosing at most this many chunks of one section among those top_k places. So a long section "
+        "found several times does not keep other provisions out of the evidence an answer or the closest provisions "
+        "are chosen from; 0: the first top_k chunks only.",
     )
     heading_weight: float = Field(
         1.0,

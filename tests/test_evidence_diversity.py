@@ -1,6 +1,7 @@
-"""The evidence holds distinct provisions: at most ``retrieval.section_chunks`` chunks of one section among a search's
-``top_k`` hits while other sections' chunks remain, so one long section found several times does not crowd out the
-provisions an answer (or the closest provisions) could come from (issue 41)."""
+"""The evidence holds distinct provisions: a search's first ``top_k`` chunks and, after them, the best chunk of further
+provisions until ``top_k`` distinct ones are held (choosing at most ``retrieval.section_chunks`` chunks of one section),
+so one long section found several times does not keep out the provisions an answer or the closest provisions could
+come from (issue 41)."""
 
 from pathlib import Path
 
@@ -11,7 +12,7 @@ from api.schemas.events import FinalEvent
 from api.schemas.query import QueryRequest
 from api.services import Services, open_services
 from api.settings import RetrievalSettings, Settings
-from api.tools.retrieval import Retrieved, diverse
+from api.tools.retrieval import Retrieved, diverse, with_provisions
 from tests.conftest import ingest_into
 
 DEPOSIT = [
@@ -99,46 +100,48 @@ def test_at_most_n_chunks_of_a_section_while_others_remain_and_the_order_is_kept
     # Fewer sections than places: the chunks passed over fill them, in the search's order; nothing is lost.
     assert ids(diverse(hits, 20, 1)) == ids(hits)
     assert diverse(hits, 6, 2) == diverse(diverse(hits, 20, 2), 6, 2)  # cutting again changes nothing
+    # The evidence: the first six as ranked, then the best chunk of the provisions the limit brings in, in order.
+    assert ids(with_provisions(hits, 6, 1)) == ["s1/c0", "s1/c1", "s1/c2", "s2/c0", "s1/c3", "s3/c0", "s4/c0", "s5/c0"]
+    assert ids(with_provisions(hits, 6, 2)) == [*ids(hits[:6]), "s2/c1", "s4/c0"]
+    assert with_provisions(hits, 6, 0) == hits[:6]
 
 
-async def test_a_long_section_no_longer_fills_the_evidence(deposits_dir: Path) -> None:
+async def test_a_long_section_no_longer_keeps_other_provisions_out(deposits_dir: Path) -> None:
     async with open_services(settings(deposits_dir)) as services:
         retriever = services.orchestrator.deps.retriever
         assert retriever.cfg.section_chunks == 1 and retriever.cfg.top_k == 6  # the defaults
         result = await retriever.retrieve(ASKED)
-    found = sections_of(result.hits)
-    assert found.count(LONG) == 1 and len(set(found)) == 6, found
     fused = [cid for cid, _ in result.stages["fused"]]
     chosen = [h.chunk.chunk_id for h in result.hits]
-    assert chosen == [cid for cid in fused if cid in set(chosen)]  # the search's order, only thinned
-    assert fused.index(chosen[-1]) > 5  # provisions beyond the first six chunks came in
-    # Two a section: the long section holds two places, the other four go to four more provisions.
+    # The first six chunks as ranked (four of them the long section's), then the next three provisions' best chunks.
+    assert chosen == fused[:9], chosen
+    assert sections_of(result.hits)[:6].count(LONG) == 4 and len(set(sections_of(result.hits))) == 6
+    # Two a section: two more provisions come in after the first six chunks.
     async with open_services(settings(deposits_dir, 2)) as services:
         two = await services.orchestrator.deps.retriever.retrieve(ASKED)
-    assert sections_of(two.hits).count(LONG) == 2 and len(set(sections_of(two.hits))) == 5
-    # With the limit off (0) the same search's first six chunks are the evidence: the long section holds four.
+    assert [h.chunk.chunk_id for h in two.hits] == fused[:8] and len(set(sections_of(two.hits))) == 5
+    # With the limit off (0) the same search's first six chunks are the evidence: three provisions.
     async with open_services(settings(deposits_dir, 0)) as services:
         plain = await services.orchestrator.deps.retriever.retrieve(ASKED)
-    assert [h.chunk.chunk_id for h in plain.hits] == fused[:6]
-    assert sections_of(plain.hits).count(LONG) == 4 and len(set(sections_of(plain.hits))) == 3
+    assert [h.chunk.chunk_id for h in plain.hits] == fused[:6] and len(set(sections_of(plain.hits))) == 3
 
 
-async def test_one_chunk_a_section_and_the_rest_fill_the_places_left(deposits_dir: Path) -> None:
+async def test_no_more_provisions_than_the_search_found(deposits_dir: Path) -> None:
     async with open_services(settings(deposits_dir, 1)) as services:
         ten = await services.orchestrator.deps.retriever.retrieve(ASKED, top_k=10)
-    # Seven sections, ten chunks: the three chunks passed over fill the places left, so nothing found is lost.
-    assert len(ten.hits) == 10 and sections_of(ten.hits).count(LONG) == 4 and len(set(sections_of(ten.hits))) == 7
+    # Seven sections, ten chunks: all ten, once each.
+    assert len(ten.hits) == len({h.chunk.chunk_id for h in ten.hits}) == 10 and len(set(sections_of(ten.hits))) == 7
 
 
-@pytest.mark.parametrize(("section_chunks", "most"), [(0, 4), (2, 2), (None, 1)])
-async def test_the_answer_is_composed_from_the_limited_evidence(
-    deposits_dir: Path, section_chunks: int | None, most: int
+@pytest.mark.parametrize(("section_chunks", "provisions"), [(0, 3), (2, 5), (None, 6)])
+async def test_the_answer_is_composed_from_the_wider_evidence(
+    deposits_dir: Path, section_chunks: int | None, provisions: int
 ) -> None:
     async with open_services(settings(deposits_dir, section_chunks)) as services:
         final = await final_answer(services, ASKED)
     research = [step for step in final.research if step.kind == "research"]
     evidence = [cid.rsplit("/c", 1)[0] for step in research for cid in step.added]
-    assert evidence.count(LONG) == most and len(evidence) == 6, evidence
+    assert evidence.count(LONG) == 4 and len(set(evidence)) == provisions, evidence
     # Citations still name the provisions they quote, and every quote is the Act's own words.
     assert final.citations and final.verified
     text = " ".join(act_text().split())

@@ -34,7 +34,7 @@ from api.errors import BackendError, UpstreamLLMError
 from api.schemas.events import Citation, WarningCode
 from api.text.instruments import instruments_named, names
 from api.tools.links import FOLLOWED
-from api.tools.retrieval import Retrieved, diverse
+from api.tools.retrieval import Retrieved, with_provisions
 
 from ..deps import QueryDeps
 from ..evidence import searched_note, suggestions
@@ -84,8 +84,8 @@ def evidence_hits(state: QueryState, deps: QueryDeps) -> list[Retrieved]:
 
 
 def evidence_of(hits: Sequence[Retrieved], deps: QueryDeps) -> list[Retrieved]:
-    """A search's evidence: its first ``top_k`` hits, at most ``section_chunks`` of one section (``diverse``)."""
-    return diverse(hits, deps.settings.retrieval.top_k, deps.settings.retrieval.section_chunks)
+    """A search's evidence: its first ``top_k`` hits and the best chunk of further provisions (``with_provisions``)."""
+    return with_provisions(hits, deps.settings.retrieval.top_k, deps.settings.retrieval.section_chunks)
 
 
 async def one_version(state: QueryState, deps: QueryDeps, hits: Sequence[Retrieved]) -> list[Retrieved]:
