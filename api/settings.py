@@ -453,6 +453,16 @@ class IdentitySettings(BaseModel):
 class RetrievalSettings(BaseModel):
     top_k: int = Field(6, ge=1, le=50, description="Hits handed to synthesis after fusion.")
     candidates: int = Field(30, ge=1, le=500, description="Candidates asked of each backend before fusion.")
+    section_chunks: int = Field(
+        1,
+        ge=0,
+        le=50,
+        description="The evidence a search hands on holds its first top_k chunks and, in their place in the search's "
+        "order, the best chunks of further provisions (sections) until it holds top_k distinct ones where the search "
+        "found them, choosing at most this many chunks of one section among those top_k places. So a long section "
+        "found several times does not keep other provisions out of the evidence an answer or the closest provisions "
+        "are chosen from; 0: the first top_k chunks only.",
+    )
     heading_weight: float = Field(
         1.0,
         ge=0,

@@ -7,8 +7,10 @@ public tenant's scope as every request applies it.
 
     python benchmarks/lay_reach.py --data-dir D --questions Q [--kinds lay_,heldout_,direct] [--misses out.jsonl]
 
-Prints, per kind: questions, the gold provision among the top 6 chunks (what an answer is built from), among the
-best 1 / 3 distinct provisions (what a ``related`` reply shows) and among the top 10 / 30 chunks.
+Prints, per kind: questions, the gold provision among the top 6 chunks, among the best 1 / 3 / 6 distinct
+provisions and among the top 10 / 30 chunks; among the evidence an answer's search hands on (the top 6 chunks and
+the best chunk of further provisions, ``retrieval.section_chunks``), with its mean size; and among what a
+``related`` reply chosen from that evidence shows.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from api.composer.related import related_quotes
 from api.evaluation.core import section_unit
 from api.services import open_services
 from api.settings import Settings
+from api.tools.retrieval import with_provisions
 
 DEPTHS = (6, 10, 30)  # chunks
 PROVISIONS = (1, 3, 6)  # distinct provisions
@@ -62,8 +65,13 @@ async def measure(args: argparse.Namespace) -> int:
                 row[f"top{depth}"] += any(u in wanted for u in units[:depth])
             for n in PROVISIONS:
                 row[f"prov{n}"] += any(u in wanted for u in distinct[:n])
+            # The evidence as an answer's search hands it on: the first top_k chunks and the best chunk of further
+            # provisions (retrieval.section_chunks), what the closest provisions are chosen from.
+            evidence = with_provisions(result.hits, args.top_k, settings.retrieval.section_chunks)
+            row["evidence"] += any(section_unit(h.chunk.section_id) in wanted for h in evidence)
+            row["evidence_n"] += len(evidence)
             shown = await related_quotes(
-                retriever.embedder, str(q["question"]), result.hits[: args.top_k], result.lay_terms, related, among
+                retriever.embedder, str(q["question"]), evidence, result.lay_terms, related, among
             )
             row["related"] += any(section_unit(quote.hit.chunk.section_id) in wanted for quote in shown)
             for stage, ranked in result.stages.items():
@@ -76,13 +84,15 @@ async def measure(args: argparse.Namespace) -> int:
     print(f"{len(questions)} questions, {elapsed:.1f} s ({1000 * elapsed / max(1, len(questions)):.0f} ms each)")
     print(
         "| kind | n | top 6 chunks | best provision | best 3 provisions | best 6 provisions | top 10 | top 30 "
-        "| a related reply shows it |"
+        "| the evidence (chunks a question) | a related reply shows it |"
     )
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for kind in sorted(counts):
         r = counts[kind]
-        cells = [r["top6"], r["prov1"], r["prov3"], r["prov6"], r["top10"], r["top30"], r["related"]]
-        print(f"| {kind} | {r['n']} | " + " | ".join(f"{c} ({c / r['n']:.2f})" for c in cells) + " |")
+        cells = [r["top6"], r["prov1"], r["prov3"], r["prov6"], r["top10"], r["top30"]]
+        shown = " | ".join(f"{c} ({c / r['n']:.2f})" for c in cells)
+        evidence = f"{r['evidence']} ({r['evidence'] / r['n']:.2f}; {r['evidence_n'] / r['n']:.1f})"
+        print(f"| {kind} | {r['n']} | {shown} | {evidence} | {r['related']} ({r['related'] / r['n']:.2f}) |")
     if args.stages:
         print("\nEach stage's list (chunks): the gold provision among its top 6 / 30")
         for kind in sorted(stages):

@@ -121,6 +121,44 @@ def with_headings(fused: Sequence[Retrieved], order: Sequence[str], weight: floa
     return sorted(scored, key=lambda h: -h.score)
 
 
+def diverse(hits: Sequence[Retrieved], k: int, per_section: int) -> list[Retrieved]:
+    """The first ``k`` of ``hits`` (best first) holding at most ``per_section`` chunks of one section while chunks of
+    other sections remain; the chunks passed over fill any places left, and the chosen keep ``hits``' order.
+
+    Several chunks of one long section often rank together: the evidence an answer is composed from (and the closest
+    provisions shown when it does not answer) then holds fewer provisions than places. ``per_section`` 0: no limit."""
+    if per_section <= 0:
+        return list(hits[:k])
+    chosen: list[int] = []
+    passed: list[int] = []
+    held: dict[str, int] = {}
+    for i, hit in enumerate(hits):
+        if len(chosen) == k:
+            break
+        section = hit.chunk.section_id
+        if held.get(section, 0) < per_section:
+            chosen.append(i)
+            held[section] = held.get(section, 0) + 1
+        else:
+            passed.append(i)
+    return [hits[i] for i in sorted(chosen + passed[: k - len(chosen)])]
+
+
+def with_provisions(hits: Sequence[Retrieved], k: int, per_section: int) -> list[Retrieved]:
+    """The first ``k`` of ``hits`` (best first), and with them, in their place in ``hits``' order, the chunks
+    ``diverse`` chooses (at most ``per_section`` of one section): the evidence holds the search's first chunks as
+    ranked, and the best chunk of as many further provisions as it takes to hold ``k`` distinct ones where the search
+    found them. ``per_section`` 0: the first ``k`` only.
+
+    The first chunks are kept whole: a long provision's answering sentence is often in its second chunk, and the
+    evidence judge reads the first chunks as it was fitted on them; the provisions added after them widen what the
+    closest provisions are chosen from and what the answer may quote."""
+    if per_section <= 0:
+        return list(hits[:k])
+    chosen = {id(h) for h in [*hits[:k], *diverse(hits, k, per_section)]}
+    return [h for h in hits if id(h) in chosen]
+
+
 def normalize_query(query: str) -> str:
     """The cache's view of a query: case, spacing and closing punctuation do not change what it asks."""
     return " ".join(query.lower().split()).rstrip("?.!")
@@ -392,7 +430,7 @@ class HybridRetriever:
             fused = self._learned(fusion, query, rankings, fused, result, scored)
         if rerank:
             fused = await self._rerank(query, fused, result)
-        result.hits = fused[: top_k or self.cfg.top_k]
+        result.hits = with_provisions(fused, top_k or self.cfg.top_k, self.cfg.section_chunks)
         result.cache_hits.setdefault("retrieval", 0)
         if not result.warnings and caching:  # a degraded result is not worth keeping
             self.cache.put(group, text, vector, result)

@@ -34,7 +34,7 @@ from api.errors import BackendError, UpstreamLLMError
 from api.schemas.events import Citation, WarningCode
 from api.text.instruments import instruments_named, names
 from api.tools.links import FOLLOWED
-from api.tools.retrieval import Retrieved
+from api.tools.retrieval import Retrieved, with_provisions
 
 from ..deps import QueryDeps
 from ..evidence import searched_note, suggestions
@@ -83,6 +83,11 @@ def evidence_hits(state: QueryState, deps: QueryDeps) -> list[Retrieved]:
     return [Retrieved(deps.corpus.chunks[h["chunk_id"]], h["score"], h["ranks"]) for h in ordered]
 
 
+def evidence_of(hits: Sequence[Retrieved], deps: QueryDeps) -> list[Retrieved]:
+    """A search's evidence: its first ``top_k`` hits and the best chunk of further provisions (``with_provisions``)."""
+    return with_provisions(hits, deps.settings.retrieval.top_k, deps.settings.retrieval.section_chunks)
+
+
 async def one_version(state: QueryState, deps: QueryDeps, hits: Sequence[Retrieved]) -> list[Retrieved]:
     """``hits`` with one version of each law: where they hold passages of two versions of one law (one repeals the
     other, or the same title with another year), only the passages of the version the answer already cites, else
@@ -117,7 +122,7 @@ async def quote_only_evidence(state: QueryState, deps: QueryDeps) -> list[Retrie
             log.warning("the quote-only path's search failed; the fallback abstains")
             return None
         if deps.judge(part, result, None, state.tenant).without_grade:
-            found |= {h.chunk.chunk_id: h for h in result.hits[: deps.settings.retrieval.top_k]}
+            found |= {h.chunk.chunk_id: h for h in evidence_of(result.hits, deps)}
     return await one_version(state, deps, list(found.values())) or None
 
 
@@ -260,16 +265,16 @@ async def _quoted(state: QueryState, deps: QueryDeps, hits: list[Retrieved], sta
     cache serves again. A failed search leaves the answer from ``hits`` alone."""
     embedder = deps.retriever.embedder
     if len(state.parts) > 1 and hits:
-        filters, top = scope(state, deps), deps.settings.retrieval.top_k
+        filters = scope(state, deps)
         try:
             found = await asyncio.gather(*(deps.retriever.retrieve_many(part, filters=filters) for part in state.parts))
         except BackendError:
             log.warning("a part's search failed; the quotes are chosen from all the evidence")
         else:
-            among = [h for result in found for h in result.hits[:top]]
+            among = [h for result in found for h in evidence_of(result.hits, deps)]
             evidence = {h.chunk.chunk_id: h for h in [*hits, *among]}
             kept = {h.chunk.chunk_id for h in await one_version(state, deps, list(evidence.values()))}
-            parts = [Part([h for h in result.hits[:top] if h.chunk.chunk_id in kept], result.lay_terms)
+            parts = [Part([h for h in evidence_of(result.hits, deps) if h.chunk.chunk_id in kept], result.lay_terms)
                      for result in found]  # fmt: skip
             hits = [h for h in hits if h.chunk.chunk_id in kept]
             text, cited = await extractive_answer_in_parts(embedder, state.asked, hits, parts, start, state.lay_terms)

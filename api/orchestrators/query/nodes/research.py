@@ -15,7 +15,7 @@ from api.composer.structured import LLMCall
 from api.observability import describe_question
 from api.schemas.documents import Chunk
 from api.text.sentences import split_sentences
-from api.tools.retrieval import Expansions, RetrievalResult, Retrieved, normalize_query
+from api.tools.retrieval import Expansions, RetrievalResult, Retrieved, normalize_query, with_provisions
 
 from ..deps import QueryDeps
 from ..evidence import settled
@@ -110,7 +110,8 @@ async def research(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdat
     calls_left = deps.llm_calls_left(state.complexity, state.llm)  # 0 without a model
     skip = calls_left > 1 and planned and cfg.llm.skip_settled
     calls = research_calls(state, calls_left, skip and settled(deps.judge, query, own, state.tenant))
-    graded_own = fresh_of(own)[: cfg.retrieval.top_k]
+    top, per_section = cfg.retrieval.top_k, cfg.retrieval.section_chunks
+    graded_own = with_provisions(fresh_of(own), top, per_section)
     relevant, sufficient, rewrite, graded = list(range(len(graded_own))), bool(graded_own), "", False
     found = own
     if calls != "none":
@@ -125,7 +126,7 @@ async def research(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpdat
         kept_hits = [graded_own[i] for i in relevant]
     else:  # the fused ranking less what the grade turned down: the expansions fill in for a search that fell short
         rejected = {h.chunk.chunk_id for h in graded_own} - {graded_own[i].chunk.chunk_id for i in relevant}
-        kept_hits = [h for h in fresh_of(found) if h.chunk.chunk_id not in rejected][: cfg.retrieval.top_k]
+        kept_hits = with_provisions([h for h in fresh_of(found) if h.chunk.chunk_id not in rejected], top, per_section)
     sent = {code for code, _ in state.warnings}
     warnings = [warn(runtime, code, message) for code, message in found.warnings if code not in sent]
 
