@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from api.schemas.documents import Chunk
 from api.schemas.events import Citation, CitationEvent, TokenEvent
 from api.text.instruments import title_words
+from api.text.schedules import pinpointed
 
 from .judge.facts import numbers
 
@@ -49,18 +50,15 @@ class TextSink(Protocol):
 
 
 def provision_label(chunk: Chunk) -> str:
-    if not chunk.section_number:
-        return chunk.section_heading or "preamble"
-    unit = "paragraph" if chunk.doc_type == "judgment" else "section"
-    return f"{unit} {chunk.section_number}"
+    """What the chunk's provision is called ("section 4", "paragraph 4 of Schedule 28"): ``Chunk.label``."""
+    return chunk.label
 
 
 def subsection_label(label: str, section_id: str, provision_id: str) -> str:
-    """``label`` ("section 3") naming the subsection or paragraph ``provision_id`` is ("section 3(2)(a)")."""
+    """``label`` ("section 3", "paragraph 4 of Schedule 28") naming the subsection or paragraph ``provision_id``
+    is ("section 3(2)(a)", "paragraph 4(2) of Schedule 28"); a judgment's paragraph is named whole."""
     finer = provision_id.removeprefix(section_id) if provision_id.startswith(section_id) else ""
-    if not finer or not label.startswith("section ") or "(" in label:
-        return label
-    return label + finer
+    return pinpointed(label, finer) if finer else label
 
 
 def make_citation(index: int, chunk: Chunk, quote: str, provision_id: str = "") -> Citation:

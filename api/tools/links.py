@@ -34,6 +34,7 @@ from pydantic import BaseModel, Field
 from api.schemas.documents import Document, Section
 from api.text.instruments import instruments_named, title_words
 from api.text.provisions import provision_at, provision_starts
+from api.text.schedules import schedule_key
 from api.tools.object_store import ObjectStore, get_json, put_json
 from api.tools.repeals import chapter_number
 
@@ -71,7 +72,9 @@ _NEXT_PROVISION = re.compile(r"(?<=[.;])\s+(?=\(\d{1,3}[A-Z]?\)\s|\d{1,3}[A-Z]?\
 # "In this Part—", "In this Chapter, unless the context otherwise requires—": the words that open a run of definitions
 # and say where they apply ("In this Act—" says the whole document). A capital "In" and the dash, comma or colon
 # after tell them from a passing "… referred to in this Part".
-_IN_THIS = re.compile(r"\b(?-i:In)\s+this\s+(section|Part|Chapter|Act|Code|Ordinance)\s*(?:[—–:,-]|unless\b)", re.I)
+_IN_THIS = re.compile(
+    r"\b(?-i:In)\s+this\s+(section|paragraph|Part|Chapter|Schedule|Act|Code|Ordinance)\s*(?:[—–:,-]|unless\b)", re.I
+)
 _SUB = r"(?:\s*\(\s*\w{1,4}\s*\))"
 _HYPHEN = "[\\s\\-\u2010\u2011\u2012\u2013\u00ad]+"
 _UNITS = "one two three four five six seven eight nine".split()
@@ -192,21 +195,24 @@ def _within(provision_id: str, outer: str) -> bool:
 
 
 def _scope(section: Section, before: str) -> str:
-    """Where a definition applies, from the last "In this section / Part / Chapter" before it: the section's id,
-    "part:" and the section's part path down to that Part or Chapter, or "" for the whole document."""
+    """Where a definition applies, from the last "In this section / Part / Chapter / Schedule" before it: the
+    section's id, "part:" and the section's part path down to that Part, Chapter or Schedule, or "" for the whole
+    document. A definition inside a schedule applies at most within that schedule, whatever it says ("In this
+    Act" in a schedule that holds another enactment is that enactment's): it is never the document's own."""
+    path = [p for p in re.split(r"\s*(?:>|,)\s*", section.part) if p]
+    schedule = "part:" + path[0] if schedule_key(section.part) else ""
     said = _IN_THIS.findall(before)
     if not said:
-        return ""
+        return schedule
     unit = said[-1].lower()
     if unit in ("act", "code", "ordinance"):
-        return ""
-    if unit == "section":
+        return schedule
+    if unit in ("section", "paragraph"):
         return section.section_id
-    path = [p for p in re.split(r"\s*(?:>|,)\s*", section.part) if p]
     for depth in range(len(path), 0, -1):
-        if path[depth - 1].lower().startswith(unit):
+        if path[depth - 1].lower().startswith(unit) or (unit == "schedule" and depth == 1 and schedule):
             return "part:" + " > ".join(path[:depth])
-    return ""
+    return schedule
 
 
 def _applies(scope: str, section_id: str, part: str) -> bool:
