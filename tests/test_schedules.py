@@ -7,8 +7,11 @@ paragraph 1 defines a word the Act's section 4 also uses ("tax"). It is ingested
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -54,6 +57,7 @@ ACT = {
     ],
 }  # fmt: skip
 SCHEDULE_PARAGRAPH = f"{KEY}#s4~2"
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
 
 def parsed() -> Document:
@@ -188,3 +192,35 @@ async def test_a_schedules_definition_is_never_added_to_an_answer_from_the_acts_
     assert any("tax" in c.quote for c in provisions)
     assert all(c.section_id != f"{KEY}#s1~2" for c in final.citations)
     assert "carbon tax on imported coal" not in final.answer
+
+
+def review_sheet() -> Any:
+    """``benchmarks/review_sheet.py``, loaded from its file (it imports ``report`` from its own folder)."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        spec = importlib.util.spec_from_file_location("review_sheet_benchmark", BENCHMARKS / "review_sheet.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    return module
+
+
+def test_the_review_sheet_shows_the_entry_cited_not_another_under_the_same_reference(shared_data: Path) -> None:
+    sheet = review_sheet()
+    income_tax = "zw/act/1967/5"
+    texts = sheet.provisions({f"{income_tax}#s4"})
+    # Every entry under "s4" (the Act's own section 4 and each Schedule's paragraph 4) is kept, each by its own id.
+    repeats = [key for key in texts if key.split("~")[0] == f"{income_tax}#s4"]
+    assert len(repeats) > 10 and len(set(texts[k] for k in repeats)) == len(repeats)
+    schedule = next(k for k in repeats if "of Schedule" in texts[k].split("\n")[0])
+    row = {"id": "q", "kind": "direct", "question": "?", "gold": [],
+           "answers": {"model": {"answer": "The rate is set [1].", "cited": [f"{income_tax}#s4"],
+                                 "sections": [schedule], "verified": True, "warnings": []}}}  # fmt: skip
+    shown = sheet.sheet([row])
+    assert texts[schedule] in shown and texts[f"{income_tax}#s4"] not in shown
+    # A trace from before full ids were kept shows every entry under the reference, none dropped.
+    del row["answers"]["model"]["sections"]
+    old = sheet.sheet([row])
+    assert all(texts[k] in old for k in repeats)
