@@ -17,6 +17,7 @@ import pytest
 
 from api.auth import Caller
 from api.composer.citations import make_citation
+from api.composer.judge.gate import gate_model_answer
 from api.composer.prompts import format_passages
 from api.schemas.documents import Chunk, Document, Section
 from api.schemas.events import FinalEvent
@@ -26,6 +27,7 @@ from api.settings import Settings
 from api.text.citation_style import cite_as, load_styles
 from api.text.schedules import schedule_of, schedule_unit, split_label, unpinpointed
 from api.tools.links import find_links
+from api.tools.reader import DocumentReader
 from api.tools.whatsapp import source_line
 from ingestion.parsers import ParseOptions
 from ingestion.parsers.jsonl import parse_jsonl
@@ -47,16 +49,19 @@ ACT = {
          "text": "4. Charge of fuel levy (1) There shall be charged, levied and collected a fuel levy on every litre "
                  "of petrol sold by a licensed fuel retailer. (2) The levy is a tax payable by the licensed fuel "
                  "retailer at the end of each month."},
-        {"ref": "s1", "section": "1", "heading": "Interpretation", "part": "Schedule 28",
+        {"ref": "s5", "section": "5", "heading": "Schedules", "part": "Part II",
+         "text": "5. Schedules The Second Schedule has effect as part of this Act."},
+        {"ref": "s1", "section": "1", "heading": "Interpretation", "part": "Second Schedule",
          "text": "1. Interpretation In this Schedule— “tax” means the carbon tax on imported coal, payable by the "
                  "importer of the coal."},
-        {"ref": "s4", "section": "4", "heading": "Rate of carbon tax on imported coal", "part": "Schedule 28",
+        {"ref": "s4", "section": "4", "heading": "Rate of carbon tax on imported coal", "part": "Second Schedule",
          "text": "4. Rate of carbon tax on imported coal (1) The carbon tax on imported coal shall be charged at the "
                  "rate of nine dollars for every tonne of coal imported. (2) The tax shall be paid within thirty "
                  "days of the coal's arrival."},
     ],
 }  # fmt: skip
 SCHEDULE_PARAGRAPH = f"{KEY}#s4~2"
+SCHEDULE_DEFINITION = f"{KEY}#s1~2"
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
 
@@ -68,9 +73,11 @@ def parsed() -> Document:
 def test_a_schedules_provisions_are_labelled_by_their_schedule_and_keep_their_ids() -> None:
     document = parsed()
     # Ids stay as they were (a gold reference "law id + ref" resolves to "<id>#<ref>", the repeat to "~2").
-    assert [s.section_id for s in document.sections] == [f"{KEY}#s1", f"{KEY}#s4", f"{KEY}#s1~2", SCHEDULE_PARAGRAPH]
+    ids = [f"{KEY}#s1", f"{KEY}#s4", f"{KEY}#s5", SCHEDULE_DEFINITION, SCHEDULE_PARAGRAPH]
+    assert [s.section_id for s in document.sections] == ids
     assert [s.label for s in document.sections] == [
-        "section 1", "section 4", "paragraph 1 of Schedule 28", "paragraph 4 of Schedule 28"
+        "section 1", "section 4", "section 5", "paragraph 1 of the Second Schedule",
+        "paragraph 4 of the Second Schedule",
     ]  # fmt: skip
 
 
@@ -89,6 +96,7 @@ def test_which_part_names_a_schedule_and_what_it_calls_its_provisions() -> None:
                            unit="section")  # fmt: skip
     assert constitution.label == "section 44 of Schedule 1, Chapter 4, Part 1"
     assert split_label("paragraph 4(2) of Schedule 1, Part I") == ("paragraph", "4(2)", "Schedule 1, Part I")
+    assert split_label("paragraph 4 of the Second Schedule") == ("paragraph", "4", "Second Schedule")
     assert split_label("section 4(2)") is None and split_label("paragraph 12") is None
     assert unpinpointed("paragraph 4(2)(a) of Schedule 28") == "paragraph 4 of Schedule 28"
     assert unpinpointed("section 3(1)") == "section 3"
@@ -99,6 +107,7 @@ def test_a_schedules_citation_is_styled_as_its_jurisdiction_cites_schedules(tmp_
     assert cite_as("Income Tax Act", label, f"{KEY}#s4~2(2)", "Chapter 23:06", "ZW") == (
         "Income Tax Act [Chapter 23:06], Sch 28 para 4(2)"
     )
+    assert cite_as("Tax Act", "paragraph 4 of the Second Schedule", "x#s4~2", "", "ZW") == "Tax Act, Second Sch para 4"
     assert cite_as("Income Tax Act", "paragraph 4 of Schedule 1, Part I", "x#s4~3", "", "ZW") == (
         "Income Tax Act, Sch 1, Pt I para 4"
     )
@@ -138,17 +147,17 @@ def test_a_definition_inside_a_schedule_applies_only_within_that_schedule() -> N
     document = parsed()
     links = find_links([document])
     tax = next(d for d in links.definitions[KEY] if d.term == "tax")
-    assert tax.provision_id == f"{KEY}#s1~2" and tax.scope == "part:Schedule 28"
+    assert tax.provision_id == SCHEDULE_DEFINITION and tax.scope == "part:Second Schedule"
     act_s4 = document.sections[1]
     assert "tax" in act_s4.text
     assert [d.term for d in links.defined_in(act_s4.text, KEY, act_s4.section_id, act_s4.part)] == ["levy"]
-    paragraph = document.sections[3]
+    paragraph = document.sections[4]
     used = links.defined_in(paragraph.text, KEY, paragraph.section_id, paragraph.part)
     assert [d.term for d in used] == ["tax"]
     # One with no "In this …" at all is still the schedule's alone.
-    bare = document.sections[2].model_copy(update={"text": "1. Interpretation “tax” means the carbon tax on coal."})
+    bare = document.sections[3].model_copy(update={"text": "1. Interpretation “tax” means the carbon tax on coal."})
     alone = document.model_copy(update={"sections": [bare], "doc_key": "zw/act/2031/8"})
-    assert [d.scope for d in find_links([alone]).definitions["zw/act/2031/8"]] == ["part:Schedule 28"]
+    assert [d.scope for d in find_links([alone]).definitions["zw/act/2031/8"]] == ["part:Second Schedule"]
 
 
 @pytest.fixture(scope="module")
@@ -174,9 +183,9 @@ async def test_a_quote_only_answer_from_a_schedule_names_the_schedule_everywhere
     cited = [c for c in final.citations if c.section_id == SCHEDULE_PARAGRAPH]
     assert cited, final
     for citation in cited:
-        assert citation.section.startswith("paragraph 4") and citation.section.endswith(" of Schedule 28")
-        assert citation.cite_as.startswith("Fuel Levies Act [Chapter 23:99], Sch 28 para 4")
-    assert "Paragraph 4 of Schedule 28 of the Fuel Levies Act" in final.answer
+        assert citation.section.startswith("paragraph 4") and citation.section.endswith(" of the Second Schedule")
+        assert citation.cite_as.startswith("Fuel Levies Act [Chapter 23:99], Second Sch para 4")
+    assert "Paragraph 4 of the Second Schedule of the Fuel Levies Act" in final.answer
     assert "Section 4 of the Fuel Levies Act (Rate" not in final.answer
 
 
@@ -185,12 +194,12 @@ async def test_a_schedules_definition_is_never_added_to_an_answer_from_the_acts_
 ) -> None:
     final = await ask(schedule_data_dir, "Who pays the fuel levy on petrol sold by a licensed fuel retailer?")
     provisions = [c for c in final.citations if c.kind == "provision"]
-    assert provisions and all(c.section_id in (f"{KEY}#s1", f"{KEY}#s4") for c in provisions), final
+    assert provisions and all(c.section_id in (f"{KEY}#s1", f"{KEY}#s4", f"{KEY}#s5") for c in provisions), final
     assert any(c.section.startswith("section 4") and c.cite_as.startswith("Fuel Levies Act [Chapter 23:99], s 4")
                for c in provisions)  # fmt: skip
-    # The cited words say "tax", which only Schedule 28 defines: that definition is not the Act's.
+    # The cited words say "tax", which only the Second Schedule defines: that definition is not the Act's.
     assert any("tax" in c.quote for c in provisions)
-    assert all(c.section_id != f"{KEY}#s1~2" for c in final.citations)
+    assert all(c.section_id != SCHEDULE_DEFINITION for c in final.citations)
     assert "carbon tax on imported coal" not in final.answer
 
 
@@ -224,3 +233,35 @@ def test_the_review_sheet_shows_the_entry_cited_not_another_under_the_same_refer
     del row["answers"]["model"]["sections"]
     old = sheet.sheet([row])
     assert all(texts[k] in old for k in repeats)
+
+
+async def test_the_reader_cites_a_linked_schedule_provision_by_its_schedule(schedule_data_dir: Path) -> None:
+    async with open_services(Settings(data_dir=schedule_data_dir)) as services:
+        view = await DocumentReader(services.corpus).provision(KEY, "s5", Caller("u"))
+    assert view.section.label == "section 5"
+    # "the Second Schedule" resolves to its first paragraph, cited by its schedule, not as the Act's section 1.
+    (link,) = [link for link in view.refers_to if link.provision_id == SCHEDULE_DEFINITION]
+    assert link.cite_as == "Fuel Levies Act [Chapter 23:99], Second Sch para 1"
+    schedule = await DocumentReader(services.corpus).provision(KEY, "s4~2", Caller("u"))
+    assert schedule.section.label == "paragraph 4 of the Second Schedule" and schedule.previous is not None
+    assert schedule.previous.label == "paragraph 1 of the Second Schedule"
+
+
+def test_a_model_sentence_must_name_a_schedules_paragraph_by_its_schedule() -> None:
+    document = parsed()
+    paragraph = document.sections[4]
+    chunk = Chunk(
+        chunk_id=f"{paragraph.section_id}/c0", doc_key=KEY, section_id=paragraph.section_id, section_number="4",
+        section_heading=paragraph.heading, section_label=paragraph.label, title="Fuel Levies Act",
+        text=paragraph.text, ordinal=0,
+    )  # fmt: skip
+    offered = {1: make_citation(1, chunk, paragraph.text)}
+    texts = {paragraph.section_id: paragraph.text}
+    rate = "the carbon tax on imported coal is charged at nine dollars for every tonne of coal imported [1]."
+    named = gate_model_answer(
+        f"Under paragraph 4 of the Second Schedule of the Fuel Levies Act, {rate}", offered, texts
+    )
+    assert named.passed and [c.section for c in named.citations] == ["paragraph 4(1) of the Second Schedule"]
+    # "Section 4" of the Act is another provision: the Schedule's paragraph 4 does not support a sentence about it.
+    wrong = gate_model_answer(f"Under section 4 of the Fuel Levies Act, {rate}", offered, texts)
+    assert not wrong.passed and wrong.citations == [] and wrong.answer == ""

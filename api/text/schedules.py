@@ -22,8 +22,13 @@ _SCHEDULE = re.compile(r"^(?:the\s+)?(?:[A-Za-z]+\s+)?schedule\b(?:\s+(?:No\.?\s
 _DIVISION = re.compile(r"^(?:part|chapter|division)\s+\S{1,12}$", re.I)
 _SUBSECTIONS = re.compile(r"\bsubsections?\s*\(", re.I)
 _SUBPARAGRAPHS = re.compile(r"\bsubparagraphs?\s*\(", re.I)
-_LABEL = re.compile(r"^(?P<unit>\w+) (?P<number>\S+) of (?P<schedule>.+)$")
+_LABEL = re.compile(r"^(?P<unit>\w+) (?P<number>\S+) of (?:the )?(?P<schedule>.+)$")
+_ORDINAL = re.compile(r"^[A-Za-z]+\s+schedule\b", re.I)  # "Second Schedule": named with "the"
 UNITS = ("paragraph", "section")
+_ORDINALS = "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split()
+SCHEDULE_NAME = rf"(?:(?:{'|'.join(_ORDINALS)})\s+schedule|schedule\s+\d+[A-Z]?(?:\s*,\s*part\s+[IVXLC\d]+[A-Z]?)?)"
+"""A schedule as a sentence names one ("the Second Schedule", "Schedule 28", "Schedule 1, Part I"), for patterns
+read case-insensitively."""
 
 
 def schedule_of(part: str) -> str:
@@ -57,8 +62,10 @@ def schedule_unit(texts: Iterable[str]) -> str:
 
 
 def schedule_label(unit: str, number: str, schedule: str) -> str:
-    """ "paragraph 4 of Schedule 28": a schedule's provision ``number`` (pinpoint included, "4(2)")."""
-    return f"{unit or UNITS[0]} {number} of {schedule}"
+    """ "paragraph 4 of Schedule 28", "paragraph 4 of the Second Schedule": a schedule's provision ``number``
+    (pinpoint included, "4(2)")."""
+    article = "the " if _ORDINAL.match(schedule) else ""
+    return f"{unit or UNITS[0]} {number} of {article}{schedule}"
 
 
 def split_label(label: str) -> tuple[str, str, str] | None:
@@ -85,3 +92,18 @@ def unpinpointed(label: str) -> str:
         unit, number, schedule = parts
         return schedule_label(unit, number.split("(")[0], schedule)
     return label.split("(")[0]
+
+
+def _schedule_number(name: str) -> str:
+    """ "2" for "Schedule 2", "Second Schedule" or "SCHEDULE 2, Part I"; the name folded when it has no number."""
+    words = name.casefold().split()
+    if len(words) > 1 and words[0] == "schedule":
+        return words[1].strip(",")
+    if len(words) > 1 and words[1].startswith("schedule") and words[0] in _ORDINALS:
+        return str(_ORDINALS.index(words[0]) + 1)
+    return " ".join(words)
+
+
+def same_schedule(named: str, schedule: str) -> bool:
+    """Whether a schedule named in a sentence ("the Second Schedule") is ``schedule`` ("Schedule 2, Part I")."""
+    return _schedule_number(named.removeprefix("the ")) == _schedule_number(schedule_key(schedule))

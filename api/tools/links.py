@@ -255,6 +255,14 @@ def find_definitions(document: Document) -> list[Definition]:
     return found
 
 
+def _schedule_number(digits: str | None, ordinal: str | None) -> int:
+    """The number of "Schedule 2" (``digits``) or "Second Schedule" (``ordinal``); 0 when neither is one."""
+    if digits:
+        return int(digits)
+    word = (ordinal or "").lower()
+    return _ORDINALS.index(word) + 1 if word in _ORDINALS else 0
+
+
 class _Index:
     """Where a reference can point: every document's sections, their finer provisions, and laws by name."""
 
@@ -269,10 +277,13 @@ class _Index:
             numbers: dict[str, Section] = {}
             schedules: dict[int, str] = {}
             for section in doc.sections:
-                numbers.setdefault(section.number.lower(), section)
-                schedule = re.match(r"\s*(?:the\s+)?schedule\s+(\d+)\b", section.part, re.I)
-                if schedule:
-                    schedules.setdefault(int(schedule.group(1)), section.section_id)
+                key = schedule_key(section.part)
+                # "section 4" is never a schedule's paragraph 4 (only a schedule drafted in sections has sections).
+                if not key or section.unit == "section":
+                    numbers.setdefault(section.number.lower(), section)
+                schedule = re.match(r"\s*(?:the\s+)?(?:schedule\s+(\d+)\b|(\w+)\s+schedule\b)", key, re.I)
+                if schedule and (nth := _schedule_number(schedule.group(1), schedule.group(2))):
+                    schedules.setdefault(nth, section.section_id)
             self.sections[doc.doc_key] = numbers
             self.schedules[doc.doc_key] = schedules
             if number := chapter_number(doc.chapter):
