@@ -52,13 +52,16 @@ def schedule_key(part: str) -> str:
 
 def schedule_unit(texts: Iterable[str]) -> str:
     """What a schedule whose provisions read ``texts`` calls its numbered units: "section" when its provisions
-    refer to subsections well over twice as often as to subparagraphs (an enactment drafted in sections), else
-    "paragraph"."""
-    subsections = subparagraphs = 0
+    refer to subsections more than twice as often as to subparagraphs, and at least once for every ten provisions (an
+    enactment drafted in sections, whose provisions refer to their own subsections throughout), else "paragraph"
+    (a schedule that mentions a subsection now and then means the Act's)."""
+    subsections = subparagraphs = provisions = 0
     for text in texts:
+        provisions += 1
         subsections += len(_SUBSECTIONS.findall(text))
         subparagraphs += len(_SUBPARAGRAPHS.findall(text))
-    return "section" if subsections >= 2 and subsections > 2 * subparagraphs else "paragraph"
+    often = subsections >= max(2, provisions / 10)
+    return "section" if often and subsections > 2 * subparagraphs else "paragraph"
 
 
 def schedule_label(unit: str, number: str, schedule: str) -> str:
