@@ -265,3 +265,25 @@ def test_a_model_sentence_must_name_a_schedules_paragraph_by_its_schedule() -> N
     # "Section 4" of the Act is another provision: the Schedule's paragraph 4 does not support a sentence about it.
     wrong = gate_model_answer(f"Under section 4 of the Fuel Levies Act, {rate}", offered, texts)
     assert not wrong.passed and wrong.citations == [] and wrong.answer == ""
+
+
+def test_inside_a_schedule_drafted_in_sections_section_n_is_that_schedules_own() -> None:
+    key = "zw/act/2031/9"
+    record = {
+        "id": key, "title": "Charter Amendment Act, 2031", "chapter": "", "kind": "act", "jurisdiction": "ZW",
+        "sections": [
+            {"ref": "s2", "section": "2", "heading": "Interpretation", "part": "",
+             "text": "2. Interpretation In this Act— “existing Charter” means the Charter before this Act."},
+            {"ref": "s2", "section": "2", "heading": "Supremacy", "part": "Schedule 1, Chapter 1",
+             "text": "2. Supremacy (1) This Charter is the supreme law. (2) Subject to subsection (1), it binds all."},
+            {"ref": "s3", "section": "3", "heading": "Founding values", "part": "Schedule 1, Chapter 1",
+             "text": "3. Founding values (1) Subject to section 2, the values are these. (2) Subsection (1) applies "
+                     "to every person and every organ of the Charter's government."},
+        ],
+    }  # fmt: skip
+    (document,) = parse_jsonl(Path("acts.jsonl"), json.dumps(record).encode(), ParseOptions())
+    assert [s.label for s in document.sections][1:] == [
+        "section 2 of Schedule 1, Chapter 1", "section 3 of Schedule 1, Chapter 1"
+    ]  # fmt: skip
+    targets = {r.target for r in find_links([document]).references if r.source.startswith(f"{key}#s3")}
+    assert f"{key}#s2~2" in targets and f"{key}#s2" not in targets

@@ -271,6 +271,9 @@ class _Index:
         self.sections: dict[str, dict[str, Section]] = {}
         self.provisions: dict[str, set[str]] = {}
         self.schedules: dict[str, dict[int, str]] = {}
+        self.schedule_sections: dict[tuple[str, str], dict[str, Section]] = {}
+        """The sections of each schedule drafted in sections, by document and schedule: what "section 2" means inside
+        it (a constitution's section 2, not its amending Act's)."""
         self.by_chapter: dict[tuple[str, str], list[str]] = {}
         self.by_title: dict[tuple[str, frozenset[str]], list[str]] = {}
         for doc in documents:
@@ -281,6 +284,9 @@ class _Index:
                 # "section 4" is never a schedule's paragraph 4 (only a schedule drafted in sections has sections).
                 if not key or section.unit == "section":
                     numbers.setdefault(section.number.lower(), section)
+                if key and section.unit == "section":
+                    own = self.schedule_sections.setdefault((doc.doc_key, key), {})
+                    own.setdefault(section.number.lower(), section)
                 schedule = re.match(r"\s*(?:the\s+)?(?:schedule\s+(\d+)\b|(\w+)\s+schedule\b)", key, re.I)
                 if schedule and (nth := _schedule_number(schedule.group(1), schedule.group(2))):
                     schedules.setdefault(nth, section.section_id)
@@ -323,9 +329,11 @@ class _Index:
         keys = self.by_title.get((doc.tenant, frozenset(named_laws[0][1])), [])
         return keys[0] if len(keys) == 1 else None
 
-    def resolve(self, doc_key: str, number: str, labels: Sequence[str]) -> str | None:
-        """The finest existing provision of section ``number`` of ``doc_key`` down the path ``labels``."""
-        section = self.sections.get(doc_key, {}).get(number.lower())
+    def resolve(self, doc_key: str, number: str, labels: Sequence[str], schedule: str = "") -> str | None:
+        """The finest existing provision of section ``number`` of ``doc_key`` down the path ``labels``; read inside
+        ``schedule`` (a schedule drafted in sections), that schedule's own section first."""
+        section = self.schedule_sections.get((doc_key, schedule), {}).get(number.lower()) if schedule else None
+        section = section or self.sections.get(doc_key, {}).get(number.lower())
         return None if section is None else self.within(section, labels)
 
     def within(self, section: Section, labels: Sequence[str]) -> str:
@@ -394,6 +402,8 @@ def _references_in(doc: Document, section: Section, index: _Index) -> list[Refer
         return []
     starts = provision_starts(text, section.section_id)
     taken = [m.span() for m in _NOTE.finditer(text)]
+    # Inside a schedule drafted in sections, "section 2" is that schedule's own section 2.
+    home = schedule_key(section.part) if section.unit == "section" else ""
     found: list[Reference] = []
 
     def free(start: int, end: int) -> bool:
@@ -417,7 +427,8 @@ def _references_in(doc: Document, section: Section, index: _Index) -> list[Refer
         if of_section := _OF_SECTION.match(tail):
             owner, used = _owner(doc, tail[of_section.end() :], index)
             number = section_number(of_section.group("number"))
-            targets = [index.resolve(owner, number, path) for path in paths] if owner else []
+            inside = home if owner == doc.doc_key else ""
+            targets = [index.resolve(owner, number, path, inside) for path in paths] if owner else []
             add(match.start(), match.end() + of_section.end() + used, targets)
         elif (_OF.match(tail) and not _OF_THIS.match(tail)) or case:
             # "subsection (2) of that section": not resolvable here; nor a judgment's bare "subsection (2)".
@@ -435,7 +446,8 @@ def _references_in(doc: Document, section: Section, index: _Index) -> list[Refer
             taken.append(match.span())
             continue
         items = re.findall(rf"({_NUMBER})((?:{_SUB})*)", match.group("items"))
-        add(match.start(), match.end() + used, [index.resolve(owner, section_number(number), _labels(subs))
+        inside = home if owner == doc.doc_key else ""
+        add(match.start(), match.end() + used, [index.resolve(owner, section_number(number), _labels(subs), inside)
                                                for number, subs in items])  # fmt: skip
     for match in _PARAGRAPHS.finditer(text):
         if case or not free(*match.span()) or _OF.match(text[match.end() : match.end() + 8]):
