@@ -3,7 +3,9 @@
 Reads an answer trace written by `gweta eval answers --trace T` with a model configured (one JSON line a question) and
 writes Markdown: for each question, the answer the reader was shown by the model path (`answers.model`), split into the
 sentences the gate judges, each with the section ids its `[n]` markers point to, then the full text of every cited
-provision from the shared corpus. A reviewer reads each sentence against its provision and labels it in a JSONL file
+provision from the shared corpus, found by its full section id (`sections`, "…#s4~7": a Schedule's paragraph 4, not
+the Act's section 4; a trace from before it was kept names only gold's id, and every entry under it is shown). A
+reviewer reads each sentence against its provision and labels it in a JSONL file
 (`{"id": …, "sentence": k, "label": "supported" | "wrong" | "unsupported" | "no claim", "why": …}`); `--labels`
 folds those labels back into a count per label and per composer (model words or the quote-only fallback).
 
@@ -29,28 +31,36 @@ from report import SHARED  # noqa: E402
 
 from api.composer.citations import MARKER  # noqa: E402
 from api.text.sentences import split_sentences  # noqa: E402
+from ingestion.parsers import ParseOptions  # noqa: E402
+from ingestion.parsers.jsonl import parse_jsonl  # noqa: E402
 
 ACTS = SHARED / "corpus" / "zimbabwe_legislation" / "acts.jsonl"
 
 
 def provisions(wanted: set[str]) -> dict[str, str]:
-    """Section id ("zw/act/1985/16#s12B") -> heading and text, for the ids wanted. A source may hold several entries
-    under one reference (a Schedule's paragraphs numbered like the Act's sections): each is shown, with the part it
-    sits in, since a trace's section id does not say which one was cited."""
+    """Section id -> its label, heading and text, for every section of the documents ``wanted`` names, keyed by the
+    id ingestion gives it: a source's several entries under one reference (a Schedule's paragraphs numbered like
+    the Act's sections) are each their own ("…#s4", "…#s4~2", …), read by the ingestion parser itself."""
     docs = {w.split("#")[0] for w in wanted}
-    found: dict[str, list[str]] = {}
+    found: dict[str, str] = {}
     with ACTS.open(encoding="utf-8") as lines:
         for line in lines:
-            doc = json.loads(line)
-            if doc["id"] not in docs:
+            if json.loads(line)["id"] not in docs:
                 continue
-            for section in doc["sections"]:
-                key = f"{doc['id']}#{section['ref']}"
-                if key in wanted:
-                    part = f", {section['part']}" if section.get("part") else ""
-                    name = f"{doc['title']}{part}, {section['section']} ({section.get('heading') or ''})"
-                    found.setdefault(key, []).append(f"{name}\n\n{section['text']}")
-    return {key: "\n\n---\n\n".join(texts) for key, texts in found.items()}
+            for document in parse_jsonl(ACTS, line.encode(), ParseOptions()):
+                for section in document.sections:
+                    part = f", {section.part}" if section.part else ""
+                    name = f"{document.title}{part}: {section.label} ({section.heading})"
+                    found[section.section_id] = f"{name}\n\n{section.text}"
+    return found
+
+
+def provision_text(texts: dict[str, str], section_id: str) -> str:
+    """The cited section's text; for a trace that kept only gold's id ("…#s4", no repeat suffix), every entry under
+    that reference, each with its part, since such a trace does not say which one was cited."""
+    if "~" in section_id or not any(key.startswith(f"{section_id}~") for key in texts):
+        return texts.get(section_id, "(not in the shared corpus)")
+    return "\n\n---\n\n".join(text for key, text in texts.items() if key.split("~")[0] == section_id)
 
 
 def marked(answer: str, cited: list[str]) -> dict[int, str]:
@@ -68,14 +78,19 @@ def composer(model: dict[str, Any]) -> str:
     return "model"
 
 
+def cited_sections(model: dict[str, Any]) -> list[str]:
+    """Each citation's section as stored ("…#s4~7") where the trace kept it, else as gold names it ("…#s4")."""
+    return list(model.get("sections") or model.get("cited") or [])
+
+
 def sheet(rows: list[dict[str, Any]]) -> str:
-    wanted = {c for row in rows for c in row["answers"]["model"].get("cited") or []}
+    wanted = {c for row in rows for c in cited_sections(row["answers"]["model"])}
     texts = provisions(wanted)
     out = ["# Review sheet: every sentence of the model path's answers beside the provisions it cites", ""]
     for row in rows:
         model = row["answers"]["model"]
         answer = model.get("answer") or ""
-        markers = marked(answer, model.get("cited") or [])
+        markers = marked(answer, cited_sections(model))
         out += [f"## {row['id']} ({row['kind']}): {row['question']}", ""]
         out += [f"- composer: {composer(model)}; verified: {model.get('verified')}; warnings: {model.get('warnings')}"]
         out += [f"- gold: {row.get('gold')}", ""]
@@ -83,9 +98,9 @@ def sheet(rows: list[dict[str, Any]]) -> str:
             cites = sorted({markers.get(int(m), f"[{m}] unknown") for m in MARKER.findall(sentence)})
             out.append(f"{k}. {' '.join(sentence.split())}  \n   cites: {', '.join(cites) or '-'}")
         out.append("")
-        for section in dict.fromkeys(model.get("cited") or []):
-            out += [f"<details><summary>{section}</summary>", "", texts.get(section, "(not in the shared corpus)"),
-                    "", "</details>", ""]  # fmt: skip
+        for section in dict.fromkeys(cited_sections(model)):
+            out += [f"<details><summary>{section}</summary>", "", provision_text(texts, section), "", "</details>",
+                    ""]  # fmt: skip
     return "\n".join(out)
 
 

@@ -144,6 +144,7 @@ def chunk_document(document: Document, count: TokenCounter, max_tokens: int = 20
                     section_id=section.section_id,
                     section_number=section.number,
                     section_heading=section.heading,
+                    section_label=section.label,
                     title=document.title,
                     jurisdiction=document.jurisdiction,
                     text=piece,

@@ -125,3 +125,15 @@ def test_a_reference_written_with_spaces_before_its_subsection_is_no_provision_s
     )
     starts = provision_starts(text, "x#s332")
     assert [provision for _, provision in starts] == ["x#s332(2)", "x#s332(2)(a)"]
+
+
+def test_a_figure_glossing_a_number_in_words_is_no_provision_start() -> None:
+    from api.text.provisions import provision_starts
+
+    text = (
+        "(1) A member holds office for four (4) years. (2) An offender is liable to a fine of not less than level "
+        "seven (7) or to imprisonment, and may appeal within twenty-eight (28) days. (3) The Board sits monthly."
+    )
+    starts = provision_starts(text, "x#s81")
+    # The section has subsections (1) to (3): "(4)", "(7)" and "(28)" are figures, not subsections to cite.
+    assert [provision for _, provision in starts] == ["x#s81(1)", "x#s81(2)", "x#s81(3)"]

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from api.schemas.documents import Chunk
 from api.schemas.events import Citation, CitationEvent, TokenEvent
 from api.text.instruments import title_words
+from api.text.schedules import SCHEDULE_NAME, pinpointed, same_schedule, split_label
 
 from .judge.facts import numbers
 
@@ -49,18 +50,15 @@ class TextSink(Protocol):
 
 
 def provision_label(chunk: Chunk) -> str:
-    if not chunk.section_number:
-        return chunk.section_heading or "preamble"
-    unit = "paragraph" if chunk.doc_type == "judgment" else "section"
-    return f"{unit} {chunk.section_number}"
+    """What the chunk's provision is called ("section 4", "paragraph 4 of Schedule 28"): ``Chunk.label``."""
+    return chunk.label
 
 
 def subsection_label(label: str, section_id: str, provision_id: str) -> str:
-    """``label`` ("section 3") naming the subsection or paragraph ``provision_id`` is ("section 3(2)(a)")."""
+    """``label`` ("section 3", "paragraph 4 of Schedule 28") naming the subsection or paragraph ``provision_id``
+    is ("section 3(2)(a)", "paragraph 4(2) of Schedule 28"); a judgment's paragraph is named whole."""
     finer = provision_id.removeprefix(section_id) if provision_id.startswith(section_id) else ""
-    if not finer or not label.startswith("section ") or "(" in label:
-        return label
-    return label + finer
+    return pinpointed(label, finer) if finer else label
 
 
 def make_citation(index: int, chunk: Chunk, quote: str, provision_id: str = "") -> Citation:
@@ -242,7 +240,8 @@ _SECTION_NO = re.compile(r"(\d+[A-Za-z]?)")
 _REFERENCE = re.compile(
     r"\b(?P<unit>sections?|secs?\.?|ss?\.|s(?=\s*\d)|paragraphs?|paras?\.?|regulations?|regs?\.?|rules?|articles?)"
     r"\s*(?P<number>\d+[A-Za-z]?)(?P<subs>(?:\s*\(\w{1,4}\))*)"
-    r"(?:\s*,?\s*(?:of|in|under)\s+(?:the\s+)?(?P<title>(?:(?-i:[A-Z][\w'-]*)|of|and|the|on|for|\(|\)|,|\s)+?"
+    rf"(?:\s+(?:of|in|to)\s+(?:the\s+)?(?P<schedule>{SCHEDULE_NAME}))?"
+    r"(?:\s*,?\s*(?:of|in|under|to)\s+(?:the\s+)?(?P<title>(?:(?-i:[A-Z][\w'-]*)|of|and|the|on|for|\(|\)|,|\s)+?"
     r"(?-i:Act|Code|Ordinance|Regulations|Rules|Constitution)(?:,?\s*\d{4})?))?",
     re.I,
 )
@@ -258,6 +257,8 @@ class Reference:
     number: str
     subsections: tuple[str, ...]
     title: str
+    schedule: str = ""
+    """The schedule it names ("paragraph 4 of the Second Schedule"); '' when it names none."""
 
 
 def find_references(text: str) -> list[Reference]:
@@ -268,16 +269,27 @@ def find_references(text: str) -> list[Reference]:
         unit = "paragraph" if unit.startswith("para") else "section"
         subs = tuple(re.findall(r"\((\w{1,4})\)", match.group("subs") or ""))
         title = (match.group("title") or "").strip(" ,")
-        found.append(Reference(match.start(), match.end(), unit, match.group("number"), subs, title))
+        schedule = match.group("schedule") or ""
+        found.append(Reference(match.start(), match.end(), unit, match.group("number"), subs, title, schedule))
     return found
 
 
+def _same_schedule(reference: Reference, label: str) -> bool:
+    scheduled = split_label(label)
+    if not reference.schedule:
+        return scheduled is None or scheduled[0] == "section"
+    return scheduled is not None and same_schedule(reference.schedule, scheduled[2])
+
+
 def resolve_reference(reference: Reference, offered: Sequence[Citation], context_titles: str = "") -> list[int]:
-    """The offered citations a natural citation names: the section number must match; a named instrument must
-    match the citation's title; with no name, ``context_titles`` (the rest of the answer) breaks a tie."""
+    """The offered citations a natural citation names: the section number must match, and the schedule it names
+    (a schedule's provision is never named by its number alone, unless the schedule is drafted in sections); a named
+    instrument must match the citation's title; with no name, ``context_titles`` (the rest of the answer) breaks a
+    tie."""
     by_number = [
         c for c in offered if _SECTION_NO.search(c.section) and _SECTION_NO.findall(c.section)[0].lower() ==
         reference.number.lower() and (reference.unit == "paragraph") == c.section.startswith("paragraph")
+        and _same_schedule(reference, c.section)
     ]  # fmt: skip
     if reference.title:
         wanted = title_words(reference.title)

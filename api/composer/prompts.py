@@ -14,9 +14,14 @@ HYDE_TOKENS = 120  # a hypothetical passage longer than this is cut: it only has
 
 
 def format_passages(chunks: Sequence[Chunk]) -> str:
-    """Chunks numbered from 1 as the grader and replanner read them: title, section, then the start of the text."""
-    return "\n\n".join(f"[{i}] {c.title}, section {c.section_number} {c.section_heading}\n{c.text[:PASSAGE_CHARS]}"
+    """Chunks numbered from 1 as the grader and replanner read them: title, provision ("section 4", "paragraph 4 of
+    Schedule 28"), heading, then the start of the text."""
+    return "\n\n".join(f"[{i}] {c.title}, {_label(c)} {c.section_heading}\n{c.text[:PASSAGE_CHARS]}"
                        for i, c in enumerate(chunks, start=1))  # fmt: skip
+
+
+def _label(chunk: Chunk) -> str:
+    return chunk.label if chunk.section_number else "section"
 
 
 def format_history(turns: Sequence[tuple[str, str]]) -> str:

@@ -181,7 +181,10 @@ class Answered(TypedDict):
     error: str
     """The error event's code; "" when the stream ended with ``final``."""
     cited: list[str]
-    """The provision (or passage) of each citation, in order."""
+    """The provision (or passage) of each citation, in order, as gold names it (a repeat suffix "~2" dropped)."""
+    sections: list[str]
+    """The section of each citation, in order, as stored ("…#s4~7"): which of a source's entries under one reference
+    it was (a Schedule's paragraph 4 or the Act's section 4); absent from traces written before it was kept."""
     verbatim: int
     """Citations whose quote occurs exactly in the cited provision."""
     ms: float
@@ -259,7 +262,7 @@ async def answer_one(orchestrator: QueryOrchestrator, record: dict[str, Any], se
     final = events[-1]
     answered = Answered(
         route=meta.route if meta else "unknown", answer="", abstained=False, outcome="", verified=False,
-        cached=False,
+        cached=False, sections=[],
         error=final.code if isinstance(final, ErrorEvent) else "", cited=[], verbatim=0, ms=elapsed, budget=0,
         usage={}, verification={}, warnings=warnings, steps=[], corrective_added=0,
         drafts=[d for d in drafts if d],
@@ -272,6 +275,7 @@ async def answer_one(orchestrator: QueryOrchestrator, record: dict[str, Any], se
         chunk = corpus.chunks.get(citation.chunk_id)
         unit = section_unit(citation.section_id)
         answered["cited"].append(chunk.source_id if chunk is not None and chunk.source_id in gold else unit)
+        answered["sections"].append(citation.section_id)
         document = await corpus.document(citation.doc_key)
         section = document.section(citation.section_id) if document else None
         answered["verbatim"] += bool(section is not None and citation.quote and citation.quote in section.text)

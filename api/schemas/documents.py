@@ -6,6 +6,8 @@ import re
 
 from pydantic import BaseModel, Field
 
+from api.text.schedules import schedule_label, schedule_of
+
 
 class Section(BaseModel):
     """One provision of a document: the parent that chunks expand to."""
@@ -24,12 +26,26 @@ class Section(BaseModel):
         "first and last page for paged sources (see pages), else in the whole file; None when not known.",
     )
     notes: list[str] = Field(default_factory=list, description="Amendment notes such as '[section 4 substituted…]'.")
+    unit: str = Field(
+        "",
+        description="What a schedule's provision is called: 'paragraph', or 'section' in a schedule drafted in "
+        "sections (api/text/schedules.py); '' outside a schedule, or when not read (a schedule's: 'paragraph').",
+    )
+
+    @property
+    def schedule(self) -> str:
+        """The schedule the provision is in ("Schedule 28", "Schedule 1, Part I"); '' when in none."""
+        return schedule_of(self.part)
 
     @property
     def label(self) -> str:
-        """'section 3', or 'paragraph 12' for a judgment's paragraph (its id's unit is "p"), or 'preamble'."""
+        """'section 3'; 'paragraph 4 of Schedule 28' for a schedule's provision; 'paragraph 12' for a judgment's
+        paragraph (its id's unit is "p"); 'preamble' (or the schedule's name) for unnumbered text."""
+        schedule = self.schedule
         if not self.number:
-            return "preamble"
+            return schedule or "preamble"
+        if schedule:
+            return schedule_label(self.unit, self.number, schedule)
         paragraph = re.fullmatch(r"p\d+\w*(?:~\d+)?", self.section_id.partition("#")[2])
         return f"{'paragraph' if paragraph else 'section'} {self.number}"
 
@@ -113,6 +129,11 @@ class Chunk(BaseModel):
     section_id: str
     section_number: str
     section_heading: str
+    section_label: str = Field(
+        "",
+        description="The provision's label as its section gives it ('section 4', 'paragraph 4 of Schedule 28'); '' "
+        "in chunks stored before it was kept (their label is worked out from the number).",
+    )
     title: str
     jurisdiction: str = ""
     text: str = Field(description="A verbatim slice of the section's text.")
@@ -124,6 +145,19 @@ class Chunk(BaseModel):
     tenant: str = ""
 
     @property
+    def label(self) -> str:
+        """What its provision is called: its section's label as ingestion wrote it ("section 4", "paragraph 4 of
+        Schedule 28"), else (a chunk stored before labels were kept) one worked out from its number; an unnumbered
+        provision by its heading."""
+        if not self.section_number:
+            return self.section_heading or self.section_label or "preamble"
+        if self.section_label:
+            return self.section_label
+        return f"{'paragraph' if self.doc_type == 'judgment' else 'section'} {self.section_number}"
+
+    @property
     def embed_text(self) -> str:
         """Text given to the embedder: the chunk in its context, so a bare subsection still says what it is about."""
-        return f"{self.title} — section {self.section_number} {self.section_heading}\n{self.text}"
+        # A schedule's provision is embedded under its own label; every other keeps the text it was embedded with.
+        label = self.section_label if " of " in self.section_label else f"section {self.section_number}"
+        return f"{self.title} — {label} {self.section_heading}\n{self.text}"

@@ -57,7 +57,10 @@ class Citation(BaseModel):
     title: str
     section_id: str
     provision_id: str = Field("", description="The finest provision the quote starts in, e.g. '…#s3(1)'.")
-    section: str = Field(description="Human label, e.g. 'section 3' or 'paragraph 12'.")
+    section: str = Field(
+        description="Human label, e.g. 'section 3(1)', 'paragraph 12' (a judgment's) or 'paragraph 4(2) of "
+        "Schedule 28' (a schedule's provision, never the Act's section of that number)."
+    )
     heading: str = ""
     chunk_id: str
     quote: str = Field(description="Text quoted from the provision; occurs verbatim in it.")

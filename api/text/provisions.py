@@ -20,6 +20,12 @@ _LABEL = re.compile(r"\((\w+)\)")
 
 
 _NUMBER_OR_LABEL = re.compile(r"^(?:\d{1,4}[A-Z]{0,2}|\(\w{1,4}\))+[,;]?$")
+_NUMBER_WORD = (
+    r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|"
+    r"eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand)"
+)
+# "thirty (30) days", "level seven (7)", "twenty-eight (28)": a figure glossing the number just written in words.
+_GLOSSED = re.compile(rf"^{_NUMBER_WORD}(?:-{_NUMBER_WORD})*$", re.I)
 
 
 def _refers(words: list[str]) -> bool:
@@ -54,9 +60,10 @@ def provision_starts(text: str, section_id: str, start_in: str = "") -> list[tup
         if not head.strip():
             head = text[: match.start()]
         at_line_start = "\n" in head[len(head.rstrip()) :] or not head.strip()
-        if not at_line_start and _refers(head.split()):
-            continue
+        words = head.split()
         label = match.group(1)
+        if not at_line_start and (_refers(words) or (label.isdigit() and words and _GLOSSED.match(words[-1]))):
+            continue
         if label[0].isdigit():
             subsection, paragraph, item = label, "", ""
         elif paragraph and _ROMAN.fullmatch(label) and _LETTER_BEFORE.get(label) != paragraph:

@@ -38,8 +38,8 @@ INSERT_BATCH = 2048
 READ_BATCH = 900  # ids per ``IN (...)`` query: under SQLite's default limit of 999 bound parameters
 
 COLUMNS = (
-    "chunk_id", "doc_key", "section_id", "section_number", "section_heading", "title", "jurisdiction", "text",
-    "ordinal", "provision_id", "source_id", "doc_type", "date", "tenant",
+    "chunk_id", "doc_key", "section_id", "section_number", "section_heading", "section_label", "title",
+    "jurisdiction", "text", "ordinal", "provision_id", "source_id", "doc_type", "date", "tenant",
 )  # fmt: skip
 _TYPES = ", ".join(f"{c} {'INTEGER' if c == 'ordinal' else 'TEXT'}" for c in COLUMNS)
 _SCHEMA = f"""

@@ -34,6 +34,7 @@ from pydantic import BaseModel, Field
 from api.schemas.documents import Document, Section
 from api.text.instruments import instruments_named, title_words
 from api.text.provisions import provision_at, provision_starts
+from api.text.schedules import schedule_key
 from api.tools.object_store import ObjectStore, get_json, put_json
 from api.tools.repeals import chapter_number
 
@@ -71,7 +72,9 @@ _NEXT_PROVISION = re.compile(r"(?<=[.;])\s+(?=\(\d{1,3}[A-Z]?\)\s|\d{1,3}[A-Z]?\
 # "In this Part—", "In this Chapter, unless the context otherwise requires—": the words that open a run of definitions
 # and say where they apply ("In this Act—" says the whole document). A capital "In" and the dash, comma or colon
 # after tell them from a passing "… referred to in this Part".
-_IN_THIS = re.compile(r"\b(?-i:In)\s+this\s+(section|Part|Chapter|Act|Code|Ordinance)\s*(?:[—–:,-]|unless\b)", re.I)
+_IN_THIS = re.compile(
+    r"\b(?-i:In)\s+this\s+(section|paragraph|Part|Chapter|Schedule|Act|Code|Ordinance)\s*(?:[—–:,-]|unless\b)", re.I
+)
 _SUB = r"(?:\s*\(\s*\w{1,4}\s*\))"
 _HYPHEN = "[\\s\\-\u2010\u2011\u2012\u2013\u00ad]+"
 _UNITS = "one two three four five six seven eight nine".split()
@@ -192,21 +195,24 @@ def _within(provision_id: str, outer: str) -> bool:
 
 
 def _scope(section: Section, before: str) -> str:
-    """Where a definition applies, from the last "In this section / Part / Chapter" before it: the section's id,
-    "part:" and the section's part path down to that Part or Chapter, or "" for the whole document."""
+    """Where a definition applies, from the last "In this section / Part / Chapter / Schedule" before it: the
+    section's id, "part:" and the section's part path down to that Part, Chapter or Schedule, or "" for the whole
+    document. A definition inside a schedule applies at most within that schedule, whatever it says ("In this
+    Act" in a schedule that holds another enactment is that enactment's): it is never the document's own."""
+    path = [p for p in re.split(r"\s*(?:>|,)\s*", section.part) if p]
+    schedule = "part:" + path[0] if schedule_key(section.part) else ""
     said = _IN_THIS.findall(before)
     if not said:
-        return ""
+        return schedule
     unit = said[-1].lower()
     if unit in ("act", "code", "ordinance"):
-        return ""
-    if unit == "section":
+        return schedule
+    if unit in ("section", "paragraph"):
         return section.section_id
-    path = [p for p in re.split(r"\s*(?:>|,)\s*", section.part) if p]
     for depth in range(len(path), 0, -1):
-        if path[depth - 1].lower().startswith(unit):
+        if path[depth - 1].lower().startswith(unit) or (unit == "schedule" and depth == 1 and schedule):
             return "part:" + " > ".join(path[:depth])
-    return ""
+    return schedule
 
 
 def _applies(scope: str, section_id: str, part: str) -> bool:
@@ -249,6 +255,14 @@ def find_definitions(document: Document) -> list[Definition]:
     return found
 
 
+def _schedule_number(digits: str | None, ordinal: str | None) -> int:
+    """The number of "Schedule 2" (``digits``) or "Second Schedule" (``ordinal``); 0 when neither is one."""
+    if digits:
+        return int(digits)
+    word = (ordinal or "").lower()
+    return _ORDINALS.index(word) + 1 if word in _ORDINALS else 0
+
+
 class _Index:
     """Where a reference can point: every document's sections, their finer provisions, and laws by name."""
 
@@ -257,16 +271,25 @@ class _Index:
         self.sections: dict[str, dict[str, Section]] = {}
         self.provisions: dict[str, set[str]] = {}
         self.schedules: dict[str, dict[int, str]] = {}
+        self.schedule_sections: dict[tuple[str, str], dict[str, Section]] = {}
+        """The sections of each schedule drafted in sections, by document and schedule: what "section 2" means inside
+        it (a constitution's section 2, not its amending Act's)."""
         self.by_chapter: dict[tuple[str, str], list[str]] = {}
         self.by_title: dict[tuple[str, frozenset[str]], list[str]] = {}
         for doc in documents:
             numbers: dict[str, Section] = {}
             schedules: dict[int, str] = {}
             for section in doc.sections:
-                numbers.setdefault(section.number.lower(), section)
-                schedule = re.match(r"\s*(?:the\s+)?schedule\s+(\d+)\b", section.part, re.I)
-                if schedule:
-                    schedules.setdefault(int(schedule.group(1)), section.section_id)
+                key = schedule_key(section.part)
+                # "section 4" is never a schedule's paragraph 4 (only a schedule drafted in sections has sections).
+                if not key or section.unit == "section":
+                    numbers.setdefault(section.number.lower(), section)
+                if key and section.unit == "section":
+                    own = self.schedule_sections.setdefault((doc.doc_key, key), {})
+                    own.setdefault(section.number.lower(), section)
+                schedule = re.match(r"\s*(?:the\s+)?(?:schedule\s+(\d+)\b|(\w+)\s+schedule\b)", key, re.I)
+                if schedule and (nth := _schedule_number(schedule.group(1), schedule.group(2))):
+                    schedules.setdefault(nth, section.section_id)
             self.sections[doc.doc_key] = numbers
             self.schedules[doc.doc_key] = schedules
             if number := chapter_number(doc.chapter):
@@ -306,9 +329,11 @@ class _Index:
         keys = self.by_title.get((doc.tenant, frozenset(named_laws[0][1])), [])
         return keys[0] if len(keys) == 1 else None
 
-    def resolve(self, doc_key: str, number: str, labels: Sequence[str]) -> str | None:
-        """The finest existing provision of section ``number`` of ``doc_key`` down the path ``labels``."""
-        section = self.sections.get(doc_key, {}).get(number.lower())
+    def resolve(self, doc_key: str, number: str, labels: Sequence[str], schedule: str = "") -> str | None:
+        """The finest existing provision of section ``number`` of ``doc_key`` down the path ``labels``; read inside
+        ``schedule`` (a schedule drafted in sections), that schedule's own section first."""
+        section = self.schedule_sections.get((doc_key, schedule), {}).get(number.lower()) if schedule else None
+        section = section or self.sections.get(doc_key, {}).get(number.lower())
         return None if section is None else self.within(section, labels)
 
     def within(self, section: Section, labels: Sequence[str]) -> str:
@@ -377,6 +402,8 @@ def _references_in(doc: Document, section: Section, index: _Index) -> list[Refer
         return []
     starts = provision_starts(text, section.section_id)
     taken = [m.span() for m in _NOTE.finditer(text)]
+    # Inside a schedule drafted in sections, "section 2" is that schedule's own section 2.
+    home = schedule_key(section.part) if section.unit == "section" else ""
     found: list[Reference] = []
 
     def free(start: int, end: int) -> bool:
@@ -400,7 +427,8 @@ def _references_in(doc: Document, section: Section, index: _Index) -> list[Refer
         if of_section := _OF_SECTION.match(tail):
             owner, used = _owner(doc, tail[of_section.end() :], index)
             number = section_number(of_section.group("number"))
-            targets = [index.resolve(owner, number, path) for path in paths] if owner else []
+            inside = home if owner == doc.doc_key else ""
+            targets = [index.resolve(owner, number, path, inside) for path in paths] if owner else []
             add(match.start(), match.end() + of_section.end() + used, targets)
         elif (_OF.match(tail) and not _OF_THIS.match(tail)) or case:
             # "subsection (2) of that section": not resolvable here; nor a judgment's bare "subsection (2)".
@@ -418,7 +446,8 @@ def _references_in(doc: Document, section: Section, index: _Index) -> list[Refer
             taken.append(match.span())
             continue
         items = re.findall(rf"({_NUMBER})((?:{_SUB})*)", match.group("items"))
-        add(match.start(), match.end() + used, [index.resolve(owner, section_number(number), _labels(subs))
+        inside = home if owner == doc.doc_key else ""
+        add(match.start(), match.end() + used, [index.resolve(owner, section_number(number), _labels(subs), inside)
                                                for number, subs in items])  # fmt: skip
     for match in _PARAGRAPHS.finditer(text):
         if case or not free(*match.span()) or _OF.match(text[match.end() : match.end() + 8]):

@@ -27,6 +27,7 @@ from api.schemas.reader import (
     SectionView,
 )
 from api.text.citation_style import cite_as, jurisdiction_for
+from api.text.schedules import pinpointed, split_label
 from api.tools.corpus import Corpus
 from api.tools.links import Reference
 
@@ -140,6 +141,15 @@ class DocumentReader:
             ],
         )  # fmt: skip
 
+    def _label(self, provision_id: str) -> str:
+        """What a linked provision is called where its own number would mislead: a schedule's ("paragraph 4(2) of
+        Schedule 28", from its section's first chunk); else its id's fragment ("s4(2)"), which the style reads."""
+        section_id = provision_id.split("(", 1)[0]
+        chunk = self.corpus.chunks.get(f"{section_id}/c0")
+        if chunk is not None and split_label(chunk.section_label):
+            return pinpointed(chunk.section_label, provision_id.removeprefix(section_id))
+        return provision_id.partition("#")[2]
+
     def _is_case(self, provision_id: str) -> bool:
         doc_key = provision_id.split("#")[0]
         entry = self.corpus.manifest.documents.get(doc_key)
@@ -182,8 +192,7 @@ class DocumentReader:
                 continue
             entry = self.corpus.manifest.documents[doc_key]
             jurisdiction = jurisdiction_for(doc_key, self._facets.get(doc_key, ("", "", ""))[2])
-            fragment = other.partition("#")[2]
-            styled = cite_as(entry.title, fragment, other, entry.chapter, jurisdiction,
+            styled = cite_as(entry.title, self._label(other), other, entry.chapter, jurisdiction,
                              citation=entry.judgment.neutral_citation if entry.judgment else "")  # fmt: skip
             views[other] = LinkView(provision_id=other, title=entry.title, words=reference.words,
                                     relation=reference.relation, at=reference.at, cite_as=styled)  # fmt: skip

@@ -33,6 +33,7 @@ from api.schemas.query import MAX_QUESTION_CHARS, QueryRequest
 from api.schemas.whatsapp import InboundMessage
 from api.settings import StateSettings, WhatsAppSettings
 from api.text.citation_style import cite_as, jurisdiction_for
+from api.text.schedules import unpinpointed
 from api.tools.corpus import Corpus
 from api.tools.shared_state import MemorySeenIds, MemorySenderLimits, SeenIds, SenderLimits, SharedState, Verdict
 
@@ -111,7 +112,7 @@ def source_line(citations: Sequence[Citation], chapter: str, jurisdiction: str =
     by the judgment's own citation, ``cited_as``: "[2025] ZWHHC 48, para 12"), with the consolidation it is quoted
     from, briefly ("(as at 2022-05-27)"): one line however many of its parts are cited."""
     first = citations[0]
-    line = cite_as(first.title, first.section.split("(")[0], first.section_id, chapter,
+    line = cite_as(first.title, unpinpointed(first.section), first.section_id, chapter,
                    jurisdiction_for(first.doc_key, jurisdiction), citation=cited_as)  # fmt: skip
     return f"{line} (as at {first.consolidated})" if first.consolidated else line
 

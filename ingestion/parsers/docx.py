@@ -23,7 +23,7 @@ from ingestion.parsers import ParseOptions, content_hash, register
 from ingestion.parsers.judgment import is_dates_line, opens_body, read_judgment
 from ingestion.parsers.structure import SECTION_LINE, Line, build_document
 
-PARSER_VERSION = "docx-2"
+PARSER_VERSION = "docx-3"  # 3: schedule units (structure.with_schedule_units)
 BODY_WORDS = 25  # the first paragraph this long ends a judgment's heading block
 
 

@@ -10,7 +10,7 @@ from api.schemas.documents import Document
 from ingestion.parsers import ParseOptions, content_hash, decode_text, register
 from ingestion.parsers.structure import Line, build_document
 
-PARSER_VERSION = "html-1"
+PARSER_VERSION = "html-2"  # 2: schedule units (structure.with_schedule_units)
 _BLOCKS = {"p", "div", "li", "td", "th", "section", "article", "blockquote", "pre", "dd", "dt", "br"}
 _DROP = {"script", "style", "nav", "header", "footer", "noscript", "template"}
 

@@ -19,9 +19,9 @@ from typing import Any
 from api.errors import IngestionError
 from api.schemas.documents import Document, Section
 from ingestion.parsers import ParseOptions, decode_text, register
-from ingestion.parsers.structure import jurisdiction_of, numbering_gaps
+from ingestion.parsers.structure import jurisdiction_of, numbering_gaps, with_schedule_units
 
-PARSER_VERSION = "jsonl-1"
+PARSER_VERSION = "jsonl-2"  # 2: a schedule's provisions say what the schedule calls them
 
 
 def _hash(records: list[dict[str, Any]]) -> str:
@@ -73,7 +73,7 @@ def _law(record: dict[str, Any], path: Path) -> Document:
         dates=_dates(record),
         warnings=numbering_gaps(sections),
         content_hash=_hash([record]),
-        sections=sections,
+        sections=with_schedule_units(sections),
     )
 
 

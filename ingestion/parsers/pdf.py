@@ -19,7 +19,7 @@ from ingestion.parsers.docx import BODY_WORDS
 from ingestion.parsers.judgment import is_dates_line, opens_body, read_judgment
 from ingestion.parsers.structure import SECTION_LINE, Line, build_document, gazette_heading
 
-PARSER_VERSION = "pdf-4"
+PARSER_VERSION = "pdf-5"  # 5: schedule units (structure.with_schedule_units)
 EDGE_LINES = 3  # lines at the top and bottom of a page where headers and footers live
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?(?:\d{1,4}|[ivxlc]{1,6})(?:\s+of\s+\d+)?$", re.I)
 _TOC = re.compile(r"\.{4,}\s*\d+\s*$")

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 from api.schemas.documents import Document, Section
+from api.text.schedules import schedule_key, schedule_unit
 from ingestion.limits import MAX_LINE_CHARS, cut_spans
 
 _MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
@@ -105,6 +106,17 @@ def numbering_gaps(sections: list[Section]) -> list[str]:
             warnings.append(f"section numbering gap {previous}→{current}")
         previous = current if current > previous else previous
     return warnings[:20]
+
+
+def with_schedule_units(sections: list[Section]) -> list[Section]:
+    """The sections, each provision of a schedule with what that schedule calls its units ("paragraph", or
+    "section" in one drafted in sections), read from all of that schedule's provisions at once."""
+    texts: dict[str, list[str]] = {}
+    for section in sections:
+        if key := schedule_key(section.part):
+            texts.setdefault(key, []).append(section.text)
+    units = {key: schedule_unit(found) for key, found in texts.items()}
+    return [s.model_copy(update={"unit": units[k]}) if (k := schedule_key(s.part)) else s for s in sections]
 
 
 def _section(section_id: str, raw: _Open, lines: list[Line], ref: str) -> Section:
@@ -207,7 +219,7 @@ def build_document(
             raw.append(current)
         elif stripped:
             preamble.append(line.as_(stripped))
-    sections = _sections(doc_key, _drop_contents_entries(raw), unit)
+    sections = with_schedule_units(_sections(doc_key, _drop_contents_entries(raw), unit))
     if preamble:
         sections.insert(0, _section(f"{doc_key}#preamble", _Open("", "", ""), preamble, ""))
     return Document(

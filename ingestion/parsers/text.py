@@ -13,7 +13,7 @@ from api.schemas.documents import Document
 from ingestion.parsers import ParseOptions, content_hash, decode_text, register
 from ingestion.parsers.structure import Line, build_document
 
-PARSER_VERSION = "text-3"
+PARSER_VERSION = "text-4"  # 4: schedule units (structure.with_schedule_units)
 _META = re.compile(r"^\s*<!--(.*?)-->\s*$")
 _URL_DATE = re.compile(r"@(\d{4}-\d{2}-\d{2})")
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from api.schemas.events import Citation
 from api.text.instruments import instruments_named, names
 from api.text.provisions import provision_at, provision_span, provision_starts
+from api.text.schedules import unpinpointed
 from api.text.sentences import sentence_spans, split_sentences
 
 from ..citations import (
@@ -593,7 +594,7 @@ class SentenceGate:
         """The citation a supported sentence attaches, quoting the span of the provision that supports it, and
         labelled with the subsection (or paragraph) that span is in."""
         offered, span, text = self.offered[index], check.spans[index], self.texts[index]
-        section_label = offered.section.split("(")[0]
+        section_label = unpinpointed(offered.section)
         at = text.find(span)
         if at < 0:
             return offered.model_copy(update={"quote": span})

@@ -147,7 +147,7 @@ def suggestions(asked: str, found: Sequence[Chunk]) -> str:
     if not near:
         return ""
     shown = list(near.values())[:NEARBY]
-    listing = "; ".join(f"section {c.section_number} of the {c.title} ({c.section_heading})" for c in shown)
+    listing = "; ".join(f"{c.label} of the {c.title} ({c.section_heading})" for c in shown)
     act = Counter(c.title for c in near.values()).most_common(1)[0][0]
     said: set[str] = set().union(*(held[c.section_id] for c in near.values() if c.title == act))
     words = list(dict.fromkeys(w.lower() for w in _WORD.findall(asked) if topic_terms(w) & said))[:3]
