@@ -813,3 +813,25 @@ def test_the_gate_removes_a_sentence_that_drops_the_condition_of_its_cited_rule(
     kept = gate_model_answer("If both parents have died or cannot give notice, the person in charge of the hospital "
                              "where the child was born must give notice [1].", offered, provisions)  # fmt: skip
     assert kept.passed and kept.summary()["claims_dropped_condition"] == 0
+
+
+def test_a_verdict_on_the_askers_situation_pointed_at_is_no_claim_a_provision_can_show() -> None:
+    # A provision that speaks of a crime, but not of what the asker did: a verdict that only points at the asker's
+    # situation ("this action") names nothing it could state, either way round.
+    incest = (
+        "75. Sexual intercourse within a prohibited degree of relationship (1) In this section— “first cousin”, in "
+        "relation to any person, means the child or any descendant of the child of the uncle or aunt of such person; "
+        "(2) Any person who has sexual intercourse with a relative within a prohibited degree shall be guilty of a "
+        "crime under the law."
+    )
+    offered, texts = sample_offer(("Criminal Law Code", "75", incest))
+    for verdict in (
+        "Therefore, this action is not a crime under the law [1].",
+        "This is a crime under the law [1].",
+        "That would be illegal [1].",
+    ):
+        check = gate_model_answer(verdict, offered, texts).sentences[0]
+        assert check.verdict == "unsupported", (verdict, check.verdict)
+    # The rule itself, stated, is judged against the provision as any claim is.
+    rule = "Sexual intercourse with a relative within a prohibited degree is a crime [1]."
+    assert gate_model_answer(rule, offered, texts).passed

@@ -294,9 +294,26 @@ def _says_sources_omit(sentence: str) -> bool:
     return bool(_NOT_SAID.search(sentence) and _SOURCES.search(sentence))
 
 
+# A verdict whose subject is only the asker's situation, pointed at ("Therefore, this action is not a crime under the
+# law.", "That would be illegal."): it names nothing a provision could state.
+_VERDICT_ON_FACTS = re.compile(
+    r"^\W*(?:(?:so|therefore|thus|hence|accordingly|in\s+short|in\s+your\s+case),?\s+)?(?:this|that|it|such)"
+    r"(?:\s+(?:action|conduct|act|behaviou?r|arrangement|situation|case|practice|transaction))?\s+"
+    r"(?:is|was|would\s+be|will\s+be|may\s+be|could\s+be)\s+(?:(?:not|also|clearly|therefore|likely)\s+)*"
+    r"(?:an?\s+)?(?:crime|criminal\s+offen[cs]e|offen[cs]e|legal|illegal|lawful|unlawful|allowed|permitted|"
+    r"prohibited|forbidden)"
+    r"(?:\s+(?:under|in\s+terms\s+of|according\s+to)\s+(?:the\s+)?(?:law|[A-Z][\w()',-]*(?:\s+[A-Z(][\w()',-]*)*))?"
+    r"[\s.!;:]*$",
+    re.I,
+)
+
+
 def _uncheckable(sentence: str, quotes: list[str]) -> bool:
-    """A bare verdict ("Yes.", "**No, legally.**", "Emergencies excepted."): too few words for any provision to show
-    it, so no provision can be said to support it."""
+    """A bare verdict ("Yes.", "**No, legally.**", "Emergencies excepted.", "Therefore, this action is not a crime."):
+    too few words for any provision to show it, or only the asker's situation pointed at, so no provision can be said
+    to support it."""
+    if not quotes and _VERDICT_ON_FACTS.match(_strip_markers(sentence)):
+        return True
     return not quotes and len(content_terms(sentence)) < MIN_CLAIM_TERMS and facts(sentence).empty and bool(
         _ANSWER_WORD.search(without_references(sentence)))  # fmt: skip
 
