@@ -161,3 +161,12 @@ def provision_ids(text: str) -> list[str]:
 def test_a_roman_numeral_that_is_the_next_letter_is_a_paragraph_not_a_subparagraph() -> None:
     text = "1. Words In this Act— (g) one thing; (h) another; (i) a third; (j) a fourth— (i) its first part;"
     assert provision_ids(text) == ["s15(g)", "s15(h)", "s15(i)", "s15(j)", "s15(j)(i)"]
+
+
+def test_a_lettered_subsection_and_the_items_of_a_list_joined_by_or_are_provisions() -> None:
+    text = (
+        "13. Wages (1) Whether any person— (a) is dismissed from his employment; or (b) resigns; or (c) dies; he "
+        "shall be entitled to the wages due to him. (1a) Subsection (1) does not apply to paragraph (a) or (b) of "
+        "subsection (2). (2) The employer shall pay."
+    )
+    assert provision_ids(text) == ["s15(1)", "s15(1)(a)", "s15(1)(b)", "s15(1)(c)", "s15(1a)", "s15(2)"]

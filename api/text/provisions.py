@@ -9,13 +9,16 @@ import re
 
 # "(2)", "(b)" or "(iii)" standing alone after whitespace: a provision starts there unless the word before refers to
 # one.
-_MARKER = re.compile(r"(?:^|(?<=\s))\((\d{1,3}[A-Z]?|[a-z]{1,2}|[ivx]{3,4})\)(?=\s)")
+_MARKER = re.compile(r"(?:^|(?<=\s))\((\d{1,3}[A-Za-z]?|[a-z]{1,2}|[ivx]{3,4})\)(?=\s)")
 _ROMAN = re.compile(r"(?=[ivx])x{0,3}(?:ix|iv|v?i{0,3})")
 # A roman numeral that is also the letter after the paragraph before it: "(i)" after "(h)" is paragraph (i).
 _LETTER_BEFORE = {"i": "h", "v": "u", "x": "w", "ii": "hh", "vv": "uu", "xx": "ww"}
 _REFERENCE_WORDS = frozenset(
-    "section sections subsection subsections paragraph paragraphs subparagraph subparagraphs and or to of".split()
+    "section sections subsection subsections paragraph paragraphs subparagraph subparagraphs".split()
 )
+# Words that join a reference's labels ("paragraph (a) or (b)", "subsections (2) to (4)"), and join a list's items
+# too ("…; or (b) resigns"): they continue a reference only after a label or number.
+_JOINING_WORDS = frozenset("and or to of".split())
 _LABEL = re.compile(r"\((\w+)\)")
 
 
@@ -32,13 +35,19 @@ def _refers(words: list[str]) -> bool:
     """Whether a marker after ``words`` continues a reference: the word before it is a reference word ("subsection
     (2)"), or a provision's number or label that follows one ("section 120 (1) (b)", with a space before each). A
     word that ends its clause (";", ":", "." or a dash) ends any reference: "… in terms of paragraph (a) or (b); (d)
-    three years" starts paragraph (d)."""
+    three years" starts paragraph (d); so does a joining word after a clause ("…terminated; or (b) resigns")."""
     if words and words[-1][-1] in ";:.—–":
         return False
-    for word in reversed(words[-6:]):
-        if word.lower().strip(",;") in _REFERENCE_WORDS:
+    window = words[-6:]
+    for k in range(len(window) - 1, -1, -1):
+        word = window[k].lower().strip(",;")
+        if word in _REFERENCE_WORDS:
             return True
-        if not _NUMBER_OR_LABEL.match(word):
+        if word in _JOINING_WORDS:
+            if k == 0 or not _NUMBER_OR_LABEL.match(window[k - 1]) or window[k - 1][-1] in ";:":
+                return False  # "…terminated; or (b)": a list's next item, not a reference's next label
+            continue
+        if not _NUMBER_OR_LABEL.match(window[k]):
             return False
     return False
 
