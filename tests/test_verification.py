@@ -835,3 +835,21 @@ def test_a_verdict_on_the_askers_situation_pointed_at_is_no_claim_a_provision_ca
     # The rule itself, stated, is judged against the provision as any claim is.
     rule = "Sexual intercourse with a relative within a prohibited degree is a crime [1]."
     assert gate_model_answer(rule, offered, texts).passed
+
+
+def test_a_sentence_pointing_back_at_one_left_out_is_left_out_too() -> None:
+    register = (
+        "17. Registration of customary law marriages (1) The parties to an unregistered customary law marriage shall "
+        "register the marriage within three months of the date of the union."
+    )
+    offered, texts = sample_offer(("Marriages Act", "17", register))
+    answer = (
+        "The parties must register the marriage within six months of the union [1]. "
+        "This is a mandatory requirement for the parties to the marriage [1]."
+    )
+    result = gate_model_answer(answer, offered, texts)
+    assert [check.verdict == "supported" for check in result.claims] == [False, False]
+    assert result.answer == ""
+    # After a sentence that passes, the same words point at what the reader sees, and stay.
+    kept = gate_model_answer(answer.replace("six months", "three months"), offered, texts)
+    assert kept.passed and "This is a mandatory requirement" in kept.answer

@@ -651,6 +651,24 @@ def passes(check: SentenceCheck) -> bool:
     return not check.claim or check.verdict == "supported"
 
 
+# A sentence that opens by pointing back at the one before it: "This is a mandatory requirement.", "Such a marriage …".
+_POINTS_BACK = re.compile(r"^\W*(?:this|that|these|those|such)\b", re.I)
+
+
+def after_removed(check: SentenceCheck, previous: SentenceCheck | None) -> None:
+    """A sentence that points back ("This is a mandatory requirement.") at a sentence the gate left out points at
+    nothing the reader sees, and would read as if it stated that sentence's rule: it is left out too. A sentence
+    with its own verified quote says what it points at in the law's words, and a list's item points at its lead-in,
+    not at the item before it: both stay."""
+    if (
+        previous is not None and not passes(previous) and passes(check) and not check.quotes
+        and not _LIST_PREFIX.match(check.text) and _POINTS_BACK.match(check.text)
+    ):  # fmt: skip
+        check.claim = True
+        check.cited = []
+        check.missing_facts = [*check.missing_facts, "what it points back to (a sentence left out)"]
+
+
 def gate_model_answer(
     answer: str,
     offered: Mapping[int, Citation],
@@ -663,6 +681,8 @@ def gate_model_answer(
     default) and rebuild it from what passes, citations attached."""
     gate = SentenceGate(offered, provisions, topic, judge, repealed)
     checks = [gate.judge(text, sep, answer[:end]) for text, sep, end in sentence_spans(answer)]
+    for k in range(1, len(checks)):
+        after_removed(checks[k], checks[k - 1])
     kept: list[str] = []
     used: dict[int, Citation] = {}
     quoted: set[int] = set()

@@ -18,7 +18,7 @@ from api.schemas.events import Citation, StatusEvent
 from api.text.sentences import sentence_spans
 
 from ..citations import CitationTracker, Emit
-from .gate import SentenceCheck, SentenceGate, complete_sentences, only_points, passes
+from .gate import SentenceCheck, SentenceGate, after_removed, complete_sentences, only_points, passes
 
 
 class GatedTracker:
@@ -103,6 +103,7 @@ class GatedTracker:
                     self.judging = False
             else:
                 check = self.gate.judge(sentence, separator, context[: offset + end])
+            after_removed(check, self.checks[-1] if self.checks else None)
             self.checks.append(check)
             if not check.claim or (passes(check) and only_points(check)):
                 self.held.append(check)  # states nothing, or only where the answer is: waits for a claim
