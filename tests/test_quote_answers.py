@@ -161,6 +161,9 @@ def provision_ids(text: str) -> list[str]:
 def test_a_roman_numeral_that_is_the_next_letter_is_a_paragraph_not_a_subparagraph() -> None:
     text = "1. Words In this Act— (g) one thing; (h) another; (i) a third; (j) a fourth— (i) its first part;"
     assert provision_ids(text) == ["s15(g)", "s15(h)", "s15(i)", "s15(j)", "s15(j)(i)"]
+    # A list numbered in roman directly under a subsection: its items are siblings, not each inside the first.
+    powers = "(1) The Minister may— (i) make rules; (ii) fix fees; (iii) appoint officers. (2) Next."
+    assert provision_ids(powers) == ["s15(1)", "s15(1)(i)", "s15(1)(ii)", "s15(1)(iii)", "s15(2)"]
 
 
 def test_a_lettered_subsection_and_the_items_of_a_list_joined_by_or_are_provisions() -> None:
@@ -170,3 +173,16 @@ def test_a_lettered_subsection_and_the_items_of_a_list_joined_by_or_are_provisio
         "subsection (2). (2) The employer shall pay."
     )
     assert provision_ids(text) == ["s15(1)", "s15(1)(a)", "s15(1)(b)", "s15(1)(c)", "s15(1a)", "s15(2)"]
+
+
+def test_a_short_item_joined_to_its_lead_in_keeps_the_texts_own_spacing() -> None:
+    from api.text.units import quotable_units
+
+    text = (
+        "(2) The following debts prescribe after thirty years:  (i) a debt secured by mortgage bond;\u00a0(ii) a "
+        "judgment debt;"
+    )
+    chunk = hit("d", "Prescription Act", "5", "Debts", text, 0).chunk
+    units = quotable_units(chunk)
+    assert any(unit.endswith("a judgment debt;") for unit in units)
+    assert all(unit in text for unit in units)

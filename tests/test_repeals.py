@@ -67,6 +67,13 @@ def test_a_law_repealed_under_its_older_name_and_chapter_is_found_by_its_title_l
     # When the chapter names a document, the chapter decides, not the near title.
     numbered = law("t/1990/9", "Family Law Marriages Act", "Chapter 3:07", "1. Short title The Act.")
     assert sorted(find_repeals([customary, numbered, repealing])) == ["t/1990/9"]
+    # An amending Act's repeal is not its principal Act's, and a law named without a chapter is matched exactly only.
+    income = law("t/1967/5", "Income Tax Act", "Chapter 23:06", "1. Short title The Income Tax Act.")
+    amending = law(
+        "t/2020/1", "Finance Act, 2020", "Chapter 23:20",
+        "1. The Income Tax Amendment Act [Chapter 23:99] is repealed. The Income Tax (Validation) Act is repealed.",
+    )  # fmt: skip
+    assert find_repeals([income, amending]) == {}
     # Two documents each one word short of the named title: which one is meant cannot be told, so neither.
     other = law("t/1918/6", "Law Marriages Act", "Chapter 5:09", "1. Short title The Law Marriages Act.")
     assert find_repeals([customary, other, repealing]) == {}

@@ -853,3 +853,17 @@ def test_a_sentence_pointing_back_at_one_left_out_is_left_out_too() -> None:
     # After a sentence that passes, the same words point at what the reader sees, and stay.
     kept = gate_model_answer(answer.replace("six months", "three months"), offered, texts)
     assert kept.passed and "This is a mandatory requirement" in kept.answer
+
+
+def test_a_subsection_named_loosely_is_found_by_its_ending_when_only_one_provision_ends_so() -> None:
+    interest = (
+        "8. Maximum rate of interest (1) No lender shall demand interest at a rate greater than the prescribed rate. "
+        "(2) The Minister may prescribe— (a) the maximum rate of interest for loans of money; (b) forms."
+    )
+    offered, texts = sample_offer(("Moneylending Act", "8", interest))
+    loose = "Section 8(a) lets the Minister prescribe the maximum rate of interest for loans of money [1]."
+    assert gate_model_answer(loose, offered, texts).passed
+    # A verdict "under" words that name no law is no verdict on facts alone: it is judged as a claim.
+    from api.composer.judge.gate import _uncheckable
+
+    assert not _uncheckable("This is illegal under any law that protects tenants from eviction by landlords.", [])

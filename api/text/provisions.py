@@ -62,6 +62,7 @@ def provision_starts(text: str, section_id: str, start_in: str = "") -> list[tup
     subsection = next((label for label in labels if label[0].isdigit()), "")
     paragraph = next((label for label in labels if not label[0].isdigit()), "")
     item = ""
+    roman_list = False  # the current paragraphs are numbered in roman: "(i)", "(ii)", … with no letters above them
     starts = []
     for match in _MARKER.finditer(text):
         # Only the words just before the marker matter; a bounded window keeps long provisions linear.
@@ -73,14 +74,21 @@ def provision_starts(text: str, section_id: str, start_in: str = "") -> list[tup
         label = match.group(1)
         if not at_line_start and (_refers(words) or (label.isdigit() and words and _GLOSSED.match(words[-1]))):
             continue
+        roman = bool(_ROMAN.fullmatch(label))
         if label[0].isdigit():
-            subsection, paragraph, item = label, "", ""
-        elif paragraph and _ROMAN.fullmatch(label) and _LETTER_BEFORE.get(label) != paragraph:
+            subsection, paragraph, item, roman_list = label, "", "", False
+        elif roman and roman_list:
+            paragraph, item = label, ""  # "(1) The Minister may— (i) …; (ii) …": a list numbered in roman
+        elif paragraph and roman and _LETTER_BEFORE.get(label) != paragraph:
             item = label  # a subparagraph of the current paragraph: "(a) thirty years, in the case of— (ii) …"
         elif len(label) <= 2:
+            # An "(i)" that opens a list (no paragraph before it, or none that "(i)" follows) numbers it in roman.
+            roman_list = label == "i" and not paragraph
             paragraph, item = label, ""
+        elif roman and not paragraph:
+            paragraph, item, roman_list = label, "", True  # a roman list met part-way ("(iii)" at a chunk's start)
         else:
-            continue  # "(iii)" with no paragraph to sit in: not a marker this reader can place
+            continue
         starts.append((match.start(), section_id + (f"({subsection})" if subsection else "") +
                        (f"({paragraph})" if paragraph else "") + (f"({item})" if item else "")))  # fmt: skip
     return starts

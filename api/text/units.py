@@ -29,6 +29,7 @@ def quotable_units(chunk: Chunk) -> list[str]:
     """The sentences of ``chunk`` an answer may quote (their vectors are kept: ``api.tools.sentence_vectors``)."""
     units: list[str] = []
     joinable = False  # the last unit kept ends on the line the next piece starts on
+    before = ""  # the whitespace between the last piece and this one, as the text has it
     for raw, separator in _pieces(chunk.text):
         unit = raw.strip()
         # Drop the "3. Heading" that opens a section so the quote starts at the provision's words.
@@ -44,10 +45,11 @@ def quotable_units(chunk: Chunk) -> list[str]:
         elif joinable and bare != unit:
             # A numbered item too short to stand alone ("(ii) a judgment debt;") is quoted with the sentence before
             # it, which carries the list's lead-in: dropped, the item a question asks about could never be quoted.
-            units[-1] = f"{units[-1]} {unit}"
+            units[-1] = f"{units[-1]}{before}{unit}"  # the text's own spacing: the quote stays verbatim
             joinable = "\n" not in separator
         else:
             joinable = False
+        before = separator
     return [_shorten(unit) for unit in units]
 
 

@@ -100,6 +100,11 @@ def find_repeals(documents: Iterable[Document]) -> dict[str, Repeal]:
     return found
 
 
+# Words that make a law one that changes another: the Income Tax Amendment Act is not the Income Tax Act.
+_AMENDING_WORDS = frozenset(
+    "amendment amendments amending repeal repeals validation consequential transitional miscellaneous provisions "
+    "supplementary further interim".split()
+)
 # A law named with its chapter: "the Customary Law Marriages Act [Chapter 3:07]".
 _NAMED_WITH_CHAPTER = re.compile(r"\s*\[?Chapter\s*(\d+:\d+)\]?", re.I)
 
@@ -120,14 +125,20 @@ def _renamed(
     found: set[str] = set()
     for match, words in instruments_named(subject):
         after = _NAMED_WITH_CHAPTER.match(subject, subject.find(match) + len(match))
-        if after and by_chapter.get((tenant, after.group(1))):
+        # Only a law named with a chapter that names no document: without one, or with one a document holds, the
+        # exact matches above decide.
+        if after is None or by_chapter.get((tenant, after.group(1))):
             continue
         if by_title.get((tenant, frozenset(words))):
             continue
         near = [
             key
             for (owner, title), keys in by_title.items()
-            if owner == tenant and len(title) >= 2 and title < words and len(words - title) == 1
+            if owner == tenant
+            and len(title) >= 2
+            and title < words
+            and len(words - title) == 1
+            and not (words - title) & _AMENDING_WORDS
             for key in keys
         ]
         if len(near) == 1:

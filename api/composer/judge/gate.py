@@ -302,7 +302,7 @@ _VERDICT_ON_FACTS = re.compile(
     r"(?:is|was|would\s+be|will\s+be|may\s+be|could\s+be)\s+(?:(?:not|also|clearly|therefore|likely)\s+)*"
     r"(?:an?\s+)?(?:crime|criminal\s+offen[cs]e|offen[cs]e|legal|illegal|lawful|unlawful|allowed|permitted|"
     r"prohibited|forbidden)"
-    r"(?:\s+(?:under|in\s+terms\s+of|according\s+to)\s+(?:the\s+)?(?:law|[A-Z][\w()',-]*(?:\s+[A-Z(][\w()',-]*)*))?"
+    r"(?:\s+(?:under|in\s+terms\s+of|according\s+to)\s+(?:the\s+)?(?:law|(?-i:[A-Z])[\w()',-]*(?:\s+(?:(?:and|of|the|for|on)\s+)?(?-i:[A-Z(])[\w()',-]*)*))?"
     r"[\s.!;:]*$",
     re.I,
 )
@@ -479,6 +479,16 @@ def _check_sentence(
 NEAR_WORDS = 40
 
 
+def _with_lead_in(provision: str, section_id: str, target: str) -> tuple[int, int]:
+    """Where ``target`` runs, from the start of the subsection it sits in: a paragraph's words are read with the
+    lead-in that gives them their subject ("(2) The Minister may prescribe— (a) the maximum rate …")."""
+    start, end = provision_span(provision, section_id, target) or (0, len(provision))
+    top = re.match(r"\(\w+\)", target[len(section_id) :])
+    if top is not None and top.group(0) != target[len(section_id) :]:
+        start = min(start, (provision_span(provision, section_id, section_id + top.group(0)) or (start, end))[0])
+    return start, end
+
+
 def _places(
     provision: str, surfaces: list[str], pins: Sequence[str] = (), section_id: str = ""
 ) -> list[tuple[int, int]]:
@@ -491,10 +501,17 @@ def _places(
     "Unlawful entry into premises Section 131 … Permitting premises to be used for … drugs Section 159" says nothing
     of unlawful entry at section 159."""
     if not surfaces:
-        spans = [span for pin in pins if (span := provision_span(provision, section_id, pin)) is not None]
-        if pins and not spans and any(p[len(section_id) + 1 : len(section_id) + 2].isdigit()
-                                      for _, p in provision_starts(provision, section_id)):  # fmt: skip
-            return [(0, 0)]  # a subsection the provision, which has subsections, does not have: nothing of it says so
+        starts = provision_starts(provision, section_id) if pins else []
+        spans = []
+        for pin in pins:
+            tail = pin[len(section_id) :]
+            # "section 8(a)" for the "(a)" under subsection (2): the one provision that ends so, when only one does.
+            ending = {p for _, p in starts if p.endswith(tail)}
+            named = pin if provision_span(provision, section_id, pin) is not None else next(iter(ending), "")
+            if named and (named == pin or len(ending) == 1):
+                spans.append(_with_lead_in(provision, section_id, named))
+            elif tail[1:2].isdigit() and any(p[len(section_id) + 1 : len(section_id) + 2].isdigit() for _, p in starts):
+                return [(0, 0)]  # a subsection the provision, which has subsections, does not have: nothing says so
         return spans or [(0, len(provision))]
     units = provision_units(provision) or [(0, len(provision))]
     places = []
