@@ -287,3 +287,13 @@ def test_inside_a_schedule_drafted_in_sections_section_n_is_that_schedules_own()
     ]  # fmt: skip
     targets = {r.target for r in find_links([document]).references if r.source.startswith(f"{key}#s3")}
     assert f"{key}#s2~2" in targets and f"{key}#s2" not in targets
+
+
+def test_a_schedule_is_read_from_its_own_heading_and_nothing_else() -> None:
+    from api.text.schedules import schedule_label, schedule_of
+
+    assert schedule_of("The Schedule") == "Schedule"
+    assert schedule_label("paragraph", "4", schedule_of("The Schedule")) == "paragraph 4 of the Schedule"
+    assert schedule_of("Schedule Civil Aviation Rules") == "Schedule"  # "Civil" is no roman number
+    assert schedule_of("Fee Schedule") == ""  # a table's name, not a schedule of the Act
+    assert schedule_of("Second Schedule > Part II") == "Second Schedule, Part II"

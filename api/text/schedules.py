@@ -17,13 +17,20 @@ from collections.abc import Iterable
 
 _SEGMENTS = re.compile(r"\s*(?:>|,)\s*")
 # The outermost heading names a schedule: "Schedule 28", "First Schedule", "The Second Schedule", "SCHEDULE".
-_SCHEDULE = re.compile(r"^(?:the\s+)?(?:[A-Za-z]+\s+)?schedule\b(?:\s+(?:No\.?\s*)?[\dIVXLC]+[A-Z]{0,2}\b)?", re.I)
+# Only an ordinal may stand before the word ("Fee Schedule" is a table's name), and a number after it is in digits or
+# capital roman numerals ("Schedule Civil Aviation Rules" names no number).
+_SCHEDULE = re.compile(
+    r"^(?:the\s+)?(?P<name>(?:(?:[A-Za-z]+-)?[A-Za-z]+(?:st|nd|rd|th)\s+)?schedule\b"
+    r"(?:\s+(?:No\.?\s*)?(?:\d+|(?-i:[IVXLC]+))(?-i:[A-Z]{0,2})\b)?)",
+    re.I,
+)
 # A heading below it that a citation names ("Part I", "Chapter 4", "Division 2"): a word and a number.
 _DIVISION = re.compile(r"^(?:part|chapter|division)\s+\S{1,12}$", re.I)
 _SUBSECTIONS = re.compile(r"\bsubsections?\s*\(", re.I)
 _SUBPARAGRAPHS = re.compile(r"\bsubparagraphs?\s*\(", re.I)
 _LABEL = re.compile(r"^(?P<unit>\w+) (?P<number>\S+) of (?:the )?(?P<schedule>.+)$")
-_ORDINAL = re.compile(r"^[A-Za-z]+\s+schedule\b", re.I)  # "Second Schedule": named with "the"
+# "Second Schedule", or a schedule with no number: named with "the".
+_ORDINAL = re.compile(r"^(?:[A-Za-z-]+\s+schedule\b|schedule(?:,|$))", re.I)
 UNITS = ("paragraph", "section")
 _ORDINALS = "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split()
 SCHEDULE_NAME = rf"(?:(?:{'|'.join(_ORDINALS)})\s+schedule|schedule\s+\d+[A-Z]?(?:\s*,\s*part\s+[IVXLC\d]+[A-Z]?)?)"
@@ -37,7 +44,7 @@ def schedule_of(part: str) -> str:
     segments = [s for s in _SEGMENTS.split(part.strip()) if s]
     if not segments or not (head := _SCHEDULE.match(segments[0])):
         return ""
-    named = [head.group(0).strip()]
+    named = [head.group("name").strip()]
     for segment in segments[1:]:
         if not _DIVISION.match(segment):
             break
