@@ -867,3 +867,12 @@ def test_a_subsection_named_loosely_is_found_by_its_ending_when_only_one_provisi
     from api.composer.judge.gate import _uncheckable
 
     assert not _uncheckable("This is illegal under any law that protects tenants from eviction by landlords.", [])
+
+
+def test_a_long_run_of_capitalised_words_after_a_reference_is_read_in_one_pass() -> None:
+    from api.composer.citations import find_references
+
+    # Each capitalised word ending in "-on" could once be split two ways ("Foundati" + "on"), doubling the work with
+    # every word: this sentence took minutes. Read whole, it is one pass.
+    text = "section 4 of the " + "Foundation " * 24 + "is cited here."
+    assert [(r.number, r.title) for r in find_references(text)] == [("4", "")]

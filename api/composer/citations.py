@@ -237,11 +237,13 @@ def first_span(text: str) -> str:
 
 _SECTION_NO = re.compile(r"(\d+[A-Za-z]?)")
 # "section 3(1) of the Marriages Act [Chapter 5:11]", "s 3(1)", "s. 3", "sec 12A", "paragraph 12", "regulation 4"
+# A title's words are read whole (a capitalised word is never split into a shorter one and "on", "of" …), so a long
+# run of capitalised words costs one pass, not one per way of splitting it.
 _REFERENCE = re.compile(
     r"\b(?P<unit>sections?|secs?\.?|ss?\.|s(?=\s*\d)|paragraphs?|paras?\.?|regulations?|regs?\.?|rules?|articles?)"
     r"\s*(?P<number>\d+[A-Za-z]?)(?P<subs>(?:\s*\(\w{1,4}\))*)"
     rf"(?:\s+(?:of|in|to)\s+(?:the\s+)?(?P<schedule>{SCHEDULE_NAME}))?"
-    r"(?:\s*,?\s*(?:of|in|under|to)\s+(?:the\s+)?(?P<title>(?:(?-i:[A-Z][\w'-]*)|of|and|the|on|for|\(|\)|,|\s)+?"
+    r"(?:\s*,?\s*(?:of|in|under|to)\s+(?:the\s+)?(?P<title>(?:(?-i:[A-Z][\w'-]*+)|\b(?:of|and|the|on|for)\b|\(|\)|,|\s)+?"
     r"(?-i:Act|Code|Ordinance|Regulations|Rules|Constitution)(?:,?\s*\d{4})?))?",
     re.I,
 )

@@ -17,7 +17,9 @@ where the birth occurred": no comma or clause start before it).
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .facts import without_references
 from .meaning import content_terms, in_its_words
@@ -47,7 +49,7 @@ _DISCRETION = frozenset(
 # be valid". A person's list ("any person who— (a) …; shall be guilty") defines an offence or a status, whose name the
 # sentence uses for it, so only a thing's ("that", "which") counts.
 _NARROWED = re.compile(
-    r"\b(?:that|which)\s+(?:has|have|is|are|was|were)\s+(?:been\s+)?[\w\s]{0,40}?[—–]\s*\(a\).*?;\s*"
+    r"\b(?:that|which)\s+(?:has|have|is|are|was|were)\s+(?:been\s+)?[\w\s]{0,40}?[—–]\s*\(a\).{0,2000}?;\s*"
     r"(?=(?:shall|must|may|is|are|will)\b)",
     re.I | re.S,
 )
@@ -102,12 +104,15 @@ def _list_end(clause: str, start: int) -> int:
     return after if after >= 0 else bound
 
 
-def conditions(clause: str) -> list[Condition]:
+@lru_cache(maxsize=4096)
+def conditions(clause: str) -> tuple[Condition, ...]:
     """The conditions of ``clause`` and the part of it each governs: a condition followed by a comma and more of its
     limb governs what follows it ("where X, the Master may accept …"); one that ends its limb governs the limb before
     it ("to a fine … or both, if the crime was committed in …"); a list narrowing a subject governs the predicate
     after it."""
     found: list[Condition] = []
+    # Where each limb starts, read once: a provision read as one run of text (a schedule's table) has thousands.
+    limb_ends = [m.end() for m in _LIMB_START.finditer(clause)]
     for opened in _OPENS.finditer(clause):
         start = opened.start("word")
         if not (_BEFORE.search(clause[max(0, start - 12) : start]) or clause[start].isupper()):
@@ -126,11 +131,11 @@ def conditions(clause: str) -> list[Condition]:
         limb_end = re.search(r";|(?P<list>[—–]\s*\([a-z]{1,4}\))", clause[end:])
         rest_end = end + limb_end.start() if limb_end and not limb_end.group("list") else _list_end(clause, end)
         after = clause[end:rest_end]
-        starts = [m.end() for m in _LIMB_START.finditer(clause, 0, start)]
+        limb = limb_ends[bisect_right(limb_ends, start) - 1] if bisect_right(limb_ends, start) else 0
         if closed and closed.group(0).strip() == "," and content_terms(after):
             governed = (closed.end(), rest_end)  # a leading condition governs the rest of its limb
-        elif content_terms(clause[starts[-1] if starts else 0 : start]):
-            governed = (starts[-1] if starts else 0, start)  # a trailing one, the limb before it
+        elif content_terms(clause[limb:start]):
+            governed = (limb, start)  # a trailing one, the limb before it
         else:
             # A list of conditions before their rule ("may— (a) on the death of …; or (b) on …; restore the
             # pension"): each governs what follows the list.
@@ -139,7 +144,7 @@ def conditions(clause: str) -> list[Condition]:
         found.append(Condition(clause[start:end], governed, (start, end)))
     for narrowed in _NARROWED.finditer(clause):
         found.append(Condition(narrowed.group(0), (narrowed.end(), len(clause)), narrowed.span()))
-    return found
+    return tuple(found)
 
 
 # A third person's pronoun before the sentence names anything itself ("You may keep them, …"): the sentence goes on

@@ -399,8 +399,9 @@ _SIDE = {"at least": "below", "more than": "below", "at most": "above", "less th
 def _bounds(text: str) -> set[tuple[float, str]]:
     """(figure, bound) for every bounded figure of ``text``: (16, "at least") for "of or over the age of sixteen"."""
     found = set()
+    cleaned = without_references(text)
     for bound, pattern in _BOUNDS:
-        for match in pattern.finditer(without_references(text)):
+        for match in pattern.finditer(cleaned):
             figure = match.group("n")
             value = float(figure) if figure[0].isdigit() else _words_value(figure)
             if value is not None:
