@@ -451,7 +451,13 @@ class IdentitySettings(BaseModel):
 
 
 class RetrievalSettings(BaseModel):
-    top_k: int = Field(6, ge=1, le=50, description="Hits handed to synthesis after fusion.")
+    top_k: int = Field(
+        6,
+        ge=1,
+        le=50,
+        description="Chunks handed to synthesis after fusion; with section_chunks above 0, the best chunks of further "
+        "provisions may follow them, up to twice as many in all.",
+    )
     candidates: int = Field(30, ge=1, le=500, description="Candidates asked of each backend before fusion.")
     section_chunks: int = Field(
         1,

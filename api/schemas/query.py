@@ -133,5 +133,11 @@ class RetrievalProbe(QueryFilters):
     """A query for the debug router: retrieval only, with its stages shown."""
 
     q: Question
-    top_k: int = Field(6, ge=1, le=50, description="Final hits to return.")
+    top_k: int = Field(
+        6,
+        ge=1,
+        le=50,
+        description="Final hits to return: the first top_k chunks, and (with retrieval.section_chunks above 0) the "
+        "best chunks of further provisions after them, up to twice as many in all.",
+    )
     mode: Literal["hybrid", "dense", "bm25"] = "hybrid"

@@ -68,7 +68,7 @@ _DEFINITION = re.compile(
     r"(?P<verb>means|includes|include|has the (?:same )?meaning|shall mean|shall include|refers to)\b",
 )
 _NEXT_ITEM = re.compile(r";\s*\(\w{1,4}\)[^;]*$")
-_NEXT_PROVISION = re.compile(r"(?<=[.;])\s+(?=\(\d{1,3}[A-Z]?\)\s|\d{1,3}[A-Z]?\.\s+[A-Z])")
+_NEXT_PROVISION = re.compile(r"(?<=[.;])\s+(?=\(\d{1,3}[A-Za-z]?\)\s|\d{1,3}[A-Z]?\.\s+[A-Z])")
 # "In this Part—", "In this Chapter, unless the context otherwise requires—": the words that open a run of definitions
 # and say where they apply ("In this Act—" says the whole document). A capital "In" and the dash, comma or colon
 # after tell them from a passing "… referred to in this Part".

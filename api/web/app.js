@@ -408,13 +408,9 @@ function labelCard(card, turn) {
   line.textContent = references.map((c) => said(c, { by: [], to: [] })).join("; ");
   Promise.all(references.map(async (c) => ({ by: await referrers(turn, c), to: await referred(turn, c) }))).then((found) => {
     line.textContent = references.map((c, i) => said(c, found[i])).join("; ");
+    // Kept for copying, which must write to the clipboard within the click, with no wait for the links.
+    turn.linkLines = Object.fromEntries(references.map((c, i) => [c.index, linkText(found[i])]));
   });
-}
-
-async function linkLine(turn, reference) {
-  // "Referred to by [1]" or "Refers to [1]": how a reference citation is linked to the answer's cited provisions.
-  const by = await referrers(turn, reference).catch(() => []);
-  return linkText({ by, to: by.length ? [] : await referred(turn, reference).catch(() => []) });
 }
 
 function linkText(found) {
@@ -709,7 +705,8 @@ async function copyTurn(turn) {
     lines.push("", "Sources");
     for (const c of turn.citations) {
       // A provision quoted because of its link to a cited one is named by that link's direction, as its card is.
-      const lead = c.kind === "reference" && !inAnswer(turn, c) ? `${await linkLine(turn, c)}:` : `[${c.index}]`;
+      const linked = (turn.linkLines || {})[c.index] || linkText({ by: [], to: [] });
+      const lead = c.kind === "reference" && !inAnswer(turn, c) ? `${linked}:` : `[${c.index}]`;
       lines.push(`${lead} ${c.cite_as || `${c.title}, ${c.section}`}${c.heading ? ` (${c.heading})` : ""}${c.consolidated ? `, as consolidated on ${c.consolidated}` : ""}: “${c.quote}”`);
     }
   }

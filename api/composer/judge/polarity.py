@@ -274,7 +274,7 @@ def requires_factor(sentence: str, provision: str) -> bool:
     return False
 
 
-_NEXT_SUBSECTION = re.compile(r"\s\(\d{1,3}[A-Z]?\)\s")
+_NEXT_SUBSECTION = re.compile(r"\s\(\d{1,3}[A-Za-z]?\)\s")
 
 
 # "shall be competent to witness", "shall be entitled to": a status the clause gives, not a duty it imposes.
