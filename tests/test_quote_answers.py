@@ -186,3 +186,10 @@ def test_a_short_item_joined_to_its_lead_in_keeps_the_texts_own_spacing() -> Non
     units = quotable_units(chunk)
     assert any(unit.endswith("a judgment debt;") for unit in units)
     assert all(unit in text for unit in units)
+
+
+def test_a_marker_that_opens_a_sentence_starts_a_provision_even_after_a_reference() -> None:
+    text = "(6) He has the powers referred to in section 120 (2) (7) Where the Minister accepts it, he shall act."
+    assert provision_ids(text) == ["s15(6)", "s15(7)"]
+    # A reference's next label is followed by its own words in lower case: no provision starts there.
+    assert provision_ids("(1) Subject to section 120 (2) (b) of the Act, he shall act.") == ["s15(1)"]

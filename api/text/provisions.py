@@ -72,7 +72,14 @@ def provision_starts(text: str, section_id: str, start_in: str = "") -> list[tup
         at_line_start = "\n" in head[len(head.rstrip()) :] or not head.strip()
         words = head.split()
         label = match.group(1)
-        if not at_line_start and (_refers(words) or (label.isdigit() and words and _GLOSSED.match(words[-1]))):
+        # A marker followed by a capital opens a provision's sentence ("… section 120 (2) (7) Where the Minister …"),
+        # whatever the words before it: a reference's next label is followed by its own words in lower case.
+        opens = text[match.end() : match.end() + 3].lstrip()[:1].isupper()
+        if (
+            not at_line_start
+            and not opens
+            and (_refers(words) or (label.isdigit() and words and _GLOSSED.match(words[-1])))
+        ):
             continue
         roman = bool(_ROMAN.fullmatch(label))
         if label[0].isdigit():
