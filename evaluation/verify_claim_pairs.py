@@ -21,7 +21,8 @@ HERE = Path(__file__).resolve().parent
 DEFAULT_CORPUS = HERE.parent.parent / "shared" / "data" / "corpus" / "zimbabwe_legislation" / "acts.jsonl"
 SUPPORTED_KINDS = {"paraphrase", "applied", "summary"}
 UNSUPPORTED_KINDS = {
-    "changed_number", "dropped_condition", "permission", "wrong_party", "negation", "off_topic", "supposition"
+    "changed_number", "dropped_condition", "permission", "wrong_party", "negation", "off_topic", "supposition",
+    "crossed_items",
 }  # fmt: skip
 FIELDS = {"id", "sentence", "law_id", "section", "supported", "kind", "split"}
 

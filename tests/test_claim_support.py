@@ -387,10 +387,25 @@ SIGNED_BY_MARK = (
     "wills, wills made during epidemics or oral wills."
 )
 
+# A party narrowed by a relative clause with a figure, named last or first.
+STUDY_LEAVE = (
+    "(1) Study leave shall be granted for a period of thirty days on full pay to an employee who has served for at "
+    "least two years. (2) An employee on study leave shall continue to accrue pension rights."
+)
+REGISTRATION = (
+    "(1) Any person who has been married to a citizen for at least five years, and who satisfies the prescribed "
+    "conditions, is entitled, on application, to be registered as a citizen. (2) Any person who has been lawfully "
+    "resident for at least ten years is entitled, on application, to be registered as a citizen."
+)
+
 
 @pytest.mark.parametrize(
     ("sentence", "provision"),
     [
+        # A party narrowed by a relative clause with a figure.
+        ("You are entitled to thirty days of study leave on full pay.", STUDY_LEAVE),
+        ("If you are married to a citizen, you are entitled to be registered as a citizen on application.",
+         REGISTRATION),
         # A list's lead-in: the others' duty arises only on the parents' death or inability.
         ("The person in charge of the hospital where a child is born must give notice of the birth.", BIRTH_NOTICE),
         ("This includes the occupier of the house where the birth occurred and the headman of the community.",
@@ -420,6 +435,11 @@ def test_a_rule_given_only_under_a_condition_is_not_supported_without_it(sentenc
          UNLAWFUL_ENTRY),
         ("A will signed by the testator's mark is valid only if a magistrate or commissioner of oaths certifies on "
          "it that he has satisfied himself as to the identity of the testator.", SIGNED_BY_MARK),
+        ("If you have worked for at least two years, you get thirty days of study leave on full pay.", STUDY_LEAVE),
+        # What the rule is, given to no one.
+        ("Study leave lasts thirty days on full pay.", STUDY_LEAVE),
+        ("Someone married to a citizen for at least five years who meets the prescribed conditions can register as a "
+         "citizen.", REGISTRATION),
         # The provision's own words, and a sentence that goes on from one before it.
         ("It also provides: “(b) the person in charge of any hospital or other institution in which the birth or "
          "still-birth occurred”.", BIRTH_NOTICE),

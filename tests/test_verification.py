@@ -876,3 +876,19 @@ def test_a_long_run_of_capitalised_words_after_a_reference_is_read_in_one_pass()
     # every word: this sentence took minutes. Read whole, it is one pass.
     text = "section 4 of the " + "Foundation " * 24 + "is cited here."
     assert [(r.number, r.title) for r in find_references(text)] == [("4", "")]
+
+
+def test_a_condition_stated_in_the_next_sentence_completes_the_rule_before_it() -> None:
+    maternity = (
+        "5. Maternity leave (1) A female employee who has served for at least one year is entitled to maternity "
+        "leave of ninety-eight days on full pay. (2) No employer shall dismiss an employee by reason of her pregnancy."
+    )
+    offered, texts = sample_offer(("Employment Standards Act", "5", maternity))
+    rule = "A female employee gets ninety-eight days of maternity leave on full pay [1]."
+    alone = gate_model_answer(rule, offered, texts)
+    assert not alone.passed and alone.sentences[0].dropped
+    both = gate_model_answer(f"{rule} She qualifies once she has served for at least one year [1].", offered, texts)
+    assert both.passed and "gets ninety-eight days" in both.answer and both.citations
+    # Another claim after it states no condition: the rule stays out, the other claim is kept.
+    other = gate_model_answer(f"{rule} Her employer may not dismiss her because she is pregnant [1].", offered, texts)
+    assert "gets ninety-eight days" not in other.answer and "dismiss" in other.answer

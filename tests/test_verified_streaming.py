@@ -43,6 +43,8 @@ def pieces(text: str, size: int = 3) -> list[str]:
     return [" ".join(words[i : i + size]) + (" " if i + size < len(words) else "") for i in range(0, len(words), size)]
 
 
+MATERNITY = "How much maternity leave does a female employee get?"
+
 SCENARIOS = [
     Scenario(
         "a wrong age, twice",
@@ -104,6 +106,34 @@ SCENARIOS = [
         [Reply(["I could not find this in the documents."])],
         never=["I could not find this"],
         kept=["two months"],
+    ),
+    Scenario(
+        "a rule, then its condition in the next sentence",
+        MATERNITY,
+        [
+            Reply(
+                pieces(
+                    "A female employee gets ninety-eight days of maternity leave on full pay [1]. She qualifies "
+                    "once she has served for at least one year [1]."
+                )
+            )
+        ],
+        kept=["gets ninety-eight days", "She qualifies once she has served for at least one year"],
+    ),
+    Scenario(
+        "a rule without its condition, then another claim",
+        MATERNITY,
+        [
+            Reply(
+                pieces(
+                    "A female employee gets ninety-eight days of maternity leave on full pay [1]. Her employer may "
+                    "not dismiss her while she is on maternity leave [1]."
+                )
+            )
+        ]
+        * 2,
+        never=["gets ninety-eight days"],
+        kept=["may not dismiss her while she is on maternity leave"],
     ),
     Scenario("the model fails", DEPOSIT, [Reply(status=500)], kept=["two months"]),
     Scenario(

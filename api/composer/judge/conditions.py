@@ -21,7 +21,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .facts import without_references
+from .facts import facts, without_references
 from .meaning import content_terms, in_its_words
 
 # Where a condition opens: at the start of a clause or limb, after punctuation, or after a list item's mark.
@@ -53,6 +53,17 @@ _NARROWED = re.compile(
     r"(?=(?:shall|must|may|is|are|will)\b)",
     re.I | re.S,
 )
+# A party narrowed by a relative clause that ends its limb and holds a figure ("… on full pay to a female employee
+# who has served for at least one year."): the rule is given only to those who meet it. Without a figure such a clause
+# mostly names who the rule is about ("any person who contravenes …"), which a sentence says in its own words.
+_RESTRICTED = re.compile(
+    r"\b(?:who|whose|which|that)\s+(?:has|have|had|is|are|was|were)\s+(?:not\s+)?[^,;:.—–()]{0,100}?"
+    r"\b(?:years?|months?|weeks?|days?)(?:\s+of\s+age|\s+or\s+(?:more|above|over|older|less|under))?"
+    r"(?=\s*(?:[.;:,]|$)|\s+(?:is|are|shall|may|must|has|have)\b)",
+    re.I,
+)
+_PREDICATE_NEXT = re.compile(r"\s*(?:,|(?:is|are|shall|may|must|has|have)\b)", re.I)
+_RULE_VERB = re.compile(r"\b(?:shall|must|may|will)\b", re.I)
 _LIMB_START = re.compile(r"[;—–]\s*|:\s+|\([a-z]{1,4}\)\s*")
 # A condition's word and its plain equivalents ("died" for "death", "cannot" for "inability", "knew" for "knowledge").
 _KIN = {
@@ -81,6 +92,9 @@ class Condition:
     """[start, end) of the part of the clause it governs."""
     span: tuple[int, int]
     """[start, end) of the condition itself."""
+    party: str = ""
+    """For a relative clause narrowing a party, the words naming that party ("a female employee"): the condition
+    matters to a sentence that gives the rule to someone, not to one that only says what the rule is."""
 
 
 def _terms(text: str) -> set[str]:
@@ -142,6 +156,22 @@ def conditions(clause: str) -> tuple[Condition, ...]:
             tail = _list_end(clause, start)
             governed = (tail + 1, len(clause)) if tail < len(clause) else (end, end)
         found.append(Condition(clause[start:end], governed, (start, end)))
+    for restricted in _RESTRICTED.finditer(clause):
+        # A figure with its unit (an age, a period, a share), in a clause that ends before the rule's own verb.
+        if not any(unit for _, unit in facts(restricted.group(0)).numbers) or _RULE_VERB.search(restricted.group(0)):
+            continue
+        start, end = restricted.span()
+        limb = limb_ends[bisect_right(limb_ends, start) - 1] if bisect_right(limb_ends, start) else 0
+        party = " ".join(clause[limb:start].split()[-3:])
+        # A party named first ("Any person who has been married … for at least five years, …, is entitled to …")
+        # is given what follows in its limb; one named last ("… on full pay to a female employee who has served …"),
+        # what comes before.
+        rest = re.search(r"[;.](?:\s|$)", clause[end:])
+        rest_end = end + rest.start() if rest else len(clause)
+        if _PREDICATE_NEXT.match(clause, end) and content_terms(clause[end:rest_end]):
+            found.append(Condition(restricted.group(0), (end, rest_end), restricted.span(), party))
+        elif content_terms(clause[limb:start]):
+            found.append(Condition(restricted.group(0), (limb, start), restricted.span(), party))
     for narrowed in _NARROWED.finditer(clause):
         found.append(Condition(narrowed.group(0), (narrowed.end(), len(clause)), narrowed.span()))
     return tuple(found)
@@ -154,6 +184,15 @@ _REFERS_BACK = re.compile(
 )
 
 
+_NUMBER_WORDS = re.compile(
+    r"\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen|twenty|thirty|forty|fifty|"
+    r"sixty|seventy|eighty|ninety|hundred|thousand)(?:-\w+)?\b",
+    re.I,
+)
+# Words of a figure's unit or bound, which say how much, not who.
+_FIGURE_WORDS = frozenset("year month week day hour age least period less more not exceed".split())
+# A sentence that gives a rule to someone: the asker, or anyone at all.
+_ADDRESSED = re.compile(r"\b(?:you|your|anyone|everyone|everybody|anybody|any\s+person|every\s+person)\b", re.I)
 _CASE_FIRST = re.compile(r"\W*(?:in|on|upon|after|once|for|with|without|during)\s+([^,;:]{3,80}),", re.I)
 
 
@@ -189,6 +228,20 @@ def dropped_condition(
     supposed = {_KIN.get(term, term) for term in in_its_words(supposed, provision_terms)}
     other, beside = _terms(elsewhere), _terms(siblings)
     for condition in conditions(clause):
+        if condition.party:
+            if not (_ADDRESSED.search(sentence) or content_terms(condition.party) & said):
+                continue
+            # A figure narrows the party ("married … for at least five years"): a sentence that speaks of the same
+            # party by the clause's other words ("married") but states none of its figures drops it.
+            if {value for value, _ in facts(condition.text).numbers} & {value for value, _ in facts(sentence).numbers}:
+                continue
+            start, end = condition.governed
+            rest = _terms(clause[:start] + " " + clause[end:]) - _terms(condition.text)
+            described = (
+                _terms(_NUMBER_WORDS.sub(" ", condition.text)) - _FIGURE_WORDS - _terms(clause[start:end]) - rest
+            )
+            if said & described:
+                return tuple(sorted(described))
         start, end = condition.governed
         governed = _terms(clause[start:end])
         outside = _terms(clause[: min(start, condition.span[0])] + " " + clause[max(end, condition.span[1]) :])

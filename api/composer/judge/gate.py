@@ -179,6 +179,9 @@ class SentenceCheck:
     """Verbatim span of each attached provision that supports the sentence (its quote, or its best window)."""
     quoted: set[int] = field(default_factory=set)
     """Attached provisions whose span is the sentence's own verified quote."""
+    pending: tuple[int, str] | None = None
+    """A provision that supports the sentence but for a condition it leaves out, and its span: the next sentence may
+    state the condition (``condition_follows``)."""
 
     @property
     def verdict(self) -> str:
@@ -419,6 +422,7 @@ def _check_sentence(
     best: tuple[float, int, Support] | None = None
     results: list[Support] = []
     contradicted = False
+    conditional: tuple[int, Support] | None = None  # supported but for a condition the sentence leaves out
     for rank, index in enumerate(order):
         if contradicted and index not in named and index not in quote_homes:
             continue  # (a verbatim quote shows where its words come from: a mis-numbered marker is a slip)
@@ -445,6 +449,11 @@ def _check_sentence(
         ):
             result = replace(result, score=max(result.score, SUPPORT_THRESHOLD))
         if not result.supported:
+            if (
+                conditional is None and result.dropped and result.score >= result.threshold
+                and not (result.missing or result.opposite or result.off_topic)
+            ):  # fmt: skip
+                conditional = (index, result)
             if index in named and best is None:
                 _record_failure(check, result)
                 contradicted |= result.score >= result.threshold and bool(
@@ -459,6 +468,9 @@ def _check_sentence(
     if best is None:
         if not named and results:  # nothing broke the loop: every offered provision was checked
             _record_failure(check, max(results, key=lambda s: s.score))
+        if conditional is not None and check.dropped:
+            index, result = conditional
+            check.pending = (index, texts[index][result.span[0] : result.span[1]])
         return
     _, rank, result = best
     index = order[rank]
@@ -686,6 +698,22 @@ def after_removed(check: SentenceCheck, previous: SentenceCheck | None) -> None:
         check.missing_facts = [*check.missing_facts, "what it points back to (a sentence left out)"]
 
 
+def condition_follows(check: SentenceCheck, previous: SentenceCheck | None) -> None:
+    """A sentence that states a rule without its condition, followed at once by one that states the condition ("A
+    female employee gets ninety-eight days of maternity leave on full pay. She qualifies once she has served for at
+    least one year."), says the rule with it: the earlier sentence is supported after all, by the provision both
+    cite. The later one must pass on its own, cite that provision, and carry the condition's own words."""
+    if previous is None or previous.pending is None or not passes(check) or not check.claim:
+        return
+    index, span = previous.pending
+    said = content_terms(without_references(_strip_markers(_as_read(check.text))))
+    if index not in check.cited or not said & set(previous.dropped):
+        return
+    previous.cited, previous.spans[index], previous.pending = [index], span, None
+    previous.missing_facts, previous.opposite, previous.off_topic, previous.dropped = [], False, [], []
+    previous.how = "marker" if index in previous.markers else ("reattributed" if previous.markers else "located")
+
+
 def gate_model_answer(
     answer: str,
     offered: Mapping[int, Citation],
@@ -699,6 +727,7 @@ def gate_model_answer(
     gate = SentenceGate(offered, provisions, topic, judge, repealed)
     checks = [gate.judge(text, sep, answer[:end]) for text, sep, end in sentence_spans(answer)]
     for k in range(1, len(checks)):
+        condition_follows(checks[k], checks[k - 1])
         after_removed(checks[k], checks[k - 1])
     kept: list[str] = []
     used: dict[int, Citation] = {}

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from .conditions import dropped_condition
 from .facts import missing_facts
+from .limbs import mixed_items
 from .meaning import (
     SUPPORT_THRESHOLD,
     WORD,
@@ -198,6 +199,7 @@ def support(
             or misdefined(sentence, provision)
             or subject_elsewhere(sentence, provision, identity)
             or scattered(sentence, provision, units)
+            or mixed_items(sentence, provision, units)
             or chooser_elsewhere(sentence, provision)
             or anchor_elsewhere(sentence, provision, identity)
         )

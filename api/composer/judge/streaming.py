@@ -18,7 +18,15 @@ from api.schemas.events import Citation, StatusEvent
 from api.text.sentences import sentence_spans
 
 from ..citations import CitationTracker, Emit
-from .gate import SentenceCheck, SentenceGate, after_removed, complete_sentences, only_points, passes
+from .gate import (
+    SentenceCheck,
+    SentenceGate,
+    after_removed,
+    complete_sentences,
+    condition_follows,
+    only_points,
+    passes,
+)
 
 
 class GatedTracker:
@@ -103,13 +111,17 @@ class GatedTracker:
                     self.judging = False
             else:
                 check = self.gate.judge(sentence, separator, context[: offset + end])
+            condition_follows(check, self.checks[-1] if self.checks else None)
             after_removed(check, self.checks[-1] if self.checks else None)
             self.checks.append(check)
-            if not check.claim or (passes(check) and only_points(check)):
-                self.held.append(check)  # states nothing, or only where the answer is: waits for a claim
+            if not check.claim or (passes(check) and only_points(check)) or check.pending is not None:
+                # States nothing, or only where the answer is, or a rule whose condition the next sentence may
+                # state: waits for a claim that passes (and is sent before it only if it passes by then).
+                self.held.append(check)
             elif passes(check):
                 for waiting in self.held:
-                    self._send(waiting)
+                    if passes(waiting):
+                        self._send(waiting)
                 self.held = []
                 self._send(check)
                 self.out.flush()

@@ -1,0 +1,176 @@
+"""Does a sentence give one item of a list the rule another item states?
+
+Many provisions set out parallel cases as a list's items, each with its own rule: "the duration of copyright shall
+be, in the case of— (a) a photograph …, fifty years from …; (f) any other literary work, the life of the author and
+fifty years …". A sentence that takes its subject from one item and what it says of that subject from another
+("copyright in a photograph lasts for the life of the author …") shares nearly all its words with the provision, two
+neighbouring items cover it, and yet no item says it. This module reads a sentence as a subject and what is said of
+it, finds the items of the provision's lists whose own words (those no sibling item uses) each part carries, and
+reports when the subject's item and the said part's item differ and neither carries the other's own words.
+
+What it leaves alone: a sentence with no verb to split it at; a list whose items share every word the sentence
+carries (a figure they all state, as "fifty years" above, belongs to no one item); sentences that join two claims
+("…; …", ", and …"), which the judge reads claim by claim; and everything outside a list's items, since a
+provision's subsections may build on one another ("a person aggrieved by a decision under subsection (1) may
+appeal").
+"""
+
+from __future__ import annotations
+
+import re
+
+from .facts import facts
+from .meaning import content_terms, in_its_words
+from .polarity import without_leading_condition
+
+# A list's item starts with its mark after a lead-in's dash or colon or the last item's semicolon ("— (a) ",
+# "; or (c) ", "; and (iv) "); a subsection's number ("(2) ") ends the list.
+_ITEM = re.compile(r"(?P<after>[;:—–-])\s*(?:(?P<joined>or|and)\s+)?(?P<open>\()(?P<mark>[a-z]{1,4})\)\s")
+_ITEM_END = re.compile(r";\s|\.\s|:\s|\.$|\s\(\d{1,3}[A-Z]?\)\s")
+_ROMAN = re.compile(r"^[ivx]+$")
+# A number in brackets after a reference's words ("subsection (2)", "section 109 (4) or (5)") is not a subsection's.
+_REFERENCE_BEFORE = re.compile(r"(?:sections?|paragraphs?|\d|\)|\bor|\band|\bto)\s*$", re.I)
+# An item that applies to others by their marks ("in the circumstances described in paragraph (a) or (b)").
+_NAMES_ITEMS = re.compile(r"\bparagraphs?\s+((?:\(\w{1,4}\)(?:\s*,\s*|\s+or\s+|\s+and\s+|\s+to\s+)?)+)", re.I)
+# The verb a plain sentence says something of its subject with; a verb inside a relative clause ("a citizen who
+# takes up …") still belongs to the subject.
+_VERB = re.compile(
+    r"\b(?:lasts?|runs?|is|are|was|were|shall|must|may|can|cannot|will|would|has|have|gets?|becomes?|ends?|"
+    r"expires?|applies|apply|continues?|stays?|remains?|needs?|requires?|means|includes?|carries|carry|starts?|"
+    r"begins?|commences?)\b",
+    re.I,
+)
+_RELATIVE = re.compile(r"\b(?:who|whom|whose|which|that|where)\s+(?:\w+\s+){0,2}$", re.I)
+_JOINED = re.compile(r";|,\s+(?:and|but|while|whereas)\s", re.I)
+OWN_WEIGHT = 2
+"""How much of the said part an item alone must hold for the mix to count (a word counts one, a figure two): one
+shared word is too little evidence, one figure is the rule's own."""
+
+
+def _split(sentence: str) -> tuple[str, str] | None:
+    """The case a sentence speaks of (a condition put first and its subject) and what it says of it, split at the
+    first verb after the condition that is not inside a relative clause."""
+    main = without_leading_condition(sentence)
+    case = sentence[: len(sentence) - len(main)]
+    for verb in _VERB.finditer(main):
+        before = main[: verb.start()]
+        if not content_terms(before) or _RELATIVE.search(before):
+            continue
+        return case + before, main[verb.start() :]
+    return None
+
+
+def _lists(provision: str) -> list[list[tuple[int, int, str]]]:
+    """The provision's lists, each as its items' [start, end) offsets and marks. An item runs to the next item's mark,
+    else to its clause's end (the words its list's items share follow: "…; or (d) …; shall be guilty of …"). Roman
+    items ("(i)", "(ii)") are a list of their own, nested in or following the lettered one; "(a)", "(i)" or an item
+    after a lead-in's dash ("shall be guilty … and liable— (c) …; (d) …", whose lettering goes on from the offence's
+    elements) opens a new list."""
+    marks = list(_ITEM.finditer(provision))
+    items: list[tuple[int, int, str]] = []
+    cumulative: set[int] = set()
+    opened: set[int] = set()  # items after a lead-in's dash or colon: each opens a list of its own
+    for n, found in enumerate(marks):
+        start = found.start("open")
+        end = len(provision)
+        for stop in _ITEM_END.finditer(provision, found.end()):
+            if not (stop.group(0).strip().startswith("(") and _REFERENCE_BEFORE.search(provision, 0, stop.start())):
+                end = stop.start()
+                break
+        if n + 1 < len(marks):
+            end = min(end, marks[n + 1].start())
+        items.append((start, end, found.group("mark")))
+        if found.group("after") != ";":
+            opened.add(start)
+        if found.group("joined") == "and":
+            cumulative.add(start)
+    lists: list[list[tuple[int, int, str]]] = []
+    letters: list[tuple[int, int, str]] = []
+    romans: list[tuple[int, int, str]] = []
+    previous = ""
+    for start, end, mark in items:
+        # "(i)" after "(h)" is the ninth letter; after anything else it opens roman items.
+        if _ROMAN.match(mark) and not (len(mark) == 1 and previous and ord(mark) == ord(previous) + 1):
+            if mark == "i" and romans:
+                lists.append(romans)
+                romans = []
+            romans.append((start, end, mark))
+            continue
+        if (mark == "a" or start in opened) and letters:
+            lists.append(letters)
+            letters = []
+        if romans:
+            lists.append(romans)
+            romans = []
+        letters.append((start, end, mark))
+        previous = mark
+    lists += [letters, romans]
+    # Items joined by "and" are requirements that hold together, not cases: a sentence may draw on all of them.
+    return [found for found in lists if len(found) >= 2 and not any(start in cumulative for start, _, _ in found)]
+
+
+def _weight(terms: set[str], figures: set[float]) -> int:
+    return len(terms) + OWN_WEIGHT * len(figures)
+
+
+def mixed_items(sentence: str, provision: str, units: list[tuple[int, int]]) -> list[str]:
+    """What ``sentence`` says of one item's case that only another item of the same list states, as the words and
+    figures that item holds alone (empty: no such mix)."""
+    if _JOINED.search(sentence):
+        return []
+    split = _split(sentence)
+    if split is None:
+        return []
+    unit_terms = [content_terms(provision[a:b]) for a, b in units]
+    known: set[str] = set().union(*unit_terms)
+    said_all = in_its_words(content_terms(split[1]), known) & known
+    said_figures = {value for value, _ in facts(split[1]).numbers}
+    lists = _lists(provision)
+    # The provision's parts a rule may be stated in whole: every list's items, and its sentences that hold none.
+    spans = [(a, b) for items in lists for a, b, _ in items]
+    parts = [content_terms(provision[a:b]) for a, b in spans]
+    parts += [
+        terms for (a, b), terms in zip(units, unit_terms, strict=True) if not any(a < e and s < b for s, e in spans)
+    ]
+    for items in lists:
+        texts = [provision[a:b] for a, b, _ in items]
+        item_terms = [content_terms(text) for text in texts]
+        item_figures = [{value for value, _ in facts(text).numbers} for text in texts]
+        every = set().union(*item_terms)
+        # The lead-in's words name what every item speaks of ("the duration of copyright shall be, in the case of—").
+        lead_start = max((a for a, _ in units if a <= items[0][0]), default=0)
+        lead = content_terms(provision[lead_start : items[0][0]])
+        case = (in_its_words(content_terms(split[0]), every) & every) - lead
+        said = (in_its_words(content_terms(split[1]), every) & every) - lead
+
+        others = [set().union(*(t for j, t in enumerate(item_terms) if j != k)) for k in range(len(items))]
+        other_figures = [set().union(*(f for j, f in enumerate(item_figures) if j != k)) for k in range(len(items))]
+        said_own = [(said & item_terms[k]) - others[k] for k in range(len(items))]
+        case_own = [(case & item_terms[k]) - others[k] for k in range(len(items))]
+        figures_own = [(said_figures & item_figures[k]) - other_figures[k] for k in range(len(items))]
+        case_items = {k for k in range(len(items)) if case_own[k]}
+        said_items = {k for k in range(len(items)) if _weight(said_own[k], figures_own[k]) >= OWN_WEIGHT}
+        if len(case_items) != 1 or not said_items:
+            continue
+        (mine,) = case_items
+        named = case_own[mine]
+        for k in said_items - {mine}:
+            if said_own[mine] or figures_own[mine] or case_own[k]:
+                continue
+            # Parallel cases each state a rule with its figure (a period, a penalty); items without one are
+            # alternatives within one rule ("after— (i) receiving notice …; or (ii) receiving the goods") or the
+            # elements of one case ("(c) carried a weapon"), which a sentence may name together in any order.
+            if not (item_figures[k] and item_figures[mine]):
+                continue
+            # An item may apply to others by their marks ("paragraph (a) or (b)").
+            applies_to = {m for found in _NAMES_ITEMS.finditer(texts[k]) for m in re.findall(r"\((\w+)\)", found[1])}
+            if items[mine][2] in applies_to:
+                continue
+            # Another list, or a sentence of the provision outside any, may say it of the same case: an item can
+            # point elsewhere ("for the period specified in subsection (1)") for what another says in full.
+            held = len(said_all & item_terms[k])
+            if any(named & terms and len(said_all & terms) >= held for terms in parts):
+                continue
+            stated = sorted(said_own[k]) + sorted(f"{v:g}" for v in figures_own[k])
+            return [f"{' '.join(stated)} (stated of another item of the list)"]
+    return []

@@ -1,0 +1,132 @@
+"""A sentence that gives one item of a provision's list the rule another item states (``limbs.mixed_items``), read
+through the rules judge: the two items together hold every word of it, and no item says it."""
+
+from __future__ import annotations
+
+from api.composer.judge.limbs import mixed_items
+from api.composer.judge.meaning import provision_units
+from api.composer.judge.rules import support
+
+DURATION = (
+    "7. Duration of protection (1) Subject to this section, protection shall last, in the case of— (a) a design or a "
+    "drawing, twenty years from the end of the year in which the design is first registered; (b) a recording, "
+    "fifteen years from the end of the year in which it is first broadcast; (c) any other work, the life of the maker "
+    "and forty years from the end of the year in which the maker dies."
+)
+PENALTIES = (
+    "12. Offences (1) Any person who— (a) fails to report a change of ownership within thirty days; or (b) gives false "
+    "information in a report made under this section; shall be guilty of an offence and liable— (i) in the case of an "
+    "offence referred to in paragraph (a), to a fine not exceeding level three or to imprisonment for a period not "
+    "exceeding two months; (ii) in the case of an offence referred to in paragraph (b), to a fine not exceeding level "
+    "eight or to imprisonment for a period not exceeding four years."
+)
+CASES = (
+    "20. Penalties (1) A person convicted of poaching shall be liable— (a) on a first conviction, to imprisonment "
+    "for a period of not less than six years; (b) on a second or subsequent conviction, to imprisonment for a period "
+    "of not less than fourteen years. (2) A person aggrieved by a conviction under subsection (1) may appeal to the "
+    "High Court within thirty days."
+)
+
+
+def mixed(sentence: str, provision: str) -> list[str]:
+    return mixed_items(sentence, provision, provision_units(provision))
+
+
+def test_one_items_case_given_anothers_rule_is_not_supported() -> None:
+    sentence = "Protection for a design lasts for the life of the maker and forty years after the maker dies."
+    assert mixed(sentence, DURATION)
+    assert not support(sentence, DURATION).supported
+
+
+def test_each_items_own_rule_is_supported() -> None:
+    for sentence in (
+        "Protection for a design lasts twenty years from the end of the year in which it is first registered.",
+        "A recording is protected for fifteen years from the end of the year in which it is first broadcast.",
+    ):
+        assert mixed(sentence, DURATION) == [], sentence
+        assert support(sentence, DURATION).supported, sentence
+
+
+def test_what_every_item_shares_belongs_to_none() -> None:
+    # "years" and "end of the year" are in every item; two cases named together with what they share say no one
+    # item's rule.
+    assert mixed("Protection for designs and recordings runs from the end of a year.", DURATION) == []
+
+
+def test_a_figure_alone_names_its_item() -> None:
+    sentence = "On a first conviction for poaching, the penalty is at least fourteen years in prison."
+    assert mixed(sentence, CASES) == ["fourteen 14 (stated of another item of the list)"]
+    assert not support(sentence, CASES).supported
+    assert mixed("On a first conviction for poaching, the penalty is at least six years in prison.", CASES) == []
+
+
+def test_an_item_that_applies_to_another_by_its_mark_is_not_a_mix() -> None:
+    # The penalties name the offences they apply to ("paragraph (b)"): an offence and its own penalty.
+    sentence = "Giving false information in a report can lead to up to four years in prison."
+    assert mixed(sentence, PENALTIES) == []
+    assert support(sentence, PENALTIES).supported
+
+
+def test_a_subsection_that_builds_on_another_is_left_alone() -> None:
+    # Outside a list's items a provision's parts may build on one another.
+    assert mixed("Someone convicted of poaching may appeal to the High Court within thirty days.", CASES) == []
+
+
+def test_a_condition_put_first_names_the_case() -> None:
+    sentence = "If it is a second conviction for poaching, the penalty is at least six years in prison."
+    assert mixed(sentence, CASES)
+    assert mixed("If it is a second conviction for poaching, the penalty is at least fourteen years.", CASES) == []
+
+
+def test_subsection_numbers_after_a_reference_do_not_end_an_item() -> None:
+    provision = (
+        "5. Elections (1) Polling shall take place not more than— (a) thirty days before the term expires; or (b) "
+        "where the House is dissolved in terms of section 40 (4) or (5) after a vote of no confidence, ninety days "
+        "after the dissolution."
+    )
+    sentence = (
+        "If the House is dissolved after a vote of no confidence, polling must be within thirty days before the term "
+        "expires."
+    )
+    assert mixed(sentence, provision)
+
+
+def test_requirements_joined_by_and_are_read_together() -> None:
+    # "; and (b)" lists requirements that hold together: a sentence may draw its subject from one and the rest
+    # from another.
+    provision = (
+        "9. Witnesses Any person who— (a) is of or over the age of eighteen years; and (b) is able to read the "
+        "document; and (c) is present when it is signed; shall be competent to witness the signing of a lease."
+    )
+    sentence = "Your eighteen-year-old can witness the lease, as long as they can read it and are there at the signing."
+    assert mixed(sentence, provision) == []
+
+
+def test_alternatives_within_one_rule_are_not_cases() -> None:
+    # Items without a figure of their own are alternatives of one rule (or elements of one case): a sentence may
+    # name them together, whatever order its verbs come in.
+    provision = (
+        "4. Refunds (1) A seller must— (a) return any payment within ten business days after— (i) receiving notice "
+        "of the cancellation, if no goods had been delivered; or (ii) receiving the goods back from the buyer; and "
+        "(b) not try to collect any payment."
+    )
+    sentence = (
+        "The seller must pay you back within ten business days of your notice or, if the goods were delivered, of "
+        "getting them back."
+    )
+    assert mixed(sentence, provision) == []
+
+
+def test_penalty_limbs_after_an_offences_elements_are_a_list_of_their_own() -> None:
+    # The offence's elements are joined by "and"; the penalties after "liable—" go on lettering but are cases.
+    provision = (
+        "30. Tampering (1) A person who— (a) knowing that he needs authority to open a meter; and (b) opens it "
+        "without that authority; shall be guilty of tampering and liable— (c) in aggravating circumstances, to a "
+        "fine not exceeding level twelve or imprisonment for a period not exceeding eight years; (d) in any other "
+        "case, to a fine not exceeding level five or imprisonment for a period not exceeding two years."
+    )
+    crossed = (
+        "Tampering in aggravating circumstances is punishable by a fine of up to level five or two years in prison."
+    )
+    assert mixed(crossed, provision)
+    assert mixed("Tampering in aggravating circumstances can lead to up to eight years in prison.", provision) == []
