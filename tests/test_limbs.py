@@ -3,7 +3,7 @@ through the rules judge: the two items together hold every word of it, and no it
 
 from __future__ import annotations
 
-from api.composer.judge.limbs import mixed_items
+from api.composer.judge.limbs import mixed_items, mixed_subsections
 from api.composer.judge.meaning import provision_units
 from api.composer.judge.rules import support
 
@@ -130,3 +130,55 @@ def test_penalty_limbs_after_an_offences_elements_are_a_list_of_their_own() -> N
     )
     assert mixed(crossed, provision)
     assert mixed("Tampering in aggravating circumstances can lead to up to eight years in prison.", provision) == []
+
+
+OFFENCES = (
+    "24. Offences (1) Any person who obstructs an inspector shall be guilty of an offence and liable to a fine not "
+    "exceeding level five or to imprisonment for a period not exceeding six months. (2) Any person who, with "
+    "fraudulent intent, tampers with a sample shall be guilty of an offence and liable to a fine not exceeding level "
+    "eight or to imprisonment for a period not exceeding two years. (3) Any person who fails to keep the register "
+    "shall be guilty of an offence and liable to a fine not exceeding level three."
+)
+
+
+def test_parallel_subsections_are_cases_too() -> None:
+    # Subsections that open alike ("Any person who …") set out parallel cases, each with its own penalty.
+    crossed = (
+        "Tampering with a sample with fraudulent intent can lead to a fine of up to level five or six months in prison."
+    )
+    assert mixed_subsections(crossed, OFFENCES)
+    assert not support(crossed, OFFENCES).supported
+    faithful = (
+        "Tampering with a sample with fraudulent intent can lead to a fine of up to level eight or two years in prison."
+    )
+    assert mixed_subsections(faithful, OFFENCES) == []
+    assert support(faithful, OFFENCES).supported
+
+
+def test_a_subsection_that_builds_on_another_is_not_a_parallel_case() -> None:
+    # "(2) An appeal under subsection (1) …" opens otherwise and names the subsection it builds on.
+    appeal = (
+        "9. Appeals (1) A licensee whose licence is cancelled may appeal to the Minister. (2) An appeal under "
+        "subsection (1) shall be noted within thirty days. (3) A licensee whose licence is suspended may appeal to "
+        "the Board within fourteen days."
+    )
+    assert mixed_subsections("A licensee whose licence is cancelled may appeal within thirty days.", appeal) == []
+
+
+def test_what_a_case_leaves_out_names_no_case() -> None:
+    # "other than by voluntary act or marriage" excludes; a sentence about a voluntary act is the other case's.
+    citizenship = (
+        "9. Dual citizenship (1) No citizen may hold two citizenships. (2) A citizen of full age who, by voluntary act "
+        "other than marriage, acquires another citizenship shall immediately cease to be a citizen. (3) A citizen of "
+        "full age who acquires another citizenship by marriage shall cease to be a citizen one year after the "
+        "marriage unless he renounces it. (4) A citizen of full age who, by some means other than by voluntary act "
+        "or marriage, acquires another citizenship shall cease to be a citizen one year after the acquisition unless "
+        "he renounces it."
+    )
+    crossed = (
+        "An adult citizen who voluntarily takes up another citizenship, other than through marriage, stops being a "
+        "citizen one year later unless he renounces it."
+    )
+    assert mixed_subsections(crossed, citizenship)
+    faithful = "An adult citizen who voluntarily takes up another citizenship stops being a citizen immediately."
+    assert mixed_subsections(faithful, citizenship) == []

@@ -37,7 +37,7 @@ _NAMES_ITEMS = re.compile(r"\bparagraphs?\s+((?:\(\w{1,4}\)(?:\s*,\s*|\s+or\s+|\
 _VERB = re.compile(
     r"\b(?:lasts?|runs?|is|are|was|were|shall|must|may|can|cannot|will|would|has|have|gets?|becomes?|ends?|"
     r"expires?|applies|apply|continues?|stays?|remains?|needs?|requires?|means|includes?|carries|carry|starts?|"
-    r"begins?|commences?)\b",
+    r"begins?|commences?|stops?|ceases?|loses?|lose)\b",
     re.I,
 )
 _RELATIVE = re.compile(r"\b(?:who|whom|whose|which|that|where)\s+(?:\w+\s+){0,2}$", re.I)
@@ -173,4 +173,71 @@ def mixed_items(sentence: str, provision: str, units: list[tuple[int, int]]) -> 
                 continue
             stated = sorted(said_own[k]) + sorted(f"{v:g}" for v in figures_own[k])
             return [f"{' '.join(stated)} (stated of another item of the list)"]
+    return []
+
+
+# A subsection's number where it opens one ("(3) A citizen …"), not where a reference names it ("subsection (3)").
+_SUBSECTION_AT = re.compile(r"\((\d{1,3}[A-Z]?)\)\s")
+# What a case leaves out of itself ("who, by some means other than by voluntary act or marriage, acquires …"): not
+# part of the case, so its words say nothing of which case a sentence speaks of.
+_EXCLUDED = re.compile(r"\b(?:other|otherwise)\s+than\s+[^,;:.]{1,80}", re.I)
+OPENING_WORDS = 3
+"""Words two subsections open with alike ("A citizen of Zimbabwe …"), when they set out parallel cases."""
+
+
+def _subsections(provision: str) -> list[tuple[int, int, str]]:
+    marks = [m for m in _SUBSECTION_AT.finditer(provision) if not _REFERENCE_BEFORE.search(provision, 0, m.start())]
+    return [
+        (m.start(), marks[n + 1].start() if n + 1 < len(marks) else len(provision), m.group(1))
+        for n, m in enumerate(marks)
+    ]
+
+
+def _opening(text: str) -> tuple[str, ...]:
+    return tuple(
+        word.lower() for word in re.findall(r"[A-Za-z]+", _SUBSECTION_AT.sub(" ", text, count=1))[:OPENING_WORDS]
+    )
+
+
+def mixed_subsections(sentence: str, provision: str) -> list[str]:
+    """What ``sentence`` says of one subsection's case that only another subsection states, where the provision's
+    subsections set out parallel cases (they open with the same words: "(2) A citizen of Zimbabwe of full age who, by
+    voluntary act other than marriage, acquires … shall immediately cease …; (3) A citizen of Zimbabwe who acquires by
+    marriage … shall cease … one year after …"). The sentence's case must carry words only one subsection's case uses
+    (what a case leaves out, "other than …", not counted), and what it says must carry a figure, with another word or
+    figure, that another parallel subsection states and the first does not, and nothing only the first says. A
+    subsection that names the first ("under subsection (2)") builds on it and is left alone."""
+    if _JOINED.search(sentence):
+        return []
+    split = _split(sentence)
+    if split is None:
+        return []
+    subsections = _subsections(provision)
+    if len(subsections) < 3:
+        return []
+    texts = [_EXCLUDED.sub(" ", provision[a:b]) for a, b, _ in subsections]
+    terms = [content_terms(text) for text in texts]
+    figures = [{value for value, _ in facts(text).numbers} for text in texts]
+    every: set[str] = set().union(*terms)
+    case = in_its_words(content_terms(_EXCLUDED.sub(" ", split[0])), every) & every
+    said = in_its_words(content_terms(split[1]), every) & every
+    said_figures = {value for value, _ in facts(split[1]).numbers}
+    others = [set().union(*(t for j, t in enumerate(terms) if j != k)) for k in range(len(terms))]
+    mine_of = [k for k in range(len(terms)) if (case & terms[k]) - others[k]]
+    if len(mine_of) != 1:
+        return []
+    (mine,) = mine_of
+    if (said & terms[mine]) - others[mine]:
+        return []  # it says something only its own case's subsection says
+    for k, (start, end, _) in enumerate(subsections):
+        if k == mine or _opening(provision[start:end]) != _opening(
+            provision[subsections[mine][0] : subsections[mine][1]]
+        ):
+            continue
+        if re.search(rf"\bsub-?sections?\s+\({re.escape(subsections[mine][2])}\)", provision[start:end], re.I):
+            continue
+        extra, extra_figures = (said & terms[k]) - terms[mine], (said_figures & figures[k]) - figures[mine]
+        if extra_figures and _weight(extra, extra_figures) >= OWN_WEIGHT + 1:
+            stated = sorted(extra) + sorted(f"{v:g}" for v in extra_figures)
+            return [f"{' '.join(stated)} (stated of another subsection's case)"]
     return []

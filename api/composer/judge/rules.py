@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from .conditions import dropped_condition
 from .facts import missing_facts
-from .limbs import mixed_items
+from .limbs import mixed_items, mixed_subsections
 from .meaning import (
     SUPPORT_THRESHOLD,
     WORD,
@@ -200,6 +200,7 @@ def support(
             or subject_elsewhere(sentence, provision, identity)
             or scattered(sentence, provision, units)
             or mixed_items(sentence, provision, units)
+            or mixed_subsections(sentence, provision)
             or chooser_elsewhere(sentence, provision)
             or anchor_elsewhere(sentence, provision, identity)
         )
