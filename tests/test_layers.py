@@ -44,7 +44,8 @@ def test_a_lower_layer_never_imports_a_higher_one(layer: str, forbidden: tuple[s
     assert not wrong
 
 
-JUDGE_ORDER = ("polarity", "facts", "meaning", "conditions", "topic", "rules", "learned", "judge", "gate", "streaming",
+JUDGE_ORDER = ("polarity", "facts", "meaning", "conditions", "topic", "parties", "rules", "learned", "judge", "gate",
+               "streaming",
                "choice")  # fmt: skip
 """The judge's modules, one job each, in the order they may import each other: each only those before it."""
 TEXT_READINGS = ("facts", "meaning", "topic", "polarity")

@@ -26,6 +26,7 @@ from .meaning import (
     scattered,
     subject_elsewhere,
 )
+from .parties import party_faults
 from .polarity import imposes_discretion, opposite, requires_factor, without_leading_condition
 from .topic import Topic, topic_strays
 
@@ -200,6 +201,7 @@ def support(
             or scattered(sentence, provision, units)
             or chooser_elsewhere(sentence, provision)
             or anchor_elsewhere(sentence, provision, identity)
+            or party_faults(sentence, provision)
         )
     strays = tuple(topic_strays(wanted, provision_terms | content_terms(identity), topic)) if topic else ()
     best, best_span, best_units = best_window(wanted, units, unit_terms)
