@@ -51,7 +51,14 @@ PINNED = {"rules": {"claim_support": (1.0, 1.0), "polarity": (23 / 25, 1.0)}}
 # pair is now rejected too, and no faithful pair is judged differently. Eleven development pairs on conditioned rules
 # (cp552-cp562) were written last, after the rules: two false ones pass (a condition whose words the sentence
 # repeats, a rule the next subsection repeats) and one faithful one is rejected by an older rule.
-PINNED_PAIRS = {"rules": {"dev": (179 / 220, 179 / 209), "heldout": (52 / 83, 52 / 65)}}
+# Nineteen pairs on parties (cp660-cp678: a duty, right or order given to the party the provision names, or to
+# another) were added with ``parties.wrong_holder``, written before it was run on them; the 15 development ones were
+# then read, the 4 held-out ones (two Acts no development pair cites) counted only. On the older pairs the party check
+# rejects one more false development sentence (179/220 -> 179/219) and changes no held-out verdict; of the new pairs,
+# 6 of 7 false development sentences are rejected (2 before), 7 of 8 faithful ones pass (one is rejected by the older
+# dropped-condition rule), and both false held-out ones pass, both faithful ones too. The held-out precision floor is
+# lower only because of those two new false sentences (52/83 on the older pairs, unchanged).
+PINNED_PAIRS = {"rules": {"dev": (186 / 227, 186 / 217), "heldout": (54 / 87, 54 / 67)}}
 
 
 def scores(judge: ClaimJudge, examples: list[dict[str, object]]) -> tuple[float, float]:

@@ -167,6 +167,7 @@ def sentence_holdings(sentence: str) -> list[Holding]:
         if _DENIED.search(before) or _RELATIVE.search(before) or _NEGATED.search(match.group(0)):
             continue  # a prohibition or a duty denied is polarity's to read; a relative clause's subject is before it
         who = _HEAD_END.sub("", f" {_CLAUSE_START.split(before)[-1].strip()} ").strip()
+        who = re.sub(r"^(?:and|or|nor|then|also)\s+", "", who, flags=re.I)
         who = " ".join(_POSSESSOR.sub(" ", who).split()) or who  # "the deceased's relatives": the relatives
         act = _SENTENCE_ACT_END.split(sentence[match.end() :])[0]
         found.append(Holding(who, act, bool(_RIGHT.search(match.group(0)))))
@@ -239,7 +240,7 @@ _LEADING = re.compile(
     re.I,
 )
 _FIRST_PARTY = re.compile(
-    r"\b(?:(?:the|a|an|any|every|each|no|such|all)\s+(?P<party>(?:other\s+)?[^,;:.()]{1,60})"
+    r"\b(?:(?P<det>the|a|an|any|every|each|no|such|all)\s+(?P<party>(?:other\s+)?[^,;:.()]{1,60})"
     r"|(?P<pronoun>he|she|it|they|him|his|her|its|their|them))\b",
     re.I,
 )
@@ -255,8 +256,24 @@ def _general(who: str) -> bool:
         return False
     if first.group("pronoun"):
         return True
-    head = _HEAD_END.sub("", f" {first.group('party')} ").strip()
-    return bool(_stems(head)) and _stems(head) - _FILLER <= _GENERAL
+    if first.group("det").lower() == "the":
+        return False  # "the person in charge of the land": one party, named by what it does
+    head = _HEAD_END.sub("", f" {first.group('party')} ").split()
+    head = [word for word in head if word.lower() != "other"]
+    return bool(head) and bool(_stems(head[0]) & _GENERAL)
+
+
+_AGENTS = re.compile(r"\bby\s+(?:the|a|an|any)\s+[\w-]+", re.I)
+# Nouns of one who acts ("owner", "supplier", "employee", "assistant", "resident"): a party, not a thing.
+_AGENT_NOUN = re.compile(r"(?:er|or|ee|ant|ent|ist|ian)s?$")
+
+
+def _is_party(who: str, words: PartyWords) -> bool:
+    """Whether ``who`` names a party rather than a thing: a name the party data knows, or a noun of one who acts."""
+    stems = {word for word in _stems(who) if len(word) > 2} - _FILLER
+    known = set().union(*(name for group in words.same for name in group), *(legal for _, legal in words.lay))
+    plain = {w.lower() for w in re.findall(r"[A-Za-z]+", who)}
+    return bool(stems & known) or any(_AGENT_NOUN.search(w) for w in plain - {"other", "order", "matter"})
 
 
 def _family(a: str, b: str) -> bool:
@@ -282,26 +299,26 @@ def wrong_holder(sentence: str, provision: str) -> list[str]:
     theirs = provision_holdings(provision)
     source = content_terms(provision)
     defined = [(_stems(term), _stems(meaning)) for term, meaning in _DEFINITION.findall(provision)]
-    parties = set().union(*(_named(h.who, words) for h in theirs))
-    mentioned = _stems(provision)
     wrong = []
     for holding in ours:
         if _YOU.match(holding.who) or _stems(holding.who) & words.situational:
             continue
         named = _named(holding.who, words)
         act = in_its_words(content_terms(holding.act), source)
-        if not named or len(act) < ACT_TERMS:
+        if not named or len(act) < ACT_TERMS or _general(holding.who):
             continue
-        if _shares(named, mentioned) and not _shares(named, parties):
-            continue  # named in the provision, never as a party that holds anything: a thing, or one acted towards
         shared = [(len(act & content_terms(h.act)), h) for h in theirs if h.right == holding.right]
         most = max((n for n, _ in shared), default=0)
         if most < max(ACT_TERMS, ACT_SHARE * len(act)):
             continue
         same = [h for n, h in shared if n == most]
-        holders = [_named(h.who, words) for h in same]
+        holders = [_named(_LEADING.sub("", h.who), words) for h in same]
         if not all(holders) or any(_general(h.who) for h in same):
             continue
+        if not _is_party(holding.who, words) and _shares(
+            named, set().union(*(_stems(_AGENTS.sub(" ", h.act)) for h in same))
+        ):
+            continue  # "the notice must call upon …" against "shall contain a notice calling upon …": a thing it gives
         given = set().union(*holders)
         for term, meaning in defined:
             if _shares(term - _FILLER, given):
