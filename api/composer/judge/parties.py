@@ -6,13 +6,17 @@ it gives the house to the wrong party. Two readings:
 
 - ``wrong_holder``: the party a sentence says must, shall, may, can or is entitled to do something (the subject of
   its "must", "is entitled to", "has the right to", or the one a body "can order … to" do it) must be named among
-  those the provision gives that same thing to: the subjects of the provision's own "shall", "may", "is entitled
-  to" whose words say what the sentence says is done (at least half of its words), the parties after "the duty of",
-  a passive's agent ("by the …"), the one a body may "order … to". A party counts as named by the provision's own
-  words, a word of the same family, a term the provision defines by those words, or an everyday name for it
-  (``api/data/parties.toml``, and the lay-term thesaurus ``api/data/lay_terms.toml``). Left alone: "you" and a
-  party named by its tie to the asker ("your ex"), whom a plain-words answer puts for the party the law names; a
-  passive ("must be given"); "anyone", "a person", a pronoun; a thing the provision gives to nobody in particular.
+  those the provision gives that same thing to: of the provision's holdings of the same kind (a duty, or a right or
+  power), those whose words say most of what the sentence says is done (at least ``ACT_TERMS`` words and
+  ``ACT_SHARE`` of them): the subjects of its "shall", "may", "is entitled to", the party after "the duty of", a
+  passive's agent ("shall be given … by the occupier"), the one a body may "order" or "require" to act. A party
+  counts as named by the provision's own words, a word of the same family, a term the provision defines by those
+  words, or an everyday name for it (``api/data/parties.toml``, and the lay-term thesaurus
+  ``api/data/lay_terms.toml``). Left alone: "you" and a party named by its tie to the asker ("your ex"), whom a
+  plain-words answer puts for the party the law names; a passive ("must be given"); a prohibition or a duty denied
+  (polarity's to read); "anyone", "a person", a pronoun, on either side (the provision gives it to anyone, or says
+  to whom elsewhere); and a thing the provision's holder gives ("the notice must call upon …" against "shall contain
+  a notice calling upon …").
 - ``penalty_turned``: a sentence that orders one party to pay for what another did ("if your ex refused you access,
   the court can order you to pay a fine"), where the provision's clause orders the party whose conduct it names
   ("if … the custodial parent has … refused …, order the custodial parent to pay a fine"). Read only where one of
