@@ -390,7 +390,7 @@ def penalty_turned(sentence: str, provision: str) -> bool:
 
 def party_faults(sentence: str, provision: str) -> list[str]:
     """What ``sentence`` gives to a party ``provision`` does not give it to, as a verdict's missing facts."""
-    faults = [f"a party the provision gives this to: {who}" for who in wrong_holder(sentence, provision)]
+    faults = [f"the party: {who} (the provision gives this to another)" for who in wrong_holder(sentence, provision)]
     if penalty_turned(sentence, provision):
         faults.append("the party the provision orders: the one whose conduct it names")
     return faults
