@@ -1,11 +1,16 @@
 """The party check: a sentence gives a duty, right, entitlement or order only to a party its provision gives it to."""
 
+import json
+import re
+from pathlib import Path
+
 import pytest
 
 from api.composer.judge.judge import reasons
 from api.composer.judge.parties import party_faults, party_words, penalty_turned, wrong_holder
 from api.composer.judge.rules import RulesJudge
 
+EVALUATION = Path(__file__).parent.parent / "evaluation"
 # Provisions in the corpus's words (short extracts), each read whole by the judge.
 MATRIMONIAL_HOME = (
     "3A. Inheritance of matrimonial home and household effects The surviving spouse of every person who, on or after "
@@ -140,3 +145,68 @@ def test_the_party_words_are_data_for_any_jurisdiction() -> None:
     assert any(frozenset({"doctor"}) in group for group in words.same)
     assert "ex" in words.situational
     assert words.lay  # the lay-term thesaurus's pairs are read too
+
+
+PRICES = (
+    "(2) Subject to subsection (3), no supplier shall display any goods for sale or services on offer without "
+    "displaying to the consumer a price in relation to those goods or services. (4) A price is adequately displayed "
+    "to a consumer where a written indication of the price is applied to the goods or to any label or shelf. (5) The "
+    "advertised or displayed price shall include all taxes."
+)
+TAX_INVOICE = (
+    "20. Tax invoices (1) Except as otherwise provided in this section, a supplier , being a registered operator , "
+    "making a taxable supply , other than a supply contemplated in subsection (9) of section seven, to a recipient "
+    "shall provide that recipient within thirty days from the date of supply with a tax invoice."
+)
+TEACHERS = (
+    "59. (1) The Minister shall make regulations prescribing the minimum qualifications of all teachers to be "
+    "employed in Government and non-Government schools."
+)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "provision"),
+    [
+        # a thing said to hold a duty is no party
+        ("Goods displayed for sale must have a price displayed to the consumer on a label or shelf.", PRICES),
+        # "subsection (9) of section seven" is a reference inside the subject, not a new subsection
+        ("A registered supplier making a taxable supply must give the recipient a tax invoice within thirty days.",
+         TAX_INVOICE),
+        # what the provision's holding is about, with another verb, is not given to another party
+        ("Teachers must meet the minimum qualifications set by regulations.", TEACHERS),
+    ],
+)  # fmt: skip
+def test_a_faithful_sentence_whose_subject_the_provision_reads_otherwise_passes(sentence: str, provision: str) -> None:
+    assert party_faults(sentence, provision) == []
+
+
+def test_no_reference_answer_of_the_development_questions_is_held_to_name_the_wrong_party(shared_data: Path) -> None:
+    """Every sentence of the development questions' faithful answers in plain words (and the lay questions'
+    development part) passes the party check against the provisions it answers from."""
+    wanted: dict[tuple[str, str], list[str]] = {}
+    answers: list[tuple[str, list[tuple[str, str]]]] = []
+    for name in ("dev_questions.jsonl", "lay_questions.jsonl"):
+        for line in (EVALUATION / name).read_text(encoding="utf-8").splitlines():
+            question = json.loads(line)
+            if question.get("split", "dev") != "dev" or not question.get("gold"):
+                continue
+            gold = [(g["law_id"], g["section"].removeprefix("s")) for g in question["gold"]]
+            answers.append((question["answer"], gold))
+            wanted.update({key: [] for key in gold})
+    with (shared_data / "corpus" / "zimbabwe_legislation" / "acts.jsonl").open(encoding="utf-8") as corpus:
+        for line in corpus:
+            law = json.loads(line)
+            for section in law["sections"]:
+                key = (law["id"], str(section["section"]))
+                if key in wanted:
+                    wanted[key].append(str(section.get("text") or ""))
+    held = []
+    checked = 0
+    for answer, gold in answers:
+        texts = [text for key in gold for text in wanted[key]]
+        for sentence in re.split(r"(?<=[.;])\s+", answer):
+            checked += 1
+            if texts and all(party_faults(sentence, text) for text in texts):
+                held.append(sentence)
+    assert checked >= 400
+    assert held == []

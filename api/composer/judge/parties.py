@@ -129,13 +129,17 @@ _CLAUSE_START = re.compile(
 _POSSESSOR = re.compile(r"\b[\w-]+['’]s?(?=\s+\w)", re.I)
 _RELATIVE = re.compile(r"\b(?:who|whom|which|that)\s*$", re.I)
 _QUOTED = re.compile(r"[“\"][^”\"]*[”\"]")
-_STOP = re.compile(r"[.;:—–]\s*|\s\(\d{1,3}[A-Z]?\)\s|\bprovided\s+that\b,?\s*", re.I)
-_NEW_SUBJECT = re.compile(r"(?:\band|\bor|\bbut|,)\s+((?:the|a|an|every|any|each|no|such)\s+[^;:.,]{1,80})$", re.I)
+# A subsection's number opens a sentence ("(2) The owner …"); "subsection (9) of section seven" does not.
+_SUBSECTION = r"\s\(\d{1,3}[A-Z]?\)\s(?=[A-Z])"
+_STOP = re.compile(rf"[.;:—–]\s*|{_SUBSECTION}|\bprovided\s+that\b,?\s*", re.I)
+_NEW_SUBJECT = re.compile(
+    r"(?:\band|\bor|\bbut|,)\s+((?:the|a|an|every|any|each|no|such)\s+[^;:.,]{1,80}?)(?<!\band)(?<!\bor)\s*$", re.I
+)
 # "under no circumstances shall any person …": the party after the modal.
 _INVERTED = re.compile(r"^\s+(?P<who>(?:any|no|every|each|a|the)\s+(?:other\s+)?\w+)", re.I)
 _INVERTING = re.compile(r"\b(?:circumstances|case|event|nor|neither)\s*$", re.I)
 # Where what a "shall" gives ends: the provision's next sentence or subsection (a lead-in's list runs on).
-_ACT_END = re.compile(r"\.\s+(?=[A-Z(])|\s\(\d{1,3}[A-Z]?\)\s")
+_ACT_END = re.compile(rf"\.\s+(?=[A-Z(])|{_SUBSECTION}")
 # Where what a sentence's "must" gives ends: its next claim ("…, and from that date it stops …").
 _SENTENCE_ACT_END = re.compile(r"[;.]|,\s+(?:and|but|while|whereas|so)\s")
 _NEGATED = re.compile(r"\b(?:not|never)\b", re.I)
@@ -196,7 +200,7 @@ def provision_holdings(provision: str) -> list[Holding]:
         stops = [m.end() for m in _STOP.finditer(provision, start, match.start())]
         text = provision[stops[-1] if stops else start : match.start()]
         if start and not stops:  # after another "shall": only a new subject ("…, and the supplier shall")
-            new = _NEW_SUBJECT.search(text)
+            new = _NEW_SUBJECT.search(text.rstrip())
             text = new.group(1) if new else subject
         inverted = _INVERTED.match(act) if _INVERTING.search(text) else None
         subject = inverted.group("who") if inverted else text
@@ -245,7 +249,8 @@ _LEADING = re.compile(
 )
 _FIRST_PARTY = re.compile(
     r"\b(?:(?P<det>the|a|an|any|every|each|no|such|all)\s+(?P<party>(?:other\s+)?[^,;:.()]{1,60})"
-    r"|(?P<pronoun>he|she|it|they|him|his|her|its|their|them))\b",
+    r"|(?P<pronoun>he|she|it|they|him|his|her|its|their|them|whoever|anyone|anybody|everyone|everybody|someone|"
+    r"somebody|nobody|nothing|none))\b",
     re.I,
 )
 _GENERAL = frozenset(_stems("person persons people one individual anyone everyone everybody other"))
@@ -273,11 +278,25 @@ _AGENT_NOUN = re.compile(r"(?:er|or|ee|ant|ent|ist|ian)s?$")
 
 
 def _is_party(who: str, words: PartyWords) -> bool:
-    """Whether ``who`` names a party rather than a thing: a name the party data knows, or a noun of one who acts."""
+    """Whether ``who`` names a party rather than a thing: a name of the party data's, or a noun of one who acts (the
+    lay-term thesaurus maps things as well as parties, so it does not say)."""
     stems = {word for word in _stems(who) if len(word) > 2} - _FILLER
-    known = set().union(*(name for group in words.same for name in group), *(legal for _, legal in words.lay))
+    known = set().union(*(name for group in words.same for name in group))
     plain = {w.lower() for w in re.findall(r"[A-Za-z]+", who)}
     return bool(stems & known) or any(_AGENT_NOUN.search(w) for w in plain - {"other", "order", "matter"})
+
+
+def _same_act(said: str, acts: list[str]) -> bool:
+    """Whether the first word of what a sentence says is done or had (its verb, or what an entitlement is to) is in
+    what the provision's closest holdings give: "must give notice" and "to give notice", "is entitled to the house"
+    and "to receive … the house"; not "must meet minimum qualifications" and "shall make regulations prescribing the
+    minimum qualifications"."""
+    terms = set().union(*(content_terms(act) for act in acts))
+    for word in re.findall(r"[\w'’-]+", said):
+        found = content_terms(word)
+        if found:
+            return bool(in_its_words(found, terms) & terms)
+    return False
 
 
 def _family(a: str, b: str) -> bool:
@@ -303,6 +322,7 @@ def wrong_holder(sentence: str, provision: str) -> list[str]:
     theirs = provision_holdings(provision)
     source = content_terms(provision)
     defined = [(_stems(term), _stems(meaning)) for term, meaning in _DEFINITION.findall(provision)]
+    parties = set().union(*(_named(_LEADING.sub("", h.who), words) for h in theirs))
     wrong = []
     for holding in ours:
         if _YOU.match(holding.who) or _stems(holding.who) & words.situational:
@@ -319,10 +339,14 @@ def wrong_holder(sentence: str, provision: str) -> list[str]:
         holders = [_named(_LEADING.sub("", h.who), words) for h in same]
         if not all(holders) or any(_general(h.who) for h in same):
             continue
-        if not _is_party(holding.who, words) and _shares(
+        nouns = {stem(w) for w in re.findall(r"[a-z]+", holding.who.lower()) if not re.search(r"(?:ed|ing)$", w)}
+        if not _is_party(holding.who, words) and not _shares(nouns - _FILLER, parties):
+            continue  # "goods displayed must have a price": a thing, not a party
+        if not _same_act(holding.act, [h.act for h in same]) and _shares(
             named, set().union(*(_stems(_AGENTS.sub(" ", h.act)) for h in same))
         ):
-            continue  # "the notice must call upon …" against "shall contain a notice calling upon …": a thing it gives
+            continue  # "teachers must meet minimum qualifications" against "the Minister shall make regulations
+            # prescribing the minimum qualifications of all teachers": the party is what the holding is about
         given = set().union(*holders)
         for term, meaning in defined:
             if _shares(term - _FILLER, given):
