@@ -1,8 +1,8 @@
 """Who holds a duty, right, entitlement, order or penalty: a sentence must give it to a party its provision names.
 
-"The deceased's relatives are entitled to the house" shares nearly every word with "The surviving spouse … shall be
-entitled to receive … the house …", and says nothing the other checks read as a changed fact or an opposite meaning;
-it gives the house to the wrong party. Two readings:
+"The tenant's family is entitled to the refund" shares nearly every word with "The lessee … shall be entitled to a
+refund of the deposit …", and says nothing the other checks read as a changed fact or an opposite meaning; it gives
+the refund to the wrong party. Two readings:
 
 - ``wrong_holder``: the party a sentence says must, shall, may, can or is entitled to do something (the subject of
   its "must", "is entitled to", "has the right to", or the one a body "can order … to" do it) must be named among
@@ -12,15 +12,16 @@ it gives the house to the wrong party. Two readings:
   passive's agent ("shall be given … by the occupier"), the one a body may "order" or "require" to act. A party
   counts as named by the provision's own words, a word of the same family, a term the provision defines by those
   words, or an everyday name for it (``api/data/parties.toml``, and the lay-term thesaurus
-  ``api/data/lay_terms.toml``). Left alone: "you" and a party named by its tie to the asker ("your ex"), whom a
+  ``api/data/lay_terms.toml``). Left alone: "you" and a party named by its tie to the asker ("your partner"), whom a
   plain-words answer puts for the party the law names; a passive ("must be given"); a prohibition or a duty denied
   (polarity's to read); "anyone", "a person", a pronoun, on either side (the provision gives it to anyone, or says
-  to whom elsewhere); and a thing the provision's holder gives ("the notice must call upon …" against "shall contain
-  a notice calling upon …").
-- ``penalty_turned``: a sentence that orders one party to pay for what another did ("if your ex refused you access,
-  the court can order you to pay a fine"), where the provision's clause orders the party whose conduct it names
-  ("if … the custodial parent has … refused …, order the custodial parent to pay a fine"). Read only where one of
-  the two is the asker ("you") and the other is not, so that two names for one party are never taken for two.
+  to whom elsewhere); and a thing the provision's holder gives ("the summons must call upon …" against "shall issue
+  a summons calling upon …").
+- ``penalty_turned``: a sentence that orders one party to pay for what another did ("if your landlord kept the
+  deposit without cause, the tribunal can order you to pay a penalty"), where the provision's clause orders the
+  party whose conduct its condition names ("if … the lessor has without cause retained the deposit, order the
+  lessor to pay a penalty"). Read only where one of the two is the asker ("you") and the other is not, so that two
+  names for one party are never taken for two.
 """
 
 from __future__ import annotations
@@ -176,7 +177,7 @@ def sentence_holdings(sentence: str) -> list[Holding]:
             continue  # a prohibition or a duty denied is polarity's to read; a relative clause's subject is before it
         who = _HEAD_END.sub("", f" {_CLAUSE_START.split(before)[-1].strip()} ").strip()
         who = re.sub(r"^(?:and|or|nor|then|also)\s+", "", who, flags=re.I)
-        who = " ".join(_POSSESSOR.sub(" ", who).split()) or who  # "the deceased's relatives": the relatives
+        who = " ".join(_POSSESSOR.sub(" ", who).split()) or who  # "the tenant's family": the family
         act = _SENTENCE_ACT_END.split(sentence[match.end() :])[0]
         found.append(Holding(who, act, bool(_RIGHT.search(match.group(0)))))
     for match in _ORDERS.finditer(sentence):
@@ -341,12 +342,12 @@ def wrong_holder(sentence: str, provision: str) -> list[str]:
             continue
         nouns = {stem(w) for w in re.findall(r"[a-z]+", holding.who.lower()) if not re.search(r"(?:ed|ing)$", w)}
         if not _is_party(holding.who, words) and not _shares(nouns - _FILLER, parties):
-            continue  # "goods displayed must have a price": a thing, not a party
+            continue  # "the goods must carry a label": a thing, not a party
         if not _same_act(holding.act, [h.act for h in same]) and _shares(
             named, set().union(*(_stems(_AGENTS.sub(" ", h.act)) for h in same))
         ):
-            continue  # "teachers must meet minimum qualifications" against "the Minister shall make regulations
-            # prescribing the minimum qualifications of all teachers": the party is what the holding is about
+            continue  # "drivers must meet the standards" against "the Minister shall make regulations prescribing
+            # the standards for drivers": the party is what the holding is about, not who holds it
         given = set().union(*holders)
         for term, meaning in defined:
             if _shares(term - _FILLER, given):
@@ -356,7 +357,7 @@ def wrong_holder(sentence: str, provision: str) -> list[str]:
     return wrong
 
 
-# A condition naming whose conduct triggers what follows: "if (the court finds that) your ex refused …".
+# A condition naming whose conduct triggers what follows: "if (the court finds that) your landlord kept …".
 _CONDITION = re.compile(r"\b(?:if|where|when|whenever|once)\b(?P<cond>[^;.]*?),?\s*$", re.I)
 _PARTY = re.compile(
     r"\b(?P<who>you|he|she|they|(?:the|a|an|your|his|her|their|my|any|such)\s+(?:[\w'’-]+\s+){0,2}?[\w'’-]+?)"
@@ -367,8 +368,8 @@ _PRONOUN = frozenset({"he", "she", "they", "him", "her", "them", "it"})
 
 
 def _trigger(condition: str) -> str:
-    """The party whose conduct a condition names: the subject after its last "that" ("the court finds that your ex
-    refused …": "your ex"), else its first."""
+    """The party whose conduct a condition names: the subject after its last "that" ("the court finds that your
+    landlord kept …": "your landlord"), else its first."""
     tail = re.split(r"\bthat\b", condition, flags=re.I)[-1]
     party = _PARTY.search(tail)
     return party.group("who") if party else ""
