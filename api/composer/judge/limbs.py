@@ -182,7 +182,7 @@ _SUBSECTION_AT = re.compile(r"\((\d{1,3}[A-Z]?)\)\s")
 # part of the case, so its words say nothing of which case a sentence speaks of.
 _EXCLUDED = re.compile(r"\b(?:other|otherwise)\s+than\s+[^,;:.]{1,80}", re.I)
 OPENING_WORDS = 3
-"""Words two subsections open with alike ("A citizen of Zimbabwe …"), when they set out parallel cases."""
+"""Words two subsections open with alike ("A citizen of the Republic …"), when they set out parallel cases."""
 
 
 def _subsections(provision: str) -> list[tuple[int, int, str]]:
@@ -201,8 +201,8 @@ def _opening(text: str) -> tuple[str, ...]:
 
 def mixed_subsections(sentence: str, provision: str) -> list[str]:
     """What ``sentence`` says of one subsection's case that only another subsection states, where the provision's
-    subsections set out parallel cases (they open with the same words: "(2) A citizen of Zimbabwe of full age who, by
-    voluntary act other than marriage, acquires … shall immediately cease …; (3) A citizen of Zimbabwe who acquires by
+    subsections set out parallel cases (they open with the same words: "(2) A citizen of full age who, by
+    voluntary act other than marriage, acquires … shall immediately cease …; (3) A citizen who acquires by
     marriage … shall cease … one year after …"). The sentence's case must carry words only one subsection's case uses
     (what a case leaves out, "other than …", not counted), and what it says must carry a figure, with another word or
     figure, that another parallel subsection states and the first does not, and nothing only the first says. A

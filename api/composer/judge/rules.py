@@ -27,6 +27,7 @@ from .meaning import (
     scattered,
     subject_elsewhere,
 )
+from .parties import party_faults
 from .polarity import imposes_discretion, opposite, requires_factor, without_leading_condition
 from .topic import Topic, topic_strays
 
@@ -203,6 +204,7 @@ def support(
             or mixed_subsections(sentence, provision)
             or chooser_elsewhere(sentence, provision)
             or anchor_elsewhere(sentence, provision, identity)
+            or party_faults(sentence, provision)
         )
     strays = tuple(topic_strays(wanted, provision_terms | content_terms(identity), topic)) if topic else ()
     best, best_span, best_units = best_window(wanted, units, unit_terms)
