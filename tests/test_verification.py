@@ -892,3 +892,17 @@ def test_a_condition_stated_in_the_next_sentence_completes_the_rule_before_it() 
     # Another claim after it states no condition: the rule stays out, the other claim is kept.
     other = gate_model_answer(f"{rule} Her employer may not dismiss her because she is pregnant [1].", offered, texts)
     assert "gets ninety-eight days" not in other.answer and "dismiss" in other.answer
+
+
+def test_a_could_not_find_beside_claims_that_pass_is_not_shown() -> None:
+    deposit = "5. Deposits (1) A landlord shall not require a deposit that exceeds the rent payable for two months."
+    offered, texts = sample_offer(("Residential Tenancies Act", "5", deposit))
+    answer = (
+        "I could not find this in the documents I have. A landlord may not ask for more than two months' rent as a "
+        "deposit [1]."
+    )
+    result = gate_model_answer(answer, offered, texts)
+    assert result.passed and "could not find" not in result.answer and "two months" in result.answer
+    # Alone, it is the answer: nothing else is shown.
+    alone = gate_model_answer("I could not find this in the documents I have.", offered, texts)
+    assert "could not find" in alone.answer

@@ -135,6 +135,13 @@ SCENARIOS = [
         never=["gets ninety-eight days"],
         kept=["may not dismiss her while she is on maternity leave"],
     ),
+    Scenario(
+        "a habitual 'could not find' before an answer",
+        DEPOSIT,
+        [Reply(pieces("I could not find this in the documents I have. " + VERBATIM))],
+        never=["could not find this"],
+        kept=["two months"],
+    ),
     Scenario("the model fails", DEPOSIT, [Reply(status=500)], kept=["two months"]),
     Scenario(
         "the model stalls mid-sentence",

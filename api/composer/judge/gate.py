@@ -714,6 +714,13 @@ def condition_follows(check: SentenceCheck, previous: SentenceCheck | None) -> N
     previous.how = "marker" if index in previous.markers else ("reattributed" if previous.markers else "located")
 
 
+def abstains_aside(check: SentenceCheck) -> bool:
+    """A sentence that says the documents do not hold the answer ("I could not find this in the documents I have.")
+    and states nothing else: beside claims that pass, it contradicts the answer the reader is given, so it is shown
+    only when nothing else is (a model may write it first out of habit and answer after it)."""
+    return not check.claim and ABSTAIN_PHRASE in check.text.lower()
+
+
 def gate_model_answer(
     answer: str,
     offered: Mapping[int, Citation],
@@ -732,8 +739,9 @@ def gate_model_answer(
     kept: list[str] = []
     used: dict[int, Citation] = {}
     quoted: set[int] = set()
+    answers = any(check.claim and passes(check) for check in checks)
     for check in checks:
-        if not passes(check):
+        if not passes(check) or (answers and abstains_aside(check)):
             continue
         kept.append(gate.shown(check) + check.separator)
         for index in check.cited:

@@ -21,6 +21,7 @@ from ..citations import CitationTracker, Emit
 from .gate import (
     SentenceCheck,
     SentenceGate,
+    abstains_aside,
     after_removed,
     complete_sentences,
     condition_follows,
@@ -120,7 +121,7 @@ class GatedTracker:
                 self.held.append(check)
             elif passes(check):
                 for waiting in self.held:
-                    if passes(waiting):
+                    if passes(waiting) and not abstains_aside(waiting):
                         self._send(waiting)
                 self.held = []
                 self._send(check)
