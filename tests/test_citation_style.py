@@ -18,6 +18,9 @@ def test_a_zimbabwe_statute_is_cited_by_short_title_chapter_and_section() -> Non
     )
     assert cite_as("Marriages Act, 2022", "section 3", "zw/act/2022/1#s3", "", "ZW") == "Marriages Act, 2022, s 3"
     assert cite_as("Smith v Jones", "paragraph 12", "zw/judgment/1#p12", "", "ZW") == "Smith v Jones, para 12"
+    # An Act's number in its year's series is no chapter number: it is cited by its title.
+    title = "Constitution of Zimbabwe Amendment (No. 20) Act, 2013"
+    assert cite_as(title, "section 78", "zw/act/2013/1#s78", "Act 1 of 2013", "ZW") == f"{title}, s 78"
 
 
 def test_a_jurisdiction_without_a_style_of_its_own_is_cited_in_the_default_style() -> None:

@@ -56,6 +56,11 @@ def jurisdiction_for(doc_key: str, known: str = "") -> str:
     return first if "/" in doc_key and first in load_styles() else ""
 
 
+# A document's number in its year's series ("Act 1 of 2013", "No. 5 of 2001"), which a corpus may give where a
+# consolidated law would have its chapter number.
+_NUMBERED_BY_YEAR = re.compile(r"\bof\s+\d{4}\b", re.I)
+
+
 def cite_as(
     title: str,
     section: str,
@@ -75,6 +80,8 @@ def cite_as(
     table = styles.get(jurisdiction.upper()) or styles["DEFAULT"]
     fragment = provision_id.partition("#")[2].split("~")[0]
     chapter = re.sub(r"^\[?\s*chapter\s*", "", chapter.strip(), flags=re.I).rstrip("]").strip()
+    if _NUMBERED_BY_YEAR.search(chapter):
+        chapter = ""  # "Act 1 of 2013" numbers the Act in its year's series: no chapter of a consolidation
     values = {"title": title, "short_title": _YEAR_SUFFIX.sub("", title), "chapter": chapter, "label": section,
               "citation": citation or title}  # fmt: skip
     if scheduled := split_label(section):
