@@ -385,3 +385,22 @@ def test_a_quote_is_read_with_its_provisions_lead_in_and_a_reference_to_another_
     # An interpretation provision's lead-in holds other definitions: a quoted definition does not depend on them.
     minor = cited(1, "(1)(b)", "a minor child.")
     assert needed_references("Who is a dependant?", minor, links, chunks, documents, "") == []
+
+
+def test_research_follows_each_reference_once_and_another_section_before_the_rest_of_its_own(tmp_path: Path) -> None:
+    from api.orchestrators.query.following import dependencies
+    from api.tools.corpus import Corpus, Manifest
+    from api.tools.object_store import LocalObjectStore
+
+    shop = law(
+        "t/2019/5", "Shops Act", "",
+        "1. Returns (1) Subject to subsections (2) to (4), a consumer may return goods delivered late, as referred to "
+        "in section 2. (2) Perishable goods may not be returned. (3) Goods in use may not be returned. (4) Goods "
+        "sold as seen may not be returned.",
+        "2. Late delivery A consumer may refuse goods delivered after the agreed date.",
+    )  # fmt: skip
+    chunks = chunks_of(shop)
+    corpus = Corpus(Manifest(), chunks.values(), LocalObjectStore(tmp_path), links=find_links([shop]))
+    followed = dependencies(corpus, [chunks["t/2019/5#s1/c0"], chunks["t/2019/5#s2/c0"]], "", 2, [])
+    # Section 2 first, then the range's first subsection once: not (2), (3) and (4) at the cost of section 2.
+    assert [r.target for r, _ in followed] == ["t/2019/5#s2", "t/2019/5#s1(2)"]
