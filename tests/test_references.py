@@ -404,3 +404,18 @@ def test_research_follows_each_reference_once_and_another_section_before_the_res
     followed = dependencies(corpus, [chunks["t/2019/5#s1/c0"], chunks["t/2019/5#s2/c0"]], "", 2, [])
     # Section 2 first, then the range's first subsection once: not (2), (3) and (4) at the cost of section 2.
     assert [r.target for r, _ in followed] == ["t/2019/5#s2", "t/2019/5#s1(2)"]
+
+
+def test_an_editorial_note_is_never_quoted_as_the_words_of_a_referenced_provision() -> None:
+    from api.composer.references import needed_references
+
+    licences = law(
+        "t/2010/5", "Licences Act", "",
+        "1. Licences (1) Subject to subsection (2), a licence lapses after a year. (2) [subsection substituted by "
+        "section 3 of Act 5 of 2010] The Registrar may extend the period of a licence.",
+    )  # fmt: skip
+    cited = [cite(licences, 1, "Subject to subsection (2), a licence lapses after a year.").model_copy(
+        update={"provision_id": "t/2010/5#s1(1)"})]  # fmt: skip
+    (found,) = needed_references("What then?", cited, find_links([licences]), chunks_of(licences),
+                                 {licences.doc_key: licences}, "")  # fmt: skip
+    assert found.provision_id == "t/2010/5#s1(2)" and found.quote == "The Registrar may extend the period of a licence."

@@ -42,6 +42,8 @@ the question (one from the evidence at least one): the sections that refer to a 
 about what was asked are read with it."""
 
 _LABEL = re.compile(r"^\s*(?:\(\s*\w{1,4}\s*\)\s*)+")
+_NOTE_BEFORE = re.compile(r"\s*(?:\[[^\[\]]*\]\s*)+")
+_NOTE_AFTER = re.compile(r"\s*(?:\[[^\[\]]*\]\s*[.;]?\s*)+$")
 _DEFINES_IN = re.compile(r"[\"”’']\s*,?\s*(?:means|includes)\b")
 
 
@@ -102,6 +104,11 @@ def best_quotes(text: str, start: int, end: int, wanted: set[str], context: set[
         label = _LABEL.match(sentence)
         if label is not None:
             at, sentence = at + label.end(), sentence[label.end() :]
+        # An editorial note ("[subsection amended by section 49 of Act 23 of 2001]") is not the law's words.
+        if (note := _NOTE_BEFORE.match(sentence)) is not None:
+            at, sentence = at + note.end(), sentence[note.end() :]
+        if (note := _NOTE_AFTER.search(sentence)) is not None:
+            sentence, separator = sentence[: note.start()], ""
         if sentence.strip():
             spans.append((at, sentence + separator))
     if not spans:
