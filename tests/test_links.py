@@ -104,7 +104,8 @@ def test_references_resolve_to_the_finest_provision_that_exists() -> None:
     links = find_links([LABOUR, PENSIONS])
     pairs = {(r.source, r.target, r.relation) for r in links.references}
     assert ("t/1985/16#s3(2)", "t/1985/16#s3(1)", "subject to") in pairs
-    assert ("t/1985/16#s3(2)", "t/1985/16#s3(4)(b)", "") in pairs  # paragraph (b) of subsection (4)
+    # "paragraph (b) of subsection (4) applies": the provision applied is what the words depend on.
+    assert ("t/1985/16#s3(2)", "t/1985/16#s3(4)(b)", "applying") in pairs
     assert ("t/1985/16#s4(1)", "t/1985/16#s3(4)(b)", "in terms of") in pairs  # section 3(4)(b)
     assert {("t/1985/16#s4(1)", "t/1985/16#s5", ""), ("t/1985/16#s4(1)", "t/1985/16#s6", "")} <= pairs
     assert ("t/1985/16#s4(2)", "t/1985/16#s4(1)", "referred to in") in pairs
@@ -229,3 +230,58 @@ async def test_research_fetches_the_provision_the_evidence_is_subject_to(tmp_pat
             assert followed[0].added == ["test/act/1979/18#s9/c0"]
         else:
             assert followed == []
+
+
+DIVORCE = law(
+    "t/1985/33", "Matrimonial Causes Act", "Chapter 5:13",
+    *(f"{n}. Section {n} The court may make order number {n}." for n in range(1, 15)),
+)  # fmt: skip
+
+
+def test_a_range_of_sections_names_every_section_in_it() -> None:
+    marriages = law(
+        "t/2022/1", "Marriages Act", "Chapter 5:15",
+        *(f"{n}. Filler {n} Words." for n in range(1, 7)),
+        "7. Degrees Persons within the prohibited degrees may not marry.",
+        "8. Partnerships On dissolution, sections 7 to 11 of the Matrimonial Causes Act [Chapter 5:13] shall, with "
+        "necessary changes, apply. Subsections (2) to (4) of section 9 of the Matrimonial Causes Act apply too.",
+        "9. Notices (1) A notice. (2) Subject to subsections (3) to (5), a notice lapses. (3) One. (4) Two. (5) Three.",
+        "10. Long Nothing in sections 2 to 4 of this Act affects a will; sections 1 to 14 of the Matrimonial Causes "
+        "Act shall not apply.",
+    )  # fmt: skip
+    divorce = DIVORCE.model_copy(update={"sections": [
+        *DIVORCE.sections[:8],
+        Section(section_id="t/1985/33#s9", number="9", text="9. Nine (1) a. (2) b. (3) c. (4) d. (5) e.", ref="s9"),
+        *DIVORCE.sections[9:],
+    ]})  # fmt: skip
+    links = find_links([marriages, divorce])
+    made = {(r.source, r.target, r.relation) for r in links.refers_to("t/2022/1#s8")}
+    # "sections 7 to 11 of" another law: each of its sections 7 to 11, never this law's own section 7, and what the
+    # words after make them ("shall … apply"): provisions the referring one applies.
+    assert {t for _, t, _ in made} == {
+        *(f"t/1985/33#s{n}" for n in range(7, 12)), "t/1985/33#s9(2)", "t/1985/33#s9(3)", "t/1985/33#s9(4)"
+    }  # fmt: skip
+    assert {rel for *_, rel in made} == {"applying"}
+    inner = {(r.target, r.relation) for r in links.refers_to("t/2022/1#s9")}
+    assert inner == {(f"t/2022/1#s9({n})", "subject to") for n in (3, 4, 5)}
+    # A range longer than a dozen sections stands for its ends alone; "shall not apply" and "nothing in … affects"
+    # apply nothing.
+    long = {(r.target, r.relation) for r in links.refers_to("t/2022/1#s10")}
+    assert long == {("t/2022/1#s2", ""), ("t/2022/1#s3", ""), ("t/2022/1#s4", ""), ("t/1985/33#s1", ""),
+                    ("t/1985/33#s14", "")}  # fmt: skip
+
+
+def test_a_law_named_by_a_short_name_its_citing_law_defines_resolves_to_that_law() -> None:
+    marriages = law(
+        "t/2022/1", "Marriages Act", "Chapter 5:15",
+        "1. Interpretation In this Act— “Divorce Code” means the Matrimonial Causes Act [Chapter 5:13]; “principal "
+        "Act” means the Matrimonial Causes Act [Chapter 5:13]; “Other Code” means any code the Minister approves.",
+        "2. Orders An order specified in section 7(2) of the Divorce Code, or one in terms of section 8 of the "
+        "principal Act, binds. Section 9 of the Other Code and section 10 of the Unknown Code do not.",
+    )  # fmt: skip
+    links = find_links([marriages, DIVORCE])
+    made = {(r.target, r.relation, r.words) for r in links.refers_to("t/2022/1#s2")}
+    assert made == {
+        ("t/1985/33#s7", "specified in", "section 7(2) of the Divorce Code"),
+        ("t/1985/33#s8", "in terms of", "section 8 of the principal Act"),
+    }

@@ -340,3 +340,82 @@ def test_a_provision_referring_to_a_cited_one_is_quoted_only_when_it_depends_on_
     both = [*cited, cite(rules, 1, rules.sections[0].text)]
     assert needed_referring(question, both, links, chunks_of(rules), documents, "") == []
     assert needed_referring(question, cited, links, chunks_of(rules), documents, "", limit=0) == []
+
+
+COUSINS = law(
+    "t/2022/5", "Unions Act", "",
+    "1. Interpretation (1) In this Act— “application” means an application in terms of section 4; “dependant” "
+    "means— (a) a spouse; (b) a minor child.",
+    "2. Cousins (1) No marriage is valid between persons related in a degree specified in section 3. (2) If a "
+    "marriage is contracted between cousins who do not belong to a community referred to in section 4, and at the "
+    "time of the marriage— (a) both parties knew of the relationship, the marriage is void; (b) the parties did not "
+    "know of the relationship, the marriage is valid. (3) Subject to subsections (1) and (2) and subject to section "
+    "5, cousins who belong to a community referred to in section 4 may marry.",
+    "3. Degrees The degrees of relationship that bar a marriage are those of parent and child.",
+    "4. Communities A community whose custom allows cousins to marry is one the Minister lists.",
+    "5. Notice Cousins who intend to marry shall give the marriage officer written notice.",
+    "6. Returns (1) Subject to subsections (2) to (4), goods may be returned. (2) Perishable goods may not be "
+    "returned. (3) Goods in use may not be returned. (4) Goods sold as seen may not be returned.",
+)  # fmt: skip
+
+
+def test_a_quote_is_read_with_its_provisions_lead_in_and_a_reference_to_another_section_comes_first() -> None:
+    from api.composer.references import needed_references
+
+    links = find_links([COUSINS])
+    documents = {COUSINS.doc_key: COUSINS}
+    chunks = chunks_of(COUSINS)
+
+    def cited(n: int, provision: str, quote: str) -> list[Citation]:
+        return [cite(COUSINS, n, quote).model_copy(update={"provision_id": f"t/2022/5#s{n}{provision}"})]
+
+    # A quoted paragraph (b) reads with its subsection's lead-in ("If … referred to in section 4, and … —"): the
+    # community it names is what the quote depends on; subsection (1)'s reference is not the quote's.
+    paragraph = cited(2, "(2)(b)", "the parties did not know of the relationship, the marriage is valid.")
+    found = needed_references("May cousins marry?", paragraph, links, chunks, documents, "")
+    assert [n.chunk.section_id for n in found] == ["t/2022/5#s4"]
+    # A quote that makes two references: the one to a section the answer does not cite comes first.
+    both = cited(2, "(3)", COUSINS.sections[1].text.split("(3) ")[1])
+    found = needed_references("May cousins marry?", both, links, chunks, documents, "", limit=1)
+    assert [n.provision_id for n in found] == ["t/2022/5#s5"]
+    # A range ("subsections (2) to (4)") is one reference: quoted once, by its first provision.
+    returns = cited(6, "(1)", "Subject to subsections (2) to (4), goods may be returned.")
+    found = needed_references("Can goods be returned?", returns, links, chunks, documents, "", limit=3)
+    assert [n.provision_id for n in found] == ["t/2022/5#s6(2)"]
+    # An interpretation provision's lead-in holds other definitions: a quoted definition does not depend on them.
+    minor = cited(1, "(1)(b)", "a minor child.")
+    assert needed_references("Who is a dependant?", minor, links, chunks, documents, "") == []
+
+
+def test_research_follows_each_reference_once_and_another_section_before_the_rest_of_its_own(tmp_path: Path) -> None:
+    from api.orchestrators.query.following import dependencies
+    from api.tools.corpus import Corpus, Manifest
+    from api.tools.object_store import LocalObjectStore
+
+    shop = law(
+        "t/2019/5", "Shops Act", "",
+        "1. Returns (1) Subject to subsections (2) to (4), a consumer may return goods delivered late, as referred to "
+        "in section 2. (2) Perishable goods may not be returned. (3) Goods in use may not be returned. (4) Goods "
+        "sold as seen may not be returned.",
+        "2. Late delivery A consumer may refuse goods delivered after the agreed date.",
+    )  # fmt: skip
+    chunks = chunks_of(shop)
+    corpus = Corpus(Manifest(), chunks.values(), LocalObjectStore(tmp_path), links=find_links([shop]))
+    followed = dependencies(corpus, [chunks["t/2019/5#s1/c0"], chunks["t/2019/5#s2/c0"]], "", 2, [])
+    # Section 2 first, then the range's first subsection once: not (2), (3) and (4) at the cost of section 2.
+    assert [r.target for r, _ in followed] == ["t/2019/5#s2", "t/2019/5#s1(2)"]
+
+
+def test_an_editorial_note_is_never_quoted_as_the_words_of_a_referenced_provision() -> None:
+    from api.composer.references import needed_references
+
+    licences = law(
+        "t/2010/5", "Licences Act", "",
+        "1. Licences (1) Subject to subsection (2), a licence lapses after a year. (2) [subsection substituted by "
+        "section 3 of Act 5 of 2010] The Registrar may extend the period of a licence.",
+    )  # fmt: skip
+    cited = [cite(licences, 1, "Subject to subsection (2), a licence lapses after a year.").model_copy(
+        update={"provision_id": "t/2010/5#s1(1)"})]  # fmt: skip
+    (found,) = needed_references("What then?", cited, find_links([licences]), chunks_of(licences),
+                                 {licences.doc_key: licences}, "")  # fmt: skip
+    assert found.provision_id == "t/2010/5#s1(2)" and found.quote == "The Registrar may extend the period of a licence."

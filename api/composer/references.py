@@ -42,6 +42,9 @@ the question (one from the evidence at least one): the sections that refer to a 
 about what was asked are read with it."""
 
 _LABEL = re.compile(r"^\s*(?:\(\s*\w{1,4}\s*\)\s*)+")
+_NOTE_BEFORE = re.compile(r"\s*(?:\[[^\[\]]*\]\s*)+")
+_NOTE_AFTER = re.compile(r"\s*(?:\[[^\[\]]*\]\s*[.;]?\s*)+$")
+_DEFINES_IN = re.compile(r"[\"”’']\s*,?\s*(?:means|includes)\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +87,12 @@ def best_quote(text: str, start: int, end: int, wanted: set[str], context: set[s
     first, then the one sharing most with ``context`` (the words around the reference), with the next sentences
     while it is shorter than a quote worth checking; and where it starts in ``text``. ('', 0) when the span holds no
     sentence."""
+    return next(iter(best_quotes(text, start, end, wanted, context)), ("", 0))
+
+
+def best_quotes(text: str, start: int, end: int, wanted: set[str], context: set[str]) -> list[tuple[str, int]]:
+    """Every quote ``best_quote`` could make of ``text[start:end]``, the best first: a quote one chunk cannot hold
+    gives way to the next."""
     spans = []
     offset = start
     for sentence, separator, _ in sentence_spans(text[start:end]):
@@ -95,20 +104,27 @@ def best_quote(text: str, start: int, end: int, wanted: set[str], context: set[s
         label = _LABEL.match(sentence)
         if label is not None:
             at, sentence = at + label.end(), sentence[label.end() :]
+        # An editorial note ("[subsection amended by section 49 of Act 23 of 2001]") is not the law's words.
+        if (note := _NOTE_BEFORE.match(sentence)) is not None:
+            at, sentence = at + note.end(), sentence[note.end() :]
+        if (note := _NOTE_AFTER.search(sentence)) is not None:
+            sentence, separator = sentence[: note.start()], ""
         if sentence.strip():
             spans.append((at, sentence + separator))
     if not spans:
-        return "", 0
+        return []
     # The question's words first; then the provision's opening, where a reader of a reference starts; then the words
     # around the reference.
     scores = [(len(_stems(s) & wanted), i == 0, len(_stems(s) & context), -i) for i, (_, s) in enumerate(spans)]
-    best = max(range(len(spans)), key=lambda i: scores[i])
-    at, quote = spans[best][0], spans[best][1]
-    for _, following in spans[best + 1 :]:
-        if len(quote.split()) >= MIN_QUOTE_WORDS or len(quote) + len(following) > MAX_QUOTED_CHARS:
-            break
-        quote += following
-    return _clipped(quote.strip()), at
+    quotes = []
+    for best in sorted(range(len(spans)), key=lambda i: scores[i], reverse=True):
+        at, quote = spans[best][0], spans[best][1]
+        for _, following in spans[best + 1 :]:
+            if len(quote.split()) >= MIN_QUOTE_WORDS or len(quote) + len(following) > MAX_QUOTED_CHARS:
+                break
+            quote += following
+        quotes.append((_clipped(quote.strip()), at))
+    return quotes
 
 
 def _already_quoted(quote: str, citations: Sequence[Citation]) -> bool:
@@ -116,28 +132,69 @@ def _already_quoted(quote: str, citations: Sequence[Citation]) -> bool:
     return any(normal in _normal(c.quote) or (len(c.quote) > 40 and _normal(c.quote) in normal) for c in citations)
 
 
-def referring(citations: Iterable[Citation], links: Links) -> list[tuple[Reference, Citation]]:
-    """The dependencies the cited quotes themselves make (the referring words, after "subject to", "referred to in"
-    and the like, are in a quote), the most binding relation first, then in the answer's order. A plain mention
-    ("under section 6") is left out: what it names is rarely what the quoted words mean."""
-    ranked: list[tuple[int, int, int, Reference, Citation]] = []
-    for order, citation in enumerate(c for c in citations if c.kind == "provision"):
+def referring(
+    citations: Iterable[Citation], links: Links, documents: Mapping[str, Document | None] | None = None
+) -> list[tuple[Reference, Citation]]:
+    """The dependencies the cited words make (after "subject to", "referred to in" and the like), one for each place
+    a reference is made (a range, "subsections (2) to (5)", counts once, by its first provision). The cited words are
+    the quote; with ``documents``, also the rest of the provision the quote is cited to and the lead-in of each
+    provision above it ("(2) If, … without belonging to a community referred to in section 75(3), and at the time of
+    the marriage—" for a quoted paragraph (c)), which a lawyer reads with the quote. Ranked: a reference in the
+    quote first; then one to a section the answer does not already cite (a reader holding section 34 needs section
+    25 more than another subsection of 34); then the most binding relation; then the answer's order and the place
+    in the quote. A plain mention ("under section 6") is left out: what it names is rarely what the quoted words
+    mean."""
+    provisions = [c for c in citations if c.kind == "provision"]
+    cited_sections = {c.section_id for c in provisions}
+    ranked: list[tuple[tuple[int, int, int, int, int], Reference, Citation]] = []
+    seen: set[tuple[str, str, int]] = set()
+    for order, citation in enumerate(provisions):
         quote = _normal(citation.quote)
+        spans = _read_with(citation, documents) if documents is not None else None
         for reference in links.refers_to(citation.section_id):
+            if reference.relation not in FOLLOWED:
+                continue
             at = quote.find(reference.words)
-            if at >= 0 and reference.relation in FOLLOWED:
-                ranked.append((FOLLOWED.index(reference.relation), order, at, reference, citation))
-    return [(r, c) for *_, r, c in sorted(ranked, key=lambda r: r[:3])]
+            if spans is None:
+                if at < 0:
+                    continue
+                place = 0
+            elif (place := next((i for i, (a, b) in enumerate(spans) if a <= reference.at < b), -1)) < 0:
+                continue
+            if (citation.section_id, reference.words, reference.at) in seen:
+                continue  # one provision for each reference made: a range's first
+            seen.add((citation.section_id, reference.words, reference.at))
+            elsewhere = int(reference.target.split("(")[0] in cited_sections)
+            key = (min(place, 1), elsewhere, FOLLOWED.index(reference.relation), order, max(at, 0))
+            ranked.append((key, reference, citation))
+    return [(r, c) for _, r, c in sorted(ranked, key=lambda r: r[0])]
 
 
-def _made_in_quote(reference: Reference, citation: Citation, documents: Mapping[str, Document | None]) -> bool:
-    """Whether ``reference`` is the one the quote's words make, not the same words elsewhere in its section ("paragraph
-    (a)" of another subsection names another provision): where the quote is found in its section as written, the
-    reference must start inside it."""
+def _read_with(citation: Citation, documents: Mapping[str, Document | None]) -> list[tuple[int, int]] | None:
+    """Where the words a citation stands for run in its section's text, the quote first: the quote, the provision
+    it is cited to, and the lead-in of each provision above that one (its words before its first item); None when
+    the quote cannot be found in its section (the quote's own words are then all there is). A provision or lead-in
+    that defines terms is left out: the other definitions of an interpretation provision are not what one of them
+    depends on."""
     document = documents.get(citation.doc_key)
     section = document.section(citation.section_id) if document is not None else None
-    at = section.text.find(citation.quote) if section is not None else -1
-    return at < 0 or at <= reference.at < at + len(citation.quote)
+    at = section.text.find(citation.quote.rstrip(" …").rstrip()) if section is not None else -1
+    if section is None or at < 0:
+        return None
+    text, section_id = section.text, citation.section_id
+    spans = [(at, at + len(citation.quote))]
+    provision = citation.provision_id or section_id
+    starts = provision_starts(text, section_id)
+    if provision != section_id and (own := provision_span(text, section_id, provision)) is not None:
+        spans.append(own)
+    labels = re.findall(r"\([^()]*\)", provision.removeprefix(section_id))
+    for depth in range(len(labels) - 1, 0, -1):
+        above = section_id + "".join(labels[:depth])
+        span = provision_span(text, section_id, above)
+        first_item = next((o for o, p in starts if p.startswith(above + "(")), None)
+        if span is not None and first_item is not None and span[0] < first_item:
+            spans.append((span[0], first_item))
+    return [spans[0], *(s for s in spans[1:] if not _DEFINES_IN.search(text[s[0] : s[1]]))]
 
 
 def needed_references(
@@ -155,9 +212,7 @@ def needed_references(
     found: list[Referenced] = []
     taken = {(c.provision_id or c.section_id) for c in citations}
     wanted = _stems(question)
-    for reference, citation in referring(citations, links):
-        if not _made_in_quote(reference, citation, documents):
-            continue
+    for reference, citation in referring(citations, links, documents):
         section_id = reference.target.split("(")[0]
         doc_key = section_id.split("#")[0]
         opening = chunks.get(f"{section_id}/c0")
@@ -171,8 +226,9 @@ def needed_references(
         around = _normal(citation.quote)[max(0, quote_at - CONTEXT_CHARS) : quote_at + CONTEXT_CHARS]
         start, end = provision_span(section.text, section_id, reference.target) or (0, len(section.text))
         start = max(start, _heading_end(section))
-        quote, at = best_quote(section.text, start, end, wanted, _stems(around))
-        chunk = chunk_holding(quote, section_id, chunks) if quote else None
+        quotes = best_quotes(section.text, start, end, wanted, _stems(around))
+        quote, at, chunk = next(((q, a, c) for q, a in quotes if (c := chunk_holding(q, section_id, chunks))),
+                                ("", 0, None))  # fmt: skip
         if chunk is None or chunk.tenant not in ("", tenant) or _already_quoted(quote, citations):
             continue
         if any(_normal(quote) == _normal(f.quote) for f in found):

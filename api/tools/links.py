@@ -54,11 +54,24 @@ DEPENDS = (
     "for the purposes of",
     "within the meaning of",
 )
+APPLYING = "applying"
+"""The relation of a reference to provisions that a provision makes its own ("sections 7 to 11 of the Companies Act
+shall, with necessary changes, apply"): the words that make it come after the reference, so this word names them."""
+# After a reference: the provisions named apply, with changes or not, where the referring provision says; never "shall
+# not apply", which excludes them.
+_APPLIES = re.compile(
+    r"\s*,?\s*(?:(?:shall|will|do|does|are\s+to|is\s+to)\s*)?(?:also\s+)?"
+    r"(?:,\s*(?:with\s+(?:the\s+)?(?:necessary|such)\s+(?:changes|modifications|adaptations)[^,]{0,60}|mutatis\s+"
+    r"mutandis|so\s+far\s+as\s+(?:they\s+are|it\s+is)\s+applicable)\s*,\s*)?(?:also\s+)?appl(?:y|ies)\b",
+    re.I,
+)
+_EXCEPT = re.compile(r"\b(?:nothing\s+in|none\s+of|neither)\s+(?:the\s+)?$", re.I)
+"""Before a reference, the words that turn "… applies" into an exclusion ("nothing in section 5 applies to …")."""
 # The words that make a provision depend on another for its meaning, most binding first. "in terms of" also points
 # to where something was made ("established in terms of section 4"), so it comes last. Research follows only these,
 # and an answer quotes only what these name; a plain mention is not followed at all.
 FOLLOWED = ("subject to", "referred to in", "specified in", "mentioned in", "described in", "contemplated in",
-            "set out in", "within the meaning of", "in accordance with", "in terms of")  # fmt: skip
+            "set out in", "within the meaning of", "in accordance with", APPLYING, "in terms of")  # fmt: skip
 _DEPENDS = re.compile(r"\b(" + "|".join(d.replace(" ", r"\s+") for d in DEPENDS) + r")\s+(?:the\s+)?$", re.I)
 _QUOTE_OPEN = "\"“‘'"
 _QUOTE_CLOSE = "\"”’'"
@@ -87,7 +100,11 @@ _WORDS = (
     rf"\b(?!{_HYPHEN}hundred)(?!\s+[A-Z]\b)"
 )
 _NUMBER = rf"(?:\d{{1,4}}[A-Z]{{0,2}}\b|{_WORDS})"
-_LIST = r"\s*(?:,|and|or)\s*"
+_LIST = r"(?:\s*(?:,|and|or)\s*|\s+to\s+)"
+"""Between two items of a list of provisions: a comma, "and", "or", or "to" (a range: "sections 7 to 11")."""
+_RANGE_MAX = 12
+"""A range spanning more sections or labels than this resolves to its two ends only: a whole Part named by its first
+and last sections is not read as a dozen dependencies."""
 _SECTIONS = re.compile(
     rf"\b(?i:sections?|ss?\.)\s+(?P<items>{_NUMBER}{_SUB}*(?:{_LIST}(?:(?i:section)\s+)?{_NUMBER}{_SUB}*)*)"
 )
@@ -276,6 +293,9 @@ class _Index:
         it (a constitution's section 2, not its amending Act's)."""
         self.by_chapter: dict[tuple[str, str], list[str]] = {}
         self.by_title: dict[tuple[str, frozenset[str]], list[str]] = {}
+        self.defined: dict[str, dict[str, str]] = {}
+        """Per document, the laws its whole-document definitions name, by term: "the Criminal Law Code" names the
+        law that '"Criminal Law Code" means the Criminal Law (Codification and Reform) Act [Chapter 9:23]' does."""
         for doc in documents:
             numbers: dict[str, Section] = {}
             schedules: dict[int, str] = {}
@@ -308,6 +328,7 @@ class _Index:
         ``by_title`` (a judgment's reference, where a wrong chapter number is a slip of the pen) a document whose
         title lacks the words named is not taken on the chapter number alone, and the title is looked up instead."""
         words = named.strip()
+
         if re.match(r"this\s+(?:Act|Code|Constitution|Ordinance)$", words, re.I):
             return doc.doc_key
         named_laws = instruments_named(words)
@@ -329,6 +350,42 @@ class _Index:
         keys = self.by_title.get((doc.tenant, frozenset(named_laws[0][1])), [])
         return keys[0] if len(keys) == 1 else None
 
+    def defined_law(self, doc: Document, tail: str, by_title: bool = False) -> tuple[str, int] | None:
+        """The law that the words after a reference name by a short name ``doc`` defines (" of the Criminal Law
+        Code", where '"Criminal Law Code" means the Criminal Law (Codification and Reform) Act [Chapter 9:23]'), and
+        how many characters of ``tail`` that took; None when they name none of its defined laws."""
+        for term, meaning in sorted(self.defined_laws(doc).items(), key=lambda t: -len(t[0])):
+            said = re.match(rf"\s+of\s+(?:the\s+)?{re.escape(term)}(?![\w-])", tail, re.I)
+            if said is not None and (owner := self.law(doc, meaning, by_title)) is not None:
+                return owner, said.end()
+        return None
+
+    def defined_laws(self, doc: Document) -> dict[str, str]:
+        """The laws ``doc``'s whole-document definitions name, by the defined term (lower-cased): the words after
+        "means" when they are a law's name and nothing more."""
+        if (known := self.defined.get(doc.doc_key)) is None:
+            known = {}
+            for definition in find_definitions(doc):
+                meaning = re.search(rf"[{_QUOTE_CLOSE}]\s*,?\s*means\s+(?P<law>.+?)[\s.;]*$", definition.text)
+                law = _OF_LAW.fullmatch(" of " + meaning.group("law")) if meaning else None
+                if law is not None and not definition.scope:
+                    known.setdefault(_short_name(definition.term), law.group("law"))
+            self.defined[doc.doc_key] = known
+        return known
+
+    def between(self, doc_key: str, items: str, schedule: str = "") -> list[str]:
+        """The sections inside each range a list of sections names ("sections 7 to 11": 8, 9 and 10, in the
+        document's order), none for a range spanning more than ``_RANGE_MAX`` sections (its two ends stand for it)."""
+        numbers = self.schedule_sections.get((doc_key, schedule), {}) if schedule else {}
+        numbers = numbers or self.sections.get(doc_key, {})
+        order = list(numbers)
+        found: list[str] = []
+        for ranged in re.finditer(rf"({_NUMBER}){_SUB}*\s+to\s+(?:(?i:section)\s+)?({_NUMBER})", items):
+            first, last = (section_number(n).lower() for n in ranged.groups())
+            if first in numbers and last in numbers and 0 < order.index(last) - order.index(first) < _RANGE_MAX:
+                found += [numbers[n].section_id for n in order[order.index(first) + 1 : order.index(last)]]
+        return found
+
     def resolve(self, doc_key: str, number: str, labels: Sequence[str], schedule: str = "") -> str | None:
         """The finest existing provision of section ``number`` of ``doc_key`` down the path ``labels``; read inside
         ``schedule`` (a schedule drafted in sections), that schedule's own section first."""
@@ -348,8 +405,40 @@ class _Index:
         return target
 
 
+def _short_name(named: str) -> str:
+    """A law's name as a defined term is written: without "the", spacing or case."""
+    return " ".join(re.sub(r"^\s*the\s+", "", named, flags=re.I).split()).casefold()
+
+
+def _items(text: str) -> list[tuple[str, list[str]]]:
+    """The sections a list names ("7, 8(2) and 9"), each as its number in digits and the labels below it."""
+    return [(section_number(number), _labels(subs)) for number, subs in re.findall(rf"({_NUMBER})((?:{_SUB})*)", text)]
+
+
 def _labels(text: str) -> list[str]:
-    return list(_LABELS.findall(text))
+    """The labels of a list of provisions ("(2), (3) and (5)"), a range ("(2) to (5)", "(a) to (d)") read as every
+    label in it; one spanning more than ``_RANGE_MAX`` as its two ends."""
+    labels: list[str] = []
+    for match in _LABELS.finditer(text):
+        label = match.group(1)
+        ranged = labels and re.fullmatch(r"\s+to\s+", text[_last_end(text, match.start()) : match.start()])
+        if ranged:
+            first = labels[-1]
+            if first.isdigit() and label.isdigit():
+                inner = [str(n) for n in range(int(first) + 1, int(label))]
+            elif re.fullmatch(r"[a-z]", first) and re.fullmatch(r"[a-z]", label):
+                inner = [chr(c) for c in range(ord(first) + 1, ord(label))]
+            else:
+                inner = []
+            labels += inner if len(inner) + 2 <= _RANGE_MAX else []
+        labels.append(label)
+    return labels
+
+
+def _last_end(text: str, before: int) -> int:
+    """Where the label before ``before`` ends in ``text`` (0 if none)."""
+    ends = [m.end() for m in _LABELS.finditer(text, 0, before)]
+    return ends[-1] if ends else 0
 
 
 def section_number(written: str) -> str:
@@ -376,14 +465,21 @@ def _relation(before: str) -> str:
 def _owner(doc: Document, tail: str, index: _Index) -> tuple[str | None, int]:
     """Whose provision a reference names, read from the words after it: ``doc`` itself when nothing follows or "of
     this Act"; the law an "of the … Act" names when the corpus holds exactly one such; None for any other "of …"
-    ("of that Act", "of Act 22 of 2001"), which cannot be resolved. Also how many characters of ``tail`` that took.
-    A judgment has no sections of its own: what it cites is another law's, so only a named law resolves."""
+    ("of that Act", "of Act 22 of 2001"), which cannot be resolved, unless it is a name ``doc`` defines as a law
+    ("of the principal Act", where '"principal Act" means the Labour Act [Chapter 28:01]'). Also how many characters
+    of ``tail`` that took. A judgment has no sections of its own: what it cites is another law's, so only a named law
+    resolves."""
     case = is_judgment(doc)
     if found := _OF_THIS.match(tail):
         return None if case else doc.doc_key, found.end()
     if found := _OF_LAW.match(tail):
-        owner = index.law(doc, found.group("law"), by_title=case)
-        return None if case and owner == doc.doc_key else owner, found.end()
+        owner, used = index.law(doc, found.group("law"), by_title=case), found.end()
+        if owner is None:
+            # A short name no title bears ("the Criminal Law Code") may be one the document defines as a law.
+            owner, used = index.defined_law(doc, tail, by_title=case) or (None, used)
+        return None if case and owner == doc.doc_key else owner, used
+    if _OF.match(tail) and (defined := index.defined_law(doc, tail, by_title=case)):
+        return None if case and defined[0] == doc.doc_key else defined[0], defined[1]
     if _OF.match(tail) or case:
         return None, 0
     return doc.doc_key, 0
@@ -413,7 +509,9 @@ def _references_in(doc: Document, section: Section, index: _Index) -> list[Refer
         taken.append((start, end))
         source = provision_at(starts, start, section.section_id)
         words = " ".join(text[start:end].split())
-        relation = _relation(text[max(0, start - 60) : start])
+        before = text[max(0, start - 60) : start]
+        applied = _APPLIES.match(text, end) and not _EXCEPT.search(before)
+        relation = _relation(before) or (APPLYING if applied else "")
         for target in dict.fromkeys(t for t in targets if t):
             if not _within(target, section.section_id) or not _within(source, target):
                 found.append(Reference(source=source, target=target, words=words, relation=relation, at=start))
@@ -445,10 +543,9 @@ def _references_in(doc: Document, section: Section, index: _Index) -> list[Refer
         if owner is None:
             taken.append(match.span())
             continue
-        items = re.findall(rf"({_NUMBER})((?:{_SUB})*)", match.group("items"))
         inside = home if owner == doc.doc_key else ""
-        add(match.start(), match.end() + used, [index.resolve(owner, section_number(number), _labels(subs), inside)
-                                               for number, subs in items])  # fmt: skip
+        targets = [index.resolve(owner, number, labels, inside) for number, labels in _items(match.group("items"))]
+        add(match.start(), match.end() + used, [*targets, *index.between(owner, match.group("items"), inside)])
     for match in _PARAGRAPHS.finditer(text):
         if case or not free(*match.span()) or _OF.match(text[match.end() : match.end() + 8]):
             continue

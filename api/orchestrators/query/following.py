@@ -32,21 +32,27 @@ def chunk_of(corpus: Corpus, provision_id: str) -> Chunk | None:
 def dependencies(
     corpus: Corpus, evidence: Sequence[Chunk], tenant: str, limit: int, have: Iterable[str]
 ) -> list[tuple[Reference, Chunk]]:
-    """Up to ``limit`` provisions the ``evidence`` chunks depend on, the most binding relation first and then in the
-    evidence's order, each with the chunk to add: not one already in ``have``, and only from the public corpus or
+    """Up to ``limit`` provisions the ``evidence`` chunks depend on, each with the chunk to add: one for each
+    reference made (a range, "subsections (2) to (5)", by its first provision), a provision of another section
+    before another part of the section that refers to it (which the evidence already holds in part), then the most
+    binding relation, then in the evidence's order; not one already in ``have``, and only from the public corpus or
     the caller's ``tenant``."""
     if limit <= 0:
         return []
-    candidates: list[tuple[int, int, Reference]] = []
+    candidates: list[tuple[int, int, int, Reference]] = []
+    made: set[tuple[str, int]] = set()
     for rank, chunk in enumerate(evidence):
         text = " ".join(chunk.text.split())
         for reference in corpus.links.refers_to(chunk.section_id):
-            # Only the references this chunk's own words make.
-            if reference.relation in FOLLOWED and reference.words in text:
-                candidates.append((FOLLOWED.index(reference.relation), rank, reference))
+            # Only the references this chunk's own words make, each once.
+            place = (chunk.section_id, reference.at)
+            if reference.relation in FOLLOWED and reference.words in text and place not in made:
+                made.add(place)
+                inside = int(reference.target.split("(")[0] == chunk.section_id)
+                candidates.append((inside, FOLLOWED.index(reference.relation), rank, reference))
     taken = set(have)
     found: list[tuple[Reference, Chunk]] = []
-    for _, _, reference in sorted(candidates, key=lambda c: c[:2]):
+    for *_, reference in sorted(candidates, key=lambda c: c[:3]):
         target = chunk_of(corpus, reference.target)
         if target is None or target.chunk_id in taken or target.tenant not in ("", tenant):
             continue
