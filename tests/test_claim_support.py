@@ -392,6 +392,10 @@ STUDY_LEAVE = (
     "(1) Study leave shall be granted for a period of thirty days on full pay to an employee who has served for at "
     "least two years. (2) An employee on study leave shall continue to accrue pension rights."
 )
+SICK_LEAVE = (
+    "(1) Sick leave shall be granted for a period of one month on full pay to an employee who has served for at least "
+    "one year, and such leave shall not be deducted from the employee's accrued vacation leave."
+)
 REGISTRATION = (
     "(1) Any person who has been married to a citizen for at least five years, and who satisfies the prescribed "
     "conditions, is entitled, on application, to be registered as a citizen. (2) Any person who has been lawfully "
@@ -436,6 +440,12 @@ def test_a_rule_given_only_under_a_condition_is_not_supported_without_it(sentenc
         ("A will signed by the testator's mark is valid only if a magistrate or commissioner of oaths certifies on "
          "it that he has satisfied himself as to the identity of the testator.", SIGNED_BY_MARK),
         ("If you have worked for at least two years, you get thirty days of study leave on full pay.", STUDY_LEAVE),
+        # "a year" states one year.
+        ("An employee who has served for a year and a half is not covered; one who has served for two years gets "
+         "thirty days of study leave on full pay.", STUDY_LEAVE),
+        ("You get a month of sick leave once you have served for a year.", SICK_LEAVE),
+        # A party named last, with more of its limb after a comma: what follows is not given under the condition.
+        ("Sick leave is not deducted from your accrued vacation leave.", SICK_LEAVE),
         # What the rule is, given to no one.
         ("Study leave lasts thirty days on full pay.", STUDY_LEAVE),
         ("Someone married to a citizen for at least five years who meets the prescribed conditions can register as a "

@@ -163,6 +163,14 @@ def test_a_subsection_that_builds_on_another_is_not_a_parallel_case() -> None:
         "the Board within fourteen days."
     )
     assert mixed_subsections("A licensee whose licence is cancelled may appeal within thirty days.", appeal) == []
+    # Subsections that open alike may still build on one another: a case told only in the first's words follows it.
+    trading = (
+        "5. Trading licences (1) A person who wishes to operate a trading business shall apply to the Board for a "
+        "licence. (2) A person who applies for a licence shall be notified of the decision on the application within "
+        "thirty days. (3) A person who is refused a licence may appeal to the Minister within fourteen days."
+    )
+    notified = "A person who wants to operate a trading business must be told the decision within thirty days."
+    assert mixed_subsections(notified, trading) == []
 
 
 def test_what_a_case_leaves_out_names_no_case() -> None:

@@ -210,3 +210,49 @@ def test_no_reference_answer_of_the_development_questions_is_held_to_name_the_wr
                 held.append(sentence)
     assert checked >= 400
     assert held == []
+
+
+def test_a_passives_agent_is_read_from_its_own_be_and_holds_what_it_is_given() -> None:
+    from api.composer.judge.parties import provision_holdings
+
+    increase = (
+        "(1) Notice of any increase shall be given in writing by the lessor to the lessee at least three months "
+        "before the increase takes effect."
+    )
+    assert [h.who for h in provision_holdings(increase)] == ["the lessor"]
+    # A "by" in a clause set off before the passive is not its agent.
+    arrest = (
+        "13. Arrest without warrant Every person who is suspected of an offence may, if the ends of justice would "
+        "be defeated by the delay in obtaining a warrant, be arrested without warrant by a police officer."
+    )
+    assert [h.who for h in provision_holdings(arrest)] == ["a police officer"]
+    assert (
+        wrong_holder("The police may arrest a suspect without a warrant if waiting would defeat justice.", arrest) == []
+    )
+
+
+@pytest.mark.parametrize(
+    ("sentence", "provision"),
+    [
+        # A thing is no party, whatever its modifier ends in.
+        ("The lease agreement must state the amount of the deposit.",
+         "(2) Every lease agreement shall state the amount of the deposit payable by the lessee."),
+        ("The employment contract must specify the rate of remuneration.",
+         "(1) The employer shall specify in the contract of employment the rate of remuneration."),
+        # Several parties in turn may hold one duty: any of them named is enough.
+        ("Parents must give notice of the birth of their child to the registrar.",
+         "(1) It shall be the duty of the father or the mother of a child to give notice of the birth of the child to "
+         "the registrar. (6) A responsible person shall give notice of the birth of the child to the registrar where "
+         "the father and the mother have died."),
+        # Everyday names: the owner for the lessor, a licensee for a licence's holder.
+        ("The owner must give the tenant written notice of the increase at least three months before it takes effect.",
+         "(1) The lessor shall give the lessee written notice of any increase at least three months before the "
+         "increase takes effect."),
+        ("A licensee must keep a register of all gold received and disposed of.",
+         "(1) Every holder of a licence shall keep a register of all gold received and disposed of by him."),
+    ],
+)  # fmt: skip
+def test_things_several_holders_and_everyday_names_are_not_taken_for_a_wrong_party(
+    sentence: str, provision: str
+) -> None:
+    assert wrong_holder(sentence, provision) == []

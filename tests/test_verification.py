@@ -889,6 +889,9 @@ def test_a_condition_stated_in_the_next_sentence_completes_the_rule_before_it() 
     assert not alone.passed and alone.sentences[0].dropped
     both = gate_model_answer(f"{rule} She qualifies once she has served for at least one year [1].", offered, texts)
     assert both.passed and "gets ninety-eight days" in both.answer and both.citations
+    # A next sentence that only shares a number word with the condition does not state it.
+    three = gate_model_answer(f"{rule} She can take it at most three times with any one employer [1].", offered, texts)
+    assert "gets ninety-eight days" not in three.answer
     # Another claim after it states no condition: the rule stays out, the other claim is kept.
     other = gate_model_answer(f"{rule} Her employer may not dismiss her because she is pregnant [1].", offered, texts)
     assert "gets ninety-eight days" not in other.answer and "dismiss" in other.answer

@@ -21,7 +21,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .facts import facts, without_references
+from .facts import UNIT_WORDS, facts, without_references
 from .meaning import content_terms, in_its_words
 
 # Where a condition opens: at the start of a clause or limb, after punctuation, or after a list item's mark.
@@ -62,6 +62,9 @@ _RESTRICTED = re.compile(
     r"(?=\s*(?:[.;:,]|$)|\s+(?:is|are|shall|may|must|has|have)\b)",
     re.I,
 )
+_LIMB_END = re.compile(r"[;.](?:\s|$)")
+RESTRICTED_SPAN = 600
+"""Characters after a party named first read as what it is given (its limb's rest)."""
 _PREDICATE_NEXT = re.compile(r"\s*(?:,|(?:is|are|shall|may|must|has|have)\b)", re.I)
 _RULE_VERB = re.compile(r"\b(?:shall|must|may|will)\b", re.I)
 _LIMB_START = re.compile(r"[;—–]\s*|:\s+|\([a-z]{1,4}\)\s*")
@@ -166,9 +169,15 @@ def conditions(clause: str) -> tuple[Condition, ...]:
         # A party named first ("Any person who has been married … for at least five years, …, is entitled to …")
         # is given what follows in its limb; one named last ("… on full pay to a female employee who has served …"),
         # what comes before.
-        rest = re.search(r"[;.](?:\s|$)", clause[end:])
-        rest_end = end + rest.start() if rest else len(clause)
-        if _PREDICATE_NEXT.match(clause, end) and content_terms(clause[end:rest_end]):
+        rest = _LIMB_END.search(clause, end, end + RESTRICTED_SPAN)
+        rest_end = rest.start() if rest else min(len(clause), end + RESTRICTED_SPAN)
+        # Named first: nothing before it in its limb gives the rule ("… shall be granted … to a female employee who
+        # has served …, and such leave …" names the party last, whatever follows the comma).
+        if (
+            _PREDICATE_NEXT.match(clause, end)
+            and not _RULE_VERB.search(clause, limb, start)
+            and content_terms(clause[end:rest_end])
+        ):
             found.append(Condition(restricted.group(0), (end, rest_end), restricted.span(), party))
         elif content_terms(clause[limb:start]):
             found.append(Condition(restricted.group(0), (limb, start), restricted.span(), party))
@@ -184,11 +193,32 @@ _REFERS_BACK = re.compile(
 )
 
 
+# A number, in digits or words ("twenty-one"): what a figure says, not what its condition is about.
 _NUMBER_WORDS = re.compile(
-    r"\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen|twenty|thirty|forty|fifty|"
-    r"sixty|seventy|eighty|ninety|hundred|thousand)(?:-\w+)?\b",
+    r"\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:thir|four|fif|six|seven|eigh|nine)"
+    r"teen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand)(?:-\w+)?\b",
     re.I,
 )
+_ARTICLE_UNIT = re.compile(r"\b(?:a|an)\s+(?:full\s+)?(year|month|week|day|hour)s?\b", re.I)
+_FIGURE_LABEL = re.compile(r"^(\d+(?:\.\d+)?) (\w+)$")
+
+
+def _figures(text: str) -> set[tuple[float, str]]:
+    """The figures of ``text`` with their units, "a year" counted as one year."""
+    return set(facts(text).numbers) | {(1.0, UNIT_WORDS[unit.lower()]) for unit in _ARTICLE_UNIT.findall(text)}
+
+
+def states_condition(dropped: tuple[str, ...] | list[str], sentence: str) -> bool:
+    """Whether ``sentence`` states the condition whose words ``dropped_condition`` gave (``dropped``): at least one
+    of its words that says what the condition is (not a number word, nor a unit's or bound's word, which any
+    sentence may use: "any one employer"), and each of its figures with its unit ("at least one year", "a year")."""
+    figures = {(float(m[1]), m[2]) for m in map(_FIGURE_LABEL.match, dropped) if m}
+    words = {w for w in dropped if not _FIGURE_LABEL.match(w) and not _NUMBER_WORDS.fullmatch(w)} - _FIGURE_WORDS
+    if not figures <= _figures(sentence):
+        return False
+    return bool(words & in_its_words(_terms(sentence), words))
+
+
 # Words of a figure's unit or bound, which say how much, not who.
 _FIGURE_WORDS = frozenset("year month week day hour age least period less more not exceed".split())
 # A sentence that gives a rule to someone: the asker, or anyone at all.
@@ -233,7 +263,8 @@ def dropped_condition(
                 continue
             # A figure narrows the party ("married … for at least five years"): a sentence that speaks of the same
             # party by the clause's other words ("married") but states none of its figures drops it.
-            if {value for value, _ in facts(condition.text).numbers} & {value for value, _ in facts(sentence).numbers}:
+            figures = _figures(condition.text)
+            if figures & _figures(sentence):
                 continue
             start, end = condition.governed
             rest = _terms(clause[:start] + " " + clause[end:]) - _terms(condition.text)
@@ -241,7 +272,7 @@ def dropped_condition(
                 _terms(_NUMBER_WORDS.sub(" ", condition.text)) - _FIGURE_WORDS - _terms(clause[start:end]) - rest
             )
             if said & described:
-                return tuple(sorted(described))
+                return (*sorted(described), *sorted(f"{value:g} {unit}" for value, unit in figures))
         start, end = condition.governed
         governed = _terms(clause[start:end])
         outside = _terms(clause[: min(start, condition.span[0])] + " " + clause[max(end, condition.span[1]) :])

@@ -31,6 +31,7 @@ from ..citations import (
     subsection_label,
 )
 from ..llm import ABSTAIN_PHRASE
+from .conditions import states_condition
 from .facts import facts, missing_facts, without_references
 from .judge import ClaimJudge
 from .meaning import SUPPORT_THRESHOLD, content_terms, points_at, provision_units
@@ -477,12 +478,7 @@ def _check_sentence(
     check.cited = [index]
     check.score = result.score
     check.missing_facts, check.opposite, check.off_topic, check.dropped = [], False, [], []
-    if index in check.referenced and index not in check.markers:
-        check.how = "reference"
-    elif index in check.markers:
-        check.how = "marker"
-    else:
-        check.how = "reattributed" if check.markers else "located"
+    check.how = _how(check, index)
     check.spans[index] = quote_homes.get(index) or texts[index][result.span[0] : result.span[1]]
     if index in quote_homes:
         check.quoted.add(index)
@@ -706,12 +702,21 @@ def condition_follows(check: SentenceCheck, previous: SentenceCheck | None) -> N
     if previous is None or previous.pending is None or not passes(check) or not check.claim:
         return
     index, span = previous.pending
-    said = content_terms(without_references(_strip_markers(_as_read(check.text))))
-    if index not in check.cited or not said & set(previous.dropped):
+    if index not in check.cited or not states_condition(previous.dropped, _strip_markers(_as_read(check.text))):
         return
     previous.cited, previous.spans[index], previous.pending = [index], span, None
     previous.missing_facts, previous.opposite, previous.off_topic, previous.dropped = [], False, [], []
-    previous.how = "marker" if index in previous.markers else ("reattributed" if previous.markers else "located")
+    previous.how = _how(previous, index)
+
+
+def _how(check: SentenceCheck, index: int) -> str:
+    """How the sentence came to cite provision ``index``: named in words, by its own marker, moved from another
+    marker, or found for a sentence with none."""
+    if index in check.referenced and index not in check.markers:
+        return "reference"
+    if index in check.markers:
+        return "marker"
+    return "reattributed" if check.markers else "located"
 
 
 def abstains_aside(check: SentenceCheck) -> bool:

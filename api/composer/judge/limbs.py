@@ -29,6 +29,14 @@ _ITEM = re.compile(r"(?P<after>[;:—–-])\s*(?:(?P<joined>or|and)\s+)?(?P<open
 _ITEM_END = re.compile(r";\s|\.\s|:\s|\.$|\s\(\d{1,3}[A-Z]?\)\s")
 _ROMAN = re.compile(r"^[ivx]+$")
 # A number in brackets after a reference's words ("subsection (2)", "section 109 (4) or (5)") is not a subsection's.
+REFERENCE_WINDOW = 24
+"""Characters before a bracketed number read for the reference words that make it one."""
+
+
+def _reference_before(text: str, at: int) -> bool:
+    return bool(_REFERENCE_BEFORE.search(text[max(0, at - REFERENCE_WINDOW) : at]))
+
+
 _REFERENCE_BEFORE = re.compile(r"(?:sections?|paragraphs?|\d|\)|\bor|\band|\bto)\s*$", re.I)
 # An item that applies to others by their marks ("in the circumstances described in paragraph (a) or (b)").
 _NAMES_ITEMS = re.compile(r"\bparagraphs?\s+((?:\(\w{1,4}\)(?:\s*,\s*|\s+or\s+|\s+and\s+|\s+to\s+)?)+)", re.I)
@@ -74,7 +82,7 @@ def _lists(provision: str) -> list[list[tuple[int, int, str]]]:
         start = found.start("open")
         end = len(provision)
         for stop in _ITEM_END.finditer(provision, found.end()):
-            if not (stop.group(0).strip().startswith("(") and _REFERENCE_BEFORE.search(provision, 0, stop.start())):
+            if not (stop.group(0).strip().startswith("(") and _reference_before(provision, stop.start())):
                 end = stop.start()
                 break
         if n + 1 < len(marks):
@@ -181,12 +189,14 @@ _SUBSECTION_AT = re.compile(r"\((\d{1,3}[A-Z]?)\)\s")
 # What a case leaves out of itself ("who, by some means other than by voluntary act or marriage, acquires …"): not
 # part of the case, so its words say nothing of which case a sentence speaks of.
 _EXCLUDED = re.compile(r"\b(?:other|otherwise)\s+than\s+[^,;:.]{1,80}", re.I)
+# Where a subsection's case ends and its rule begins.
+_CASE_END = re.compile(r"\b(?:shall|must|may|is|are|has|have)\b", re.I)
 OPENING_WORDS = 3
 """Words two subsections open with alike ("A citizen of the Republic …"), when they set out parallel cases."""
 
 
 def _subsections(provision: str) -> list[tuple[int, int, str]]:
-    marks = [m for m in _SUBSECTION_AT.finditer(provision) if not _REFERENCE_BEFORE.search(provision, 0, m.start())]
+    marks = [m for m in _SUBSECTION_AT.finditer(provision) if not _reference_before(provision, m.start())]
     return [
         (m.start(), marks[n + 1].start() if n + 1 < len(marks) else len(provision), m.group(1))
         for n, m in enumerate(marks)
@@ -235,6 +245,11 @@ def mixed_subsections(sentence: str, provision: str) -> list[str]:
         ):
             continue
         if re.search(rf"\bsub-?sections?\s+\({re.escape(subsections[mine][2])}\)", provision[start:end], re.I):
+            continue
+        # A case described only by the first's words builds on it ("(1) A person who wishes to trade shall apply
+        # …; (2) A person who applies shall be notified …"): parallel cases have words of their own.
+        verb = _CASE_END.search(texts[k])
+        if content_terms(texts[k][: verb.start() if verb else len(texts[k])]) <= terms[mine]:
             continue
         extra, extra_figures = (said & terms[k]) - terms[mine], (said_figures & figures[k]) - figures[mine]
         if extra_figures and _weight(extra, extra_figures) >= OWN_WEIGHT + 1:

@@ -102,7 +102,6 @@ _RIGHT = re.compile(r"\b(?:may|can|could|entitled|allowed|permitted|able|compete
 _PASSIVE = re.compile(
     r"(?:\s*,[^,;]{0,120},)?\s+(?:not\s+)?(?:\w+ly\s+|also\s+|then\s+)?(?:be|have\s+been|have\s+\w+ed)\b", re.I
 )
-_PASSIVE_VERB = re.compile(r"\b(?:be|been)\s+(?:\w+ly\s+)?\w+(?:ed|en|wn|ne|id|ld|lt|ht|ght)\b", re.I)
 _DUTY_OF = re.compile(
     r"\s+be\s+(?:the\s+)?(?:duty|obligation|responsibility|right)\s+of\b(?P<who>.*?)\bto\s+(?=\w+)", re.I | re.S
 )
@@ -115,7 +114,7 @@ _ORDERS = re.compile(rf"\b(?:{_ORDER_WORDS}){_ORDERED}", re.I)
 # In a provision's words "require the holder to surrender it" orders too (in a plain sentence, "require a deposit of
 # up to …" need not).
 _PROVISION_ORDERS = re.compile(rf"\b(?:{_ORDER_WORDS}|require|requires|requiring){_ORDERED}", re.I)
-_AGENT = re.compile(r"^[^,;:—–]{0,60}?\bby\s+(?P<who>(?:the|a|an|any)\s+[^,;.()]{3,60})", re.I)
+_AGENT = re.compile(r"[^,;:—–]{0,60}?\bby\s+(?P<who>(?:the|a|an|any)\s+[^,;.()]{3,60})", re.I)
 # Where a party's name ends before what is said of it: a relative clause or a prepositional phrase that describes it.
 _HEAD_END = re.compile(
     r"\s(?:who|whom|whose|which|that|where|when|of|in|at|for|from|with|under|on|to|by|as|if|whether|other\s+than)\s"
@@ -211,11 +210,13 @@ def provision_holdings(provision: str) -> list[Holding]:
             act = _ACT_END.split(provision[duty.end() : duty.end() + ACT_SPAN])[0]
             found.append(Holding(duty.group("who"), act, bool(re.search(r"\bright\b", duty.group(0)))))
             continue
-        if _PASSIVE.match(provision, match.end()) and not re.search(r"\bbe\s+\w+$", match.group(0)):
-            verb = _PASSIVE_VERB.search(act)
-            agent = _AGENT.search(act, verb.end()) if verb else None
+        passive = _PASSIVE.match(provision, match.end())
+        if passive and not re.search(r"\bbe\s+\w+$", match.group(0)):
+            # The agent of this passive, read from its "be" on: not a "by" inside a clause set off before it
+            # ("may, if … would be defeated by the delay …, be arrested … by a police officer").
+            agent = _AGENT.match(provision, passive.end())
             if agent:  # "shall be given … by the occupier"; a passive without one names nobody
-                found.append(Holding(agent.group("who"), act, right))
+                found.append(Holding(_HEAD_END.sub("", f" {agent.group('who')} ").strip(), act, right))
             continue
         found.append(Holding(subject, act, right))
     for match in _PROVISION_ORDERS.finditer(provision):
@@ -283,8 +284,11 @@ def _is_party(who: str, words: PartyWords) -> bool:
     lay-term thesaurus maps things as well as parties, so it does not say)."""
     stems = {word for word in _stems(who) if len(word) > 2} - _FILLER
     known = set().union(*(name for group in words.same for name in group))
-    plain = {w.lower() for w in re.findall(r"[A-Za-z]+", who)}
-    return bool(stems & known) or any(_AGENT_NOUN.search(w) for w in plain - {"other", "order", "matter"})
+    # The head noun only ("the lease agreement": an agreement), and never a noun of a thing done ("-ment").
+    head = [w.lower() for w in re.findall(r"[A-Za-z]+", _HEAD_END.sub("", f" {who} "))][-1:]
+    return bool(stems & known) or any(
+        _AGENT_NOUN.search(w) and not w.endswith(("ment", "ments")) for w in set(head) - {"other", "order", "matter"}
+    )
 
 
 def _same_act(said: str, acts: list[str]) -> bool:
@@ -336,7 +340,9 @@ def wrong_holder(sentence: str, provision: str) -> list[str]:
         most = max((n for n, _ in shared), default=0)
         if most < max(ACT_TERMS, ACT_SHARE * len(act)):
             continue
-        same = [h for n, h in shared if n == most]
+        # Every holding of the same kind that says as much of it counts: a rule may give one thing to several
+        # parties in turn ("the duty of the father or the mother …; (6) a responsible person …").
+        same = [h for n, h in shared if n >= max(ACT_TERMS, ACT_SHARE * len(act))]
         holders = [_named(_LEADING.sub("", h.who), words) for h in same]
         if not all(holders) or any(_general(h.who) for h in same):
             continue

@@ -6,7 +6,9 @@ stopped), the gate (``SentenceGate``) judges it against the provisions it cites;
 never sent. A sentence that states nothing about the law ("Here is what the Act says:", "This is not legal advice.")
 or only says where the answer is ("This is stated in section 3 [1].") waits for the next sentence that passes: sent
 before a claim that fails, it could stand alone in front of an answer that then comes from the quotes instead.
-While a sentence is held, one ``status`` event (``checking``) says so.
+A rule stated without its condition waits the same way, and goes out (just before it) only if the next sentence
+passes and states the condition (``gate.condition_follows``). While a sentence is held, one ``status`` event
+(``checking``) says so.
 """
 
 from __future__ import annotations
@@ -32,8 +34,9 @@ from .gate import (
 
 class GatedTracker:
     """Takes the model's text as ``CitationTracker`` does (``feed``, ``text``, ``available``), but sends a sentence
-    only once the gate has passed it. ``shown`` is what the reader has been sent; ``held`` the sentences that state
-    nothing and wait for a claim; ``checks`` every sentence judged so far."""
+    only once the gate has passed it. ``shown`` is what the reader has been sent; ``held`` the sentences that wait for
+    a claim that passes (those that state nothing, and a rule whose condition the next sentence may state);
+    ``checks`` every sentence judged so far."""
 
     def __init__(self, offered: Mapping[int, Citation], emit: Emit, gate: SentenceGate) -> None:
         self.available = dict(offered)
