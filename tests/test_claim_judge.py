@@ -69,8 +69,12 @@ PINNED = {"rules": {"claim_support": (1.0, 1.0), "polarity": (23 / 25, 1.0)}}
 # 6 of 7 false development sentences are rejected (2 before), 7 of 8 faithful ones pass (one is rejected by the older
 # dropped-condition rule), and both false held-out ones pass, both faithful ones too. The held-out precision floor is
 # lower only because of those two new false sentences (52/83 on the older pairs, unchanged).
-# Both sets of rules together, over all 602 pairs (the sums of the two accounts above):
-PINNED_PAIRS = {"rules": {"dev": (197 / 242, 197 / 228), "heldout": (61 / 98, 61 / 75)}}
+# Both sets of rules together, over all 602 pairs (the sums of the two accounts above), then six pairs on leave given
+# for what a clause only supposes (cp641-cp646, "a lender may charge interest above the prescribed rate" against "in
+# respect of any loan … exceeding the prescribed rate, the lender shall …"), with ``rules.permits_supposed``: the two
+# development pairs written with the rule, the four held-out ones (two Acts) before it was run on them; all six are
+# judged as labelled (one false held-out pair was already rejected by an older rule), no earlier pair differently.
+PINNED_PAIRS = {"rules": {"dev": (198 / 243, 198 / 229), "heldout": (63 / 100, 63 / 77)}}
 
 
 def scores(judge: ClaimJudge, examples: list[dict[str, object]]) -> tuple[float, float]:

@@ -472,3 +472,17 @@ def test_a_condition_is_read_where_it_stands_and_for_what_it_governs() -> None:
     limbs = {c.text: UNLAWFUL_ENTRY[c.governed[0] : c.governed[1]] for c in conditions(UNLAWFUL_ENTRY)}
     (aggravated,) = [governed for text, governed in limbs.items() if "aggravating" in text]
     assert "fifteen years" in aggravated and "level ten" not in aggravated
+
+
+def test_leave_to_do_what_a_clause_only_supposes_is_not_given() -> None:
+    statement = (
+        "(1) In respect of any loan of money at a rate of interest exceeding the prescribed rate of interest, the "
+        "lender shall, on written demand by the borrower and on payment of such sum as may be prescribed, supply a "
+        "statement."
+    )
+    assert support("A lender may charge interest above the prescribed rate.", statement).opposite
+    # What the clause gives for that case is supported, and a clause that itself gives leave is left alone.
+    kept = "A lender who lends above the prescribed rate must supply a statement when the borrower asks in writing."
+    assert support(kept, statement).supported
+    leave = "(2) Where the borrower has repaid the loan, the lender may retain the statement of account."
+    assert not support("A lender may retain the statement of account once the borrower has repaid.", leave).opposite

@@ -228,6 +228,7 @@ def support(
     flipped = flipped and not _copied(sentence, provision, units)
     # Copied or not, a supposition of the closest clause stated as a fact is not what the clause says.
     flipped = flipped or supposition_as_fact(claim, provision[units[clause][0] : units[clause][1]])
+    flipped = flipped or permits_supposed(claim, provision[units[clause][0] : units[clause][1]])
     # The closest clause, with the lead-in it completes, may give its rule only under a condition the sentence drops.
     dropped = () if _quotes_verbatim(claim, provision) else _dropped(claim, provision, units, clause, provision_terms)
     return Support(round(best, 4), best_span, missing, threshold, flipped, strays, dropped)
@@ -256,6 +257,43 @@ def supposition_as_fact(sentence: str, clause: str) -> bool:
         rest = content_terms(clause[: found.start()] + " " + (clause[end.start() :] if end else ""))
         held = said & content_terms(supposed)
         if 5 * len(held) >= 4 * len(said) and len(said & (rest - content_terms(supposed))) <= 1:
+            return True
+    return False
+
+
+# A permission a sentence gives ("a lender may charge …", "you can keep …"), and the case a clause's rule is given
+# for ("in respect of any loan at a rate exceeding the prescribed rate, the lender shall …").
+_PERMITS = re.compile(
+    r"\b(?:may|can|(?:is|are)\s+(?:allowed|permitted|free|entitled)\s+to)\s+(?!not\b|be\b|have\s+to\b)(?P<act>[^.;]+)",
+    re.I,
+)
+_CASE_OPENS = re.compile(r"\b(?:in\s+respect\s+of|in\s+the\s+case\s+of|whenever|where|if)\b", re.I)
+# Where a permission's act ends and the law it is said to come from begins ("… under the Moneylending Act").
+_UNDER_LAW = re.compile(r"\s+(?:under|in\s+terms\s+of|according\s+to|as\s+provided\s+(?:in|by))\s+(?:the\s+)?(?=[A-Z])")
+_CLAUSE_PERMITS = re.compile(
+    r"\b(?:may(?!\s+be\b)|entitled|allowed|permitted|lawful)\b", re.I
+)  # not "as may be prescribed"
+PERMITTED_SHARE = 0.75
+"""Share of a permission's words that must be the supposed case's for it to be read as turning the case into leave."""
+
+
+def permits_supposed(sentence: str, clause: str) -> bool:
+    """Whether ``sentence`` gives leave to do what ``clause`` only supposes is done: "a lender may charge interest
+    above the prescribed rate" against "in respect of any loan … at a rate of interest exceeding the prescribed rate,
+    the lender shall … supply a statement". A rule for a case someone brings about (a loan above the rate, a notice
+    given late) says what follows from it, not that it is allowed. Read where at least ``PERMITTED_SHARE`` of the
+    permission's words (three or more) are the supposed case's, and the clause gives no leave itself."""
+    permission = _PERMITS.search(sentence)
+    if permission is None or _CLAUSE_PERMITS.search(clause):
+        return False
+    act = content_terms(_UNDER_LAW.split(permission.group("act"))[0])
+    if len(act) < 3:
+        return False
+    for opened in _CASE_OPENS.finditer(clause):
+        end = _SUPPOSITION_END.search(clause, opened.end())
+        case = content_terms(clause[opened.end() : end.start() if end else len(clause)])
+        held = in_its_words(act, case) & case
+        if len(held) >= 3 and len(held) >= PERMITTED_SHARE * len(act):
             return True
     return False
 
