@@ -477,13 +477,7 @@ class RetrievalSettings(BaseModel):
     )
     rrf_k: int = Field(60, ge=1, description="Reciprocal rank fusion constant: a list's rank r adds weight / (k + r).")
     dense_weight: float = Field(1.0, ge=0, description="Weight of the dense list in fusion (gweta tune may raise it).")
-    bm25_weight: float = Field(
-        0.5,
-        ge=0,
-        description="Weight of the BM25 list in fusion (dense: dense_weight). Below the dense list's, so where the two "
-        "disagree the provision closest in meaning leads: a question in everyday words shares its incidental words "
-        "(a place, an object, a time of day) with unrelated provisions far more often than its subject.",
-    )
+    bm25_weight: float = Field(1.0, ge=0, description="Weight of the BM25 list in fusion.")
     timeout_s: float = Field(5.0, gt=0, description="Limit for embedding the question and for each search backend.")
     context_tokens: int = Field(1500, ge=100, le=100_000, description="Token budget of the context the LLM reads.")
     provision_tokens: int = Field(

@@ -13,8 +13,7 @@ from api.services import Services, open_services
 from api.settings import EmbeddingSettings, RetrievalSettings, Settings
 from api.text.units import heading_text
 from api.tools.embeddings import Embedder, build_embedder
-from api.tools.retrieval import Retrieved, reciprocal_rank_fusion, with_headings
-from api.tools.vector_store import Hit
+from api.tools.retrieval import Retrieved, with_headings
 
 # Nothing in the question says "evict" or "court order"; its words ("changed the locks", "my stuff") are closer to the
 # tenancy Act's deposit and rent provisions. The heading "Eviction only by court order" is what it is about.
@@ -27,9 +26,7 @@ NOTICE_TO_VACATE = "sample/act/2024/3#s5"
 
 @pytest.fixture
 async def services(private_data_dir: Path) -> AsyncIterator[Services]:
-    # The two searches' words counted as much as their meaning, so that without the headings another provision leads.
-    retrieval = RetrievalSettings(cache_ttl_s=0, bm25_weight=1.0)
-    async with open_services(Settings(data_dir=private_data_dir, retrieval=retrieval)) as s:
+    async with open_services(Settings(data_dir=private_data_dir, retrieval=RetrievalSettings(cache_ttl_s=0))) as s:
         yield s
 
 
@@ -57,35 +54,6 @@ async def test_heading_weight_zero_keeps_the_two_searches_order(private_data_dir
     assert "before_headings" not in result.stages and all("heading" not in h.ranks for h in result.hits)
     assert "headings" not in result.timings
     assert result.hits[0].chunk.section_id != EVICTION
-
-
-# The question is about consent ("forcing me", "do not want"); by shared words alone the marriage Act's consideration
-# provision, whose every sentence repeats "marriage", ranks above the consent provision.
-FORCED = "My parents are forcing me to marry a man I do not want"
-CONSENT, CONSIDERATION = "sample/act/2022/9#s4", "sample/act/2022/9#s5"
-
-
-def test_where_the_two_lists_disagree_by_as_much_the_closest_in_meaning_leads() -> None:
-    weights = {"dense": RetrievalSettings().dense_weight, "bm25": RetrievalSettings().bm25_weight}
-    # "x" (the words' first) sorts before "y" (the meaning's first): with equal weights the tie puts "x" first.
-    rankings = {"dense": [Hit("y", 0.6), Hit("x", 0.5)], "bm25": [Hit("x", 9.0), Hit("y", 4.0)]}
-    assert [cid for cid, _, _ in reciprocal_rank_fusion(rankings, 60, weights)] == ["y", "x"]
-    assert [cid for cid, _, _ in reciprocal_rank_fusion(rankings, 60, {"dense": 1.0, "bm25": 1.0})] == ["x", "y"]
-
-
-async def test_a_situation_in_everyday_words_reaches_its_provision_before_one_sharing_its_words(
-    private_data_dir: Path,
-) -> None:
-    sections: dict[float, list[str]] = {}
-    for weight in (RetrievalSettings().bm25_weight, 1.0):
-        settings = Settings(data_dir=private_data_dir, retrieval=RetrievalSettings(cache_ttl_s=0, bm25_weight=weight))
-        async with open_services(settings) as services:
-            result = await services.orchestrator.deps.retriever.retrieve(FORCED)
-        sections[weight] = list(dict.fromkeys(h.chunk.section_id for h in result.hits))
-    default = sections[RetrievalSettings().bm25_weight]
-    assert default.index(CONSENT) < default.index(CONSIDERATION), default
-    # Counted as much as the meaning, the shared words put the consideration provision before it.
-    assert sections[1.0].index(CONSIDERATION) < sections[1.0].index(CONSENT), sections[1.0]
 
 
 def chunk(section: str, ordinal: int, heading: str, text: str) -> Chunk:
