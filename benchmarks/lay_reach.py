@@ -10,7 +10,9 @@ public tenant's scope as every request applies it.
 Prints, per kind: questions, the gold provision among the top 6 chunks, among the best 1 / 3 / 6 distinct
 provisions and among the top 10 / 30 chunks; among the evidence an answer's search hands on (the top 6 chunks and
 the best chunk of further provisions, ``retrieval.section_chunks``), with its mean size; and among what a
-``related`` reply chosen from that evidence shows.
+``related`` reply chosen from that evidence shows. With ``--why``, also where the gold provision was for each
+question whose evidence lacks it: found by neither search's list, by the dense or the BM25 list only, or by both
+but ranked below the evidence; and whether its Act is among the six best distinct provisions.
 """
 
 from __future__ import annotations
@@ -21,10 +23,12 @@ import json
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from api.composer.related import related_quotes
 from api.evaluation.core import section_unit
+from api.schemas.documents import Chunk
 from api.services import open_services
 from api.settings import Settings
 from api.tools.retrieval import with_provisions
@@ -38,6 +42,20 @@ def load(path: Path, kinds: list[str]) -> list[dict[str, object]]:
     return [r for r in rows if r.get("gold") and any(str(r["kind"]).startswith(k) for k in kinds)]
 
 
+def miss_reason(
+    stages: Mapping[str, Sequence[tuple[str, float]]], chunks: Mapping[str, Chunk], wanted: set[str],
+    distinct: Sequence[str],
+) -> str:  # fmt: skip
+    """Where a gold provision the evidence lacks was: in which search's list (neither, dense only, BM25 only, both),
+    and whether its Act is among the six best distinct provisions (the wrong Act, or the right Act's wrong section)."""
+    found = [name for name in ("dense", "bm25")
+             if any(section_unit(chunks[cid].section_id) in wanted for cid, _ in stages.get(name, ()))]  # fmt: skip
+    where = {0: "neither", 2: "both"}.get(len(found)) or f"{found[0]} only"
+    acts = {unit.split("#", 1)[0] for unit in wanted}
+    same_act = any(unit.split("#", 1)[0] in acts for unit in distinct[:6])
+    return f"{where} / {'its Act' if same_act else 'another Act'}"
+
+
 async def measure(args: argparse.Namespace) -> int:
     questions = load(args.questions, args.kinds.split(","))
     settings = Settings(data_dir=args.data_dir)
@@ -47,6 +65,7 @@ async def measure(args: argparse.Namespace) -> int:
     counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     misses = []
     stages: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    why: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     async with open_services(settings) as services:
         retriever = services.orchestrator.deps.retriever
         filters = retriever.scoped_filters({}, "")
@@ -68,7 +87,10 @@ async def measure(args: argparse.Namespace) -> int:
             # The evidence as an answer's search hands it on: the first top_k chunks and the best chunk of further
             # provisions (retrieval.section_chunks), what the closest provisions are chosen from.
             evidence = with_provisions(result.hits, args.top_k, settings.retrieval.section_chunks)
-            row["evidence"] += any(section_unit(h.chunk.section_id) in wanted for h in evidence)
+            in_evidence = any(section_unit(h.chunk.section_id) in wanted for h in evidence)
+            row["evidence"] += in_evidence
+            if not in_evidence:
+                why[str(q["kind"])][miss_reason(result.stages, services.corpus.chunks, wanted, distinct)] += 1
             row["evidence_n"] += len(evidence)
             shown = await related_quotes(
                 retriever.embedder, str(q["question"]), evidence, result.lay_terms, related, among
@@ -98,6 +120,11 @@ async def measure(args: argparse.Namespace) -> int:
         for kind in sorted(stages):
             cells = ", ".join(f"{name} {count}" for name, count in sorted(stages[kind].items()))
             print(f"- {kind} ({counts[kind]['n']}): {cells}")
+    if args.why:
+        print("\nWhere the gold provision was when the evidence lacks it (each search's list; its Act among the six)")
+        for kind in sorted(why):
+            cells = ", ".join(f"{reason} {count}" for reason, count in sorted(why[kind].items()))
+            print(f"- {kind} ({counts[kind]['n'] - counts[kind]['evidence']}): {cells}")
     if args.misses:
         args.misses.write_text("".join(json.dumps(m) + "\n" for m in misses))
     return 0
@@ -110,6 +137,7 @@ def main() -> int:
     parser.add_argument("--kinds", default="lay_,heldout_,direct,paraphrase,multi_hop")
     parser.add_argument("--top-k", type=int, default=6, help="the evidence a related reply is chosen from")
     parser.add_argument("--stages", action="store_true", help="also each search stage's own reach")
+    parser.add_argument("--why", action="store_true", help="also where the gold was when the evidence lacks it")
     parser.add_argument("--misses", type=Path, help="write the questions whose gold is not in the top 6 here")
     return asyncio.run(measure(parser.parse_args()))
 
