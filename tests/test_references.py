@@ -419,3 +419,43 @@ def test_an_editorial_note_is_never_quoted_as_the_words_of_a_referenced_provisio
     (found,) = needed_references("What then?", cited, find_links([licences]), chunks_of(licences),
                                  {licences.doc_key: licences}, "")  # fmt: skip
     assert found.provision_id == "t/2010/5#s1(2)" and found.quote == "The Registrar may extend the period of a licence."
+
+
+def test_a_provision_using_a_term_defined_by_the_cited_one_is_read_with_it() -> None:
+    from api.composer.references import USES, needed_referring, references_text
+
+    wills = law(
+        "t/2019/8", "Testaments Act", "",
+        "1. Interpretation In this Act— “competent witness” means a person who in terms of section 2 is competent to "
+        "witness the signing of a testament; “testament” includes a codicil.",
+        "2. Competent witnesses Any person who is of or over the age of sixteen years shall be competent to witness "
+        "the signing of a testament.",
+        "3. Formalities A testament is valid only if it is signed in the presence of two or more competent "
+        "witnesses present at the same time.",
+        "4. Revocation A testament may be revoked by a later testament.",
+    )  # fmt: skip
+    headings = ["Interpretation", "Competent witnesses", "Formalities", "Revocation"]
+    named = [s.model_copy(update={"heading": h}) for s, h in zip(wills.sections, headings, strict=True)]
+    wills = wills.model_copy(update={"sections": named})
+    links = find_links([wills])
+    cited = [cite(wills, 2, wills.sections[1].text)]
+    documents = {wills.doc_key: wills}
+    question = "Can my sixteen-year-old sign as a witness to my testament?"
+    found = needed_referring(question, cited, links, chunks_of(wills), documents, "")
+    # Section 3 uses "competent witnesses", which section 1 defines by the cited section 2: it says what the witness
+    # is for; section 4 uses no such term.
+    assert [(n.provision_id, n.reference.relation, n.reference.words) for n in found] == [
+        ("t/2019/8#s3", USES, "competent witness")
+    ]
+    text, citations = references_text(found, 2)
+    assert text.startswith("Section 3 of the Testaments Act uses “competent witness”") and citations[0].kind == (
+        "reference"
+    )
+    assert citations[0].quote.startswith("A testament is valid only if it is signed in the presence of two or more")
+    # The paragraph passes the sentence gate every added paragraph must pass.
+    from api.composer.judge.gate import gate_model_answer
+
+    gate = gate_model_answer(text, {c.index: c for c in citations}, {found[0].chunk.section_id: wills.sections[2].text})
+    assert gate.passed and not gate.failed
+    # A question that shares too little with the using provision gets nothing from it.
+    assert needed_referring("How old must a witness be?", cited, links, chunks_of(wills), documents, "") == []

@@ -36,6 +36,8 @@ MAX_QUOTED_CHARS = 600
 CONTEXT_CHARS = 200
 """How much of the cited quote on each side of a reference is read as the context the referenced words must fit."""
 
+MAX_TERM_WORDS = 4
+"""A defined term longer than this is a description, not a name a provision uses."""
 MIN_SHARED_OUTSIDE = 2
 """A provision that refers to a cited one, from outside the answer's evidence, shares at least this many words with
 the question (one from the evidence at least one): the sections that refer to a provision are many, and only those
@@ -306,6 +308,8 @@ def needed_referring(
                 continue
             if not _overlap(reference.target, citation.provision_id or citation.section_id):
                 continue
+            if _in_definition(reference, links):
+                continue  # a definition made by the cited provision is read through the provisions using its term
             doc_key = section_id.split("#")[0]
             held = section_id in in_evidence
             if not held and doc_key != citation.doc_key:
@@ -327,6 +331,7 @@ def needed_referring(
             provision_id = provision_at(provision_starts(section.text, section_id), at, section_id)
             key = (0 if held else 1, FOLLOWED.index(reference.relation), -shared, order)
             ranked.append((key, Referenced(reference, chunk, quote, provision_id, citation, refers=True)))
+        ranked += _using_terms(citation, order, links, chunks, documents, tenant, wanted, in_evidence, quoted)
     found: list[Referenced] = []
     for _, item in sorted(ranked, key=lambda r: r[0]):
         if any(item.chunk.section_id == f.chunk.section_id for f in found):
@@ -335,6 +340,76 @@ def needed_referring(
         if len(found) == limit:
             break
     return found
+
+
+def _in_definition(reference: Reference, links: Links) -> bool:
+    """Whether ``reference`` is made inside a definition of its document ("'competent witness' means a person who in
+    terms of section seven …")."""
+    section = reference.source.split("(")[0]
+    return any(
+        d.provision_id.split("(")[0] == section and _normal(reference.words) in _normal(d.text)
+        for d in links.definitions.get(section.split("#")[0], [])
+    )
+
+
+USES = "uses"
+"""The relation of a provision that uses a term its document defines by reference to a cited provision."""
+
+
+def _using_terms(
+    citation: Citation,
+    order: int,
+    links: Links,
+    chunks: Mapping[str, Chunk],
+    documents: Mapping[str, Document | None],
+    tenant: str,
+    wanted: set[str],
+    in_evidence: set[str],
+    quoted: list[str],
+) -> list[tuple[tuple[int, int, int, int], Referenced]]:
+    """Provisions that depend on the cited one through a term: its document defines the term by reference to it
+    ("'competent witness' means a person who in terms of section seven is competent to witness …") and they use the
+    term ("… in the presence of two or more competent witnesses"), so the cited provision settles who or what they
+    speak of. Ranked after the provisions that name it, by the same rules (from the evidence first, then the words
+    shared with the question)."""
+    document = documents.get(citation.doc_key)
+    if document is None:
+        return []
+    terms = []
+    for reference in links.referred_by(citation.section_id):
+        if not _overlap(reference.target, citation.provision_id or citation.section_id):
+            continue
+        for definition in links.definitions.get(citation.doc_key, []):
+            if definition.provision_id.split("(")[0] != reference.source.split("(")[0] or definition.scope:
+                continue
+            if _normal(reference.words) in _normal(definition.text) and len(definition.term.split()) <= MAX_TERM_WORDS:
+                terms.append((definition, reference))
+    ranked = []
+    for definition, reference in terms:
+        pattern = re.compile(rf"\b{re.escape(definition.term)}(?:e?s)?\b", re.I)  # and its plural
+        defining = definition.provision_id.split("(")[0]
+        for section in document.sections:
+            section_id = section.section_id
+            if section_id in (defining, citation.section_id) or any(_overlap(section_id, q) for q in quoted):
+                continue
+            used = pattern.search(section.text, _heading_end(section))
+            held = section_id in in_evidence
+            opening = chunks.get(f"{section_id}/c0")
+            if used is None or opening is None or opening.tenant not in ("", tenant):
+                continue
+            quote, at = referring_quote(section.text, used.start(), _heading_end(section))
+            shared = len(_stems(f"{section.heading} {quote}") & wanted)
+            if not quote or shared < (1 if held else MIN_SHARED_OUTSIDE):
+                continue
+            chunk = chunk_holding(quote, section_id, chunks)
+            if chunk is None or chunk.tenant not in ("", tenant):
+                continue
+            provision_id = provision_at(provision_starts(section.text, section_id), at, section_id)
+            link = Reference(source=provision_id, target=reference.target, words=definition.term, relation=USES,
+                             at=used.start())  # fmt: skip
+            key = (2 if held else 3, len(FOLLOWED), -shared, order)  # after every provision naming it
+            ranked.append((key, Referenced(link, chunk, quote, provision_id, citation, refers=True)))
+    return ranked
 
 
 def references_text(needed: Sequence[Referenced], start: int) -> tuple[str, list[Citation]]:
@@ -352,6 +427,10 @@ def references_text(needed: Sequence[Referenced], start: int) -> tuple[str, list
         # The reference as the citing words make it, with the provision they name ("subject to section 9(5)"): not
         # their own spelling ("section nine"), which the checks would read as a number the quote must state.
         named = subsection_label(provision_label(chunk), chunk.section_id, item.reference.target)
+        if item.refers and item.reference.relation == USES:
+            lines.append(f"{place} uses “{item.reference.words}”, which the same law defines by the provision cited "
+                         f"above: “{item.quote}” [{index}]")  # fmt: skip
+            continue
         if item.refers:
             # The referring words as the quote itself writes them ("subject to section twenty-five"): the quote
             # bears out the relation the paragraph states.
