@@ -21,7 +21,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .facts import UNIT_WORDS, facts, without_references
+from .facts import UNIT_WORDS, WORD_NUMBER, facts, without_references
 from .meaning import content_terms, in_its_words
 
 # Where a condition opens: at the start of a clause or limb, after punctuation, or after a list item's mark.
@@ -194,11 +194,7 @@ _REFERS_BACK = re.compile(
 
 
 # A number, in digits or words ("twenty-one"): what a figure says, not what its condition is about.
-_NUMBER_WORDS = re.compile(
-    r"\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:thir|four|fif|six|seven|eigh|nine)"
-    r"teen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand)(?:-\w+)?\b",
-    re.I,
-)
+_NUMBER_WORDS = re.compile(rf"\b\d+(?:\.\d+)?\b|{WORD_NUMBER.pattern}", re.I)
 _ARTICLE_UNIT = re.compile(r"\b(?:a|an)\s+(?:full\s+)?(year|month|week|day|hour)s?\b", re.I)
 _FIGURE_LABEL = re.compile(r"^(\d+(?:\.\d+)?) (\w+)$")
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import re
 
+from api.text.provisions import provision_starts
+
 from .facts import facts
 from .meaning import content_terms, in_its_words
 from .polarity import without_leading_condition
@@ -129,11 +131,13 @@ def mixed_items(sentence: str, provision: str, units: list[tuple[int, int]]) -> 
     split = _split(sentence)
     if split is None:
         return []
+    lists = _lists(provision)
+    if not lists:
+        return []  # most provisions: no list of cases to cross, so nothing more to read
     unit_terms = [content_terms(provision[a:b]) for a, b in units]
     known: set[str] = set().union(*unit_terms)
     said_all = in_its_words(content_terms(split[1]), known) & known
     said_figures = {value for value, _ in facts(split[1]).numbers}
-    lists = _lists(provision)
     # The provision's parts a rule may be stated in whole: every list's items, and its sentences that hold none.
     spans = [(a, b) for items in lists for a, b, _ in items]
     parts = [content_terms(provision[a:b]) for a, b in spans]
@@ -186,6 +190,7 @@ def mixed_items(sentence: str, provision: str, units: list[tuple[int, int]]) -> 
 
 # A subsection's number where it opens one ("(3) A citizen …"), not where a reference names it ("subsection (3)").
 _SUBSECTION_AT = re.compile(r"\((\d{1,3}[A-Z]?)\)\s")
+_TOP_SUBSECTION = re.compile(r"\(\d{1,3}[A-Za-z]?\)")
 # What a case leaves out of itself ("who, by some means other than by voluntary act or marriage, acquires …"): not
 # part of the case, so its words say nothing of which case a sentence speaks of.
 _EXCLUDED = re.compile(r"\b(?:other|otherwise)\s+than\s+[^,;:.]{1,80}", re.I)
@@ -196,10 +201,11 @@ OPENING_WORDS = 3
 
 
 def _subsections(provision: str) -> list[tuple[int, int, str]]:
-    marks = [m for m in _SUBSECTION_AT.finditer(provision) if not _reference_before(provision, m.start())]
+    """The provision's subsections ([start, end) and number), as ``api.text.provisions`` reads their markers (a
+    number after "subsection", "section 109 (4) or …" is a reference, not a subsection)."""
+    marks = [(at, pid[1:-1]) for at, pid in provision_starts(provision, "") if _TOP_SUBSECTION.fullmatch(pid)]
     return [
-        (m.start(), marks[n + 1].start() if n + 1 < len(marks) else len(provision), m.group(1))
-        for n, m in enumerate(marks)
+        (at, marks[n + 1][0] if n + 1 < len(marks) else len(provision), number) for n, (at, number) in enumerate(marks)
     ]
 
 
