@@ -145,11 +145,12 @@ class Run:
 
 # A definition paragraph as `api.composer.definitions.definitions_text` writes it ("… defines “term”: “…” [n]"), and a
 # referenced provision's as `api.composer.references.references_text` does ("…, referred to above (subject to
-# section 3): “…” [n]", or for a provision that refers to the one cited, "… refers to the provision cited above (…):
-# “…” [n]"): verified quotes the service adds below an answer, not the model's text.
+# section 3): “…” [n]", for a provision that refers to the one cited, "… refers to the provision cited above (…):
+# “…” [n]", or for one using a term the cited provision defines, "… uses “term”, which the same law defines by the
+# provision cited above: “…” [n]"): verified quotes the service adds below an answer, not the model's text.
 _DEFINITION_PARAGRAPH = re.compile(
     r"(?m)^[^\n]*?(?: defines “[^”\n]+”|, referred to above \([^\n]*?\)| refers to the provision cited above "
-    r"\([^\n]*?\)): “[^\n]*” \[\d+\][ \t]*$"
+    r"\([^\n]*?\)| uses “[^”\n]+”, which the same law defines by the provision cited above): “[^\n]*” \[\d+\][ \t]*$"
 )
 
 
