@@ -74,7 +74,7 @@ PINNED = {"rules": {"claim_support": (1.0, 1.0), "polarity": (23 / 25, 1.0)}}
 # respect of any loan … exceeding the prescribed rate, the lender shall …"), with ``rules.permits_supposed``: the two
 # development pairs written with the rule, the four held-out ones (two Acts) before it was run on them; all six are
 # judged as labelled (one false held-out pair was already rejected by an older rule), no earlier pair differently.
-PINNED_PAIRS = {"rules": {"dev": (198 / 243, 198 / 229), "heldout": (63 / 100, 63 / 77)}}
+PINNED_PAIRS = {"rules": {"dev": (203 / 248, 203 / 234), "heldout": (64 / 100, 64 / 79)}}
 
 
 def scores(judge: ClaimJudge, examples: list[dict[str, object]]) -> tuple[float, float]:

@@ -3,6 +3,9 @@ through the rules judge: the two items together hold every word of it, and no it
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from api.composer.judge.limbs import mixed_items, mixed_subsections
 from api.composer.judge.meaning import provision_units
 from api.composer.judge.rules import support
@@ -190,3 +193,57 @@ def test_what_a_case_leaves_out_names_no_case() -> None:
     assert mixed_subsections(crossed, citizenship)
     faithful = "An adult citizen who voluntarily takes up another citizenship stops being a citizen immediately."
     assert mixed_subsections(faithful, citizenship) == []
+
+
+THEFT = (
+    "7. Stock theft (1) Any person who— (a) takes livestock intending to keep it; or (b) receives stolen livestock; "
+    "or (c) is found in possession of livestock that he or she cannot account for; shall be guilty of stock theft "
+    "and liable— (d) if the stock theft involved any bovine animal taken in the "
+    "circumstances described in paragraph (a) or (b), to imprisonment for a period of not less than nine years; or "
+    "(e) if the stock theft did not involve any bovine animal, to a fine not exceeding level ten. (2) A court "
+    "sentencing a person under paragraph (d) of subsection (1) to the minimum sentence of nine years shall not suspend "
+    "any part of it."
+)
+CLUB = (
+    "4. Banned clubs Any person who is a leader or member of a banned club shall be guilty of an offence and liable— "
+    "(a) in the case of a leader of a banned club, to imprisonment for a period not exceeding ten years; (b) in the "
+    "case of a member of a banned club, to a fine not exceeding level five."
+)
+
+
+def test_an_items_figure_said_without_the_case_the_item_opens_with_drops_it() -> None:
+    # The figure is the item's alone; a later subsection that applies the item by its mark says it in that case. What
+    # the offences its case names by mark share with the other ("livestock") names none of them.
+    for sentence in (
+        "The penalty for stock theft is at least nine years in prison.",
+        "Since goats are livestock, the penalty is at least nine years in prison.",
+    ):
+        verdict = support(sentence, THEFT)
+        assert not verdict.supported and "bovin" in verdict.dropped, sentence
+    assert support("If the stolen animal was bovine, the thief faces at least nine years in prison.", THEFT).supported
+
+
+def test_a_lead_in_that_names_every_case_does_not_state_any_one_of_them() -> None:
+    wrong = support("A member of a banned club faces up to ten years in prison.", CLUB)
+    assert not wrong.supported and "leader" in wrong.dropped
+    assert support("A leader of a banned club faces up to ten years in prison.", CLUB).supported
+
+
+def test_an_item_whose_case_names_another_by_its_mark_is_said_in_that_items_words() -> None:
+    assert support("Giving false information in a report can lead to up to four years in prison.", PENALTIES).supported
+    wrong = support("Failing to report a change of ownership can lead to up to four years in prison.", PENALTIES)
+    assert not wrong.supported and wrong.dropped
+
+
+def test_a_faithful_sentence_on_an_item_holding_a_condition_in_passing_passes(shared_data: Path) -> None:
+    # "(a) upon any holding … except with the consent … of the owner or, in the case of a portion of Communal Land, by
+    # the occupier … — (i) within four hundred and fifty metres of …": the condition is said in passing, after the
+    # item's own words, and is not the case the item's figures are given for (a first version read it as one).
+    with (shared_data / "corpus" / "zimbabwe_legislation" / "acts.jsonl").open(encoding="utf-8") as corpus:
+        mines = next(law for law in map(json.loads, corpus) if law["title"] == "Mines and Minerals Act")
+    text = next(section["text"] for section in mines["sections"] if section["ref"] == "s31")
+    sentence = (
+        "Not without the owner's written consent: prospecting is barred within 450 metres of the principal homestead "
+        "(and near other buildings, dip tanks and cultivated land) unless the owner consents."
+    )
+    assert support(sentence, text).dropped == ()

@@ -234,7 +234,12 @@ def _supposes(sentence: str) -> list[str]:
 
 
 def dropped_condition(
-    sentence: str, clause: str, elsewhere: str, siblings: str, lead: int, provision_terms: set[str]
+    sentence: str,
+    clause: str,
+    elsewhere: str,
+    siblings: str,
+    lead: int,
+    provision_terms: set[str],
 ) -> tuple[str, ...]:
     """The words of a condition of ``clause`` that ``sentence`` drops, or nothing.
 
@@ -283,4 +288,77 @@ def dropped_condition(
             outside |= beside
         if len((said & governed) - outside - other - stated) >= SPECIFIC_TERMS:
             return tuple(sorted(own))
+    return ()
+
+
+# A case that names items of the lead-in's list by mark ("in the case of an offence referred to in paragraph (b)").
+_NAMED_MARKS = re.compile(r"\bparagraphs?\s+((?:\(\w{1,4}\)(?:\s*,\s*|\s+or\s+|\s+and\s+|\s+to\s+)?)+)", re.I)
+_MARK = re.compile(r"(?:^|[;:—–-])\s*(?:(?:or|and)\s+)?\((\w{1,4})\)\s")
+
+
+def _named_items_words(clause: str, case: str, item: int, lead_in: str) -> set[str]:
+    """The words of the lead-in's items that ``case`` names by mark and its other items do not use: a sentence that
+    says what such an item describes ("gives false information") states the case ("an offence referred to in
+    paragraph (b)")."""
+    named = {mark for found in _NAMED_MARKS.finditer(case) for mark in re.findall(r"\((\w{1,4})\)", found[1])}
+    if not named:
+        return set()
+    marks = [found for found in _MARK.finditer(lead_in)]
+    texts: dict[bool, list[str]] = {True: [], False: []}
+    for n, found in enumerate(marks):
+        # An item runs to the next one, or to its semicolon: what follows the last ("; shall be guilty of …") is
+        # the lead-in's, shared by every item.
+        end = marks[n + 1].start() if n + 1 < len(marks) else len(lead_in)
+        semicolon = lead_in.find(";", found.end(), end)
+        texts[found.group(1) in named].append(lead_in[found.end() : semicolon if semicolon >= 0 else end])
+    return _terms(" ".join(texts[True])) - _terms(" ".join(texts[False]))
+
+
+def dropped_item_condition(
+    sentence: str, clause: str, item: int, lead_in: str, elsewhere: str, siblings: str, provision_terms: set[str]
+) -> tuple[str, ...]:
+    """The words of the condition of the list item at offset ``item`` of ``clause`` (its list's lead-in ``lead_in``)
+    that ``sentence`` drops while
+    stating a figure only that item gives ("liable— (e) if the theft involved any bovine animal …, to imprisonment
+    for not less than nine years …; (f) if … did not involve any bovine animal, … to a fine …").
+
+    Parallel items state each other's case (the second the first's, negated), and a lead-in may name every case, so
+    the condition's own words are those neither the part it governs nor both the lead-in and another condition use;
+    a figure the item's governed part states that no other
+    part of the clause nor ``elsewhere`` states is the item's own (``siblings``: the list's other items, when they
+    are sentences of their own), and a sentence stating it must carry one of the
+    condition's own words or a condition of its own that shares its words."""
+    said = {_KIN.get(term, term) for term in in_its_words(_terms(sentence), provision_terms)}
+    supposed = set().union(*(_terms(own) for own in _supposes(sentence)))
+    supposed = {_KIN.get(term, term) for term in in_its_words(supposed, provision_terms)}
+    item_end = _NEXT_ITEM.search(clause, item + 1)
+    end_of_item = item_end.start() if item_end else len(clause)
+    found = [condition for condition in conditions(clause) if not condition.party]
+    for condition in found:
+        # Only a condition that opens the item states its case ("(e) if the theft involved …, to …").
+        if not re.fullmatch(r"\s*(?:(?:or|and)\s+)?\(\w{1,4}\)\s*", clause[item : condition.span[0]]):
+            continue
+        start, end = condition.governed
+        # An item's case runs past commas to where its rule's figures begin ("(a) in the case of a promoter, leader
+        # or officer of …, to imprisonment for … ten years").
+        number = _NUMBER_WORDS.search(clause, condition.span[1], end_of_item)
+        comma = clause.rfind(",", condition.span[1], number.start()) if number else -1
+        case = clause[condition.span[0] : comma] if comma > condition.span[1] else condition.text
+        if comma > condition.span[1]:
+            start = comma + 1
+        figures = _figures(sentence) & _figures(clause[start:end])
+        figures -= _figures(clause[:item] + " " + clause[end:]) | _figures(elsewhere) | _figures(siblings)
+        if not figures:
+            continue
+        governed = _terms(clause[start:end])
+        # What the lead-in and the other items' conditions both name is what every case is about ("any person who
+        # is a leader … or member …": "— (a) in the case of a leader …; (b) in the case of a member …").
+        others = [other.text for other in found if other is not condition]
+        others += [other.text for other in conditions(siblings) if not other.party]
+        shared = _terms(lead_in) & set().union(*map(_terms, others))
+        stated = in_its_words(_terms(case), governed | shared)
+        own = stated - governed - shared
+        if not own or said & own or supposed & stated or said & _named_items_words(clause, case, item, lead_in):
+            continue
+        return (*sorted(own), *sorted(f"{value:g} {unit}" for value, unit in figures))
     return ()

@@ -27,7 +27,7 @@ from .polarity import without_leading_condition
 
 # A list's item starts with its mark after a lead-in's dash or colon or the last item's semicolon ("— (a) ",
 # "; or (c) ", "; and (iv) "); a subsection's number ("(2) ") ends the list.
-_ITEM = re.compile(r"(?P<after>[;:—–-])\s*(?:(?P<joined>or|and)\s+)?(?P<open>\()(?P<mark>[a-z]{1,4})\)\s")
+ITEM_MARK = re.compile(r"(?P<after>[;:—–-])\s*(?:(?P<joined>or|and)\s+)?(?P<open>\()(?P<mark>[a-z]{1,4})\)\s")
 _ITEM_END = re.compile(r";\s|\.\s|:\s|\.$|\s\(\d{1,3}[A-Z]?\)\s")
 _ROMAN = re.compile(r"^[ivx]+$")
 # A number in brackets after a reference's words ("subsection (2)", "section 109 (4) or (5)") is not a subsection's.
@@ -76,7 +76,7 @@ def _lists(provision: str) -> list[list[tuple[int, int, str]]]:
     items ("(i)", "(ii)") are a list of their own, nested in or following the lettered one; "(a)", "(i)" or an item
     after a lead-in's dash ("shall be guilty … and liable— (c) …; (d) …", whose lettering goes on from the offence's
     elements) opens a new list."""
-    marks = list(_ITEM.finditer(provision))
+    marks = list(ITEM_MARK.finditer(provision))
     items: list[tuple[int, int, str]] = []
     cumulative: set[int] = set()
     opened: set[int] = set()  # items after a lead-in's dash or colon: each opens a list of its own
@@ -262,3 +262,51 @@ def mixed_subsections(sentence: str, provision: str) -> list[str]:
             stated = sorted(extra) + sorted(f"{v:g}" for v in extra_figures)
             return [f"{' '.join(stated)} (stated of another subsection's case)"]
     return []
+
+
+def subsections_naming(provision: str, at: int) -> list[tuple[int, int]]:
+    """The subsections of ``provision`` other than the one holding offset ``at`` that name, by its mark, the list
+    item starting there ("a court sentencing a person under paragraph (e) of subsection (2) — (a) to the minimum
+    sentence of nine years, …"): they speak of that item's case, so what they say does not hold without it."""
+    found = re.match(r"\s*(?:or\s+|and\s+)?\((\w{1,4})\)", provision[at:])
+    if not found:
+        return []
+    mark = re.escape(found.group(1))
+    subsections = _subsections(provision)
+    own = next((number for start, end, number in subsections if start <= at < end), "")
+    names = re.compile(
+        rf"\bparagraphs?\s+(?:\(\w{{1,4}}\)\s*(?:,|or|and|to)?\s*)*\({mark}\)(?:\s+of\s+sub-?section\s+\((\w+)\))?",
+        re.I,
+    )
+    return [
+        (start, end)
+        for start, end, number in subsections
+        if number != own and any((named.group(1) or number) == own for named in names.finditer(provision, start, end))
+    ]
+
+
+def items_named(provision: str, at: int) -> list[int]:
+    """Where the list items that the subsection holding offset ``at`` names by mark in another subsection start
+    ("under paragraph (e) of subsection (2)"): the subsection applies what those items say, in their case."""
+    subsections = _subsections(provision)
+    here = next(((start, end, number) for start, end, number in subsections if start <= at < end), None)
+    if here is None:
+        return []
+    found = []
+    for named in _NAMES_IN.finditer(provision, here[0], here[1]):
+        target = next((s for s in subsections if s[2] == named.group("subsection") and s != here), None)
+        if target is None:
+            continue
+        for mark in re.findall(r"\((\w{1,4})\)", named.group("marks")):
+            opens = rf"[;:—–-]\s*(?:(?:or|and)\s+)?(?P<open>\({re.escape(mark)}\))\s"
+            item = re.search(opens, provision[target[0] : target[1]])
+            if item:
+                found.append(target[0] + item.start("open"))
+    return found
+
+
+# Items of another subsection named by mark: "paragraph (e) of subsection (2)", "paragraphs (a) and (b) of …".
+_NAMES_IN = re.compile(
+    r"\bparagraphs?\s+(?P<marks>(?:\(\w{1,4}\)\s*(?:,|or|and|to)?\s*)+)of\s+sub-?section\s+\((?P<subsection>\w+)\)",
+    re.I,
+)

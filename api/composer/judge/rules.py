@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .conditions import dropped_condition
-from .facts import missing_facts
-from .limbs import mixed_items, mixed_subsections
+from .conditions import dropped_condition, dropped_item_condition
+from .facts import facts, missing_facts
+from .limbs import ITEM_MARK, items_named, mixed_items, mixed_subsections, subsections_naming
 from .meaning import (
     SUPPORT_THRESHOLD,
     WORD,
@@ -72,6 +72,8 @@ def without_heading(sentence: str, heading: str) -> str:
 
 _ITEM = re.compile(r"\s*(?:or\s+|and\s+)?\([a-z]{1,4}\)")
 _LEAD_IN = re.compile(r"[:—–-]\s*$")
+# Where a list of parallel items opens after its lead-in ("… and liable— (e) if …"): a dash or colon before a mark.
+_LIST_OPENS = re.compile(r"[—–:]\s*\(\w{1,4}\)\s")
 
 
 def _with_lead_in(provision: str, units: list[tuple[int, int]], k: int) -> str:
@@ -114,17 +116,41 @@ def _quotes_verbatim(sentence: str, provision: str) -> bool:
 
 
 def _dropped(
-    sentence: str, provision: str, units: list[tuple[int, int]], k: int, provision_terms: set[str]
+    sentence: str,
+    provision: str,
+    units: list[tuple[int, int]],
+    k: int,
+    provision_terms: set[str],
+    item_at: int | None = None,
 ) -> tuple[str, ...]:
     """``dropped_condition`` of ``sentence`` against the provision's sentence ``k`` read with the lead-in it
-    completes; the other items of that list are its siblings, the rest of the provision is elsewhere."""
+    completes; the other items of that list are its siblings, the rest of the provision is elsewhere. With
+    ``item_at``, the start of a list item inside sentence ``k``, ``dropped_item_condition`` of that item instead (the
+    provision's subsections that name the item by its mark not counted as elsewhere)."""
     clause, first = _lead_in_of(provision, units, k)
     last = k  # the list's last item, when sentence k is one
-    while first < k and last + 1 < len(units) and _ITEM.match(provision[units[last + 1][0] : units[last + 1][1]]):
+    while (
+        (first < k or item_at is not None)
+        and last + 1 < len(units)
+        and _ITEM.match(provision[units[last + 1][0] : units[last + 1][1]])
+    ):
         last += 1
-    elsewhere = provision[: units[first][0]] + " " + provision[units[last][1] :]
+    # Subsections that name this item by its mark speak of its case: not elsewhere the rule holds without it.
+    text = provision
+    for start, end in subsections_naming(provision, units[k][0] if item_at is None else item_at):
+        text = text[:start] + " " * (end - start) + text[end:]
+    elsewhere = text[: units[first][0]] + " " + text[units[last][1] :]
     siblings = provision[units[first][1] : units[k][0]] + " " + provision[units[k][1] : units[last][1]]
     lead = len(clause) - (units[k][1] - units[k][0])
+    if item_at is not None:
+        at = len(clause) - (units[k][1] - item_at)
+        # The item's list opens after its lead-in's dash or colon, in this sentence of the provision or an earlier one.
+        opened = [found.start() for found in _LIST_OPENS.finditer(provision, 0, item_at + 8) if found.start() < item_at]
+        lead_in = ""
+        if opened:
+            lead_start = next(a for a, b in reversed(units) if a <= opened[-1])
+            lead_in = provision[lead_start : opened[-1]]
+        return dropped_item_condition(sentence, clause, at, lead_in, elsewhere, siblings, provision_terms)
     return dropped_condition(sentence, clause, elsewhere, siblings, lead, provision_terms)
 
 
@@ -231,7 +257,37 @@ def support(
     flipped = flipped or permits_supposed(claim, provision[units[clause][0] : units[clause][1]])
     # The closest clause, with the lead-in it completes, may give its rule only under a condition the sentence drops.
     dropped = () if _quotes_verbatim(claim, provision) else _dropped(claim, provision, units, clause, provision_terms)
+    if not dropped and not _quotes_verbatim(claim, provision):
+        dropped = _figure_dropped(claim, provision, units, clause, provision_terms)
     return Support(round(best, 4), best_span, missing, threshold, flipped, strays, dropped)
+
+
+def _figure_dropped(
+    claim: str, provision: str, units: list[tuple[int, int]], clause: int, provision_terms: set[str]
+) -> tuple[str, ...]:
+    """A condition dropped from where the provision states the claim's figures. The clause closest in words may not
+    be the one that gives a figure ("at least nine years" shares few words with its clause), and a subsection that
+    applies another's item by its mark ("a court sentencing a person under paragraph (e) of subsection (2) to the
+    minimum sentence of nine years …") gives its figures only in that item's case."""
+    figures = {figure for figure in facts(claim).numbers if figure[1]}
+    if not figures:
+        return ()
+    stating = [k for k, (a, b) in enumerate(units) if figures & facts(provision[a:b]).numbers]
+    for k in stating:
+        # Each list item of the sentence that states a figure: its own condition, if it has one.
+        a, b = units[k]
+        starts = [a] + [a + found.start("open") for found in ITEM_MARK.finditer(provision[a:b])]
+        for at in dict.fromkeys(starts):
+            found = _dropped(claim, provision, units, k, provision_terms, item_at=at)
+            if found:
+                return found
+    for k in dict.fromkeys([clause, *stating]):
+        for at in dict.fromkeys(items_named(provision, units[k][0])):
+            item = next(n for n, (a, b) in enumerate(units) if a <= at < b)
+            found = _dropped(claim, provision, units, item, provision_terms, item_at=at)
+            if found:
+                return found
+    return ()
 
 
 # What a clause supposes rather than states: "… shall be valid notwithstanding that the witnesses were unaware of its
