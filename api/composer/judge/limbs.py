@@ -18,6 +18,7 @@ appeal").
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from api.text.provisions import provision_starts
 
@@ -200,13 +201,14 @@ OPENING_WORDS = 3
 """Words two subsections open with alike ("A citizen of the Republic …"), when they set out parallel cases."""
 
 
-def _subsections(provision: str) -> list[tuple[int, int, str]]:
+@lru_cache(maxsize=256)
+def _subsections(provision: str) -> tuple[tuple[int, int, str], ...]:
     """The provision's subsections ([start, end) and number), as ``api.text.provisions`` reads their markers (a
     number after "subsection", "section 109 (4) or …" is a reference, not a subsection)."""
     marks = [(at, pid[1:-1]) for at, pid in provision_starts(provision, "") if _TOP_SUBSECTION.fullmatch(pid)]
-    return [
+    return tuple(
         (at, marks[n + 1][0] if n + 1 < len(marks) else len(provision), number) for n, (at, number) in enumerate(marks)
-    ]
+    )
 
 
 def _opening(text: str) -> tuple[str, ...]:
