@@ -247,3 +247,42 @@ def test_a_faithful_sentence_on_an_item_holding_a_condition_in_passing_passes(sh
         "(and near other buildings, dip tanks and cultivated land) unless the owner consents."
     )
     assert support(sentence, text).dropped == ()
+
+
+STEP = (
+    "83. Liability of step-parent A step-parent shall be liable to maintain his step-child until such step-child "
+    "attains the age of eighteen years: Provided that— (i) a step-parent shall not be obliged to maintain a "
+    "step-child which is being adequately maintained by its natural parents; (ii) the obligation shall cease if the "
+    "mother of the step-child has deserted him."
+)
+BAR = (
+    "34. Bar licence (1) A bar licence shall not be granted in respect of premises which form part of any hotel: "
+    "Provided that this subsection shall not apply in respect of premises at a railway station."
+)
+
+
+def test_a_rule_said_to_hold_even_in_the_case_a_proviso_takes_out_is_turned_round() -> None:
+    for sentence, provision in (
+        ("You still have to pay even if the child's own parents are already supporting the child properly.", STEP),
+        (
+            "A bar licence cannot be granted for premises in a hotel, even if the premises are at a railway station.",
+            BAR,
+        ),
+    ):
+        verdict = support(sentence, provision)
+        assert verdict.opposite and not verdict.supported, sentence
+    # The exception said as the provision says it, and "even if" about a case no limb takes out, pass.
+    assert support(
+        "You do not have to pay if the child's own parents are already supporting it properly.", STEP
+    ).supported
+    assert support(
+        "A step-parent must maintain a step-child until eighteen, even if the mother has remarried.", STEP
+    ).supported
+
+
+def test_an_even_if_the_provision_itself_keeps_is_not_turned_round() -> None:
+    kept = (
+        "39. Grants (3) A grant shall be made notwithstanding that the agent has since died or ceased to practise. (4) "
+        "The Board shall not be obliged to make a grant where the agent died or ceased to practise before the loss."
+    )
+    assert not support("A grant is made even if the agent has since died or ceased to practise.", kept).opposite

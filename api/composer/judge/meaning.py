@@ -75,6 +75,8 @@ _PLAIN = {
     "stop": "cease", "stops": "cease", "stopped": "cease", "end": "cease", "ends": "cease", "ended": "cease",
     "ceases": "cease", "ceased": "cease", "lose": "cease", "loses": "cease", "losing": "cease",
     "unable": "incapable",
+    "support": "maintain", "supports": "maintain", "supported": "maintain", "supporting": "maintain",
+    "upkeep": "maintain", "properly": "adequately", "proper": "adequate", "enough": "adequate",
     "replace": "substitute", "replaces": "substitute", "replaced": "substitute", "substitutes": "substitute",
     "fully": "entirely", "completely": "entirely", "wholly": "entirely", "entire": "entirely",
     "vacation": "leave", "view": "opinion", "views": "opinion",

@@ -151,6 +151,25 @@ _EXCLUSION = re.compile(
     r"|\b(?:shall|will|must)\s+cease\b",
     re.I,
 )
+
+
+# A duty or a rule's reach denied with the modal first ("shall not be obliged to", "this subsection shall not apply").
+_MODAL_NO_DUTY = re.compile(
+    r"\b(?:shall|will|may)\s+not\s+(?:be\s+(?:obliged|required|bound|compelled)\b|apply\b|extend\b)", re.I
+)
+
+
+def takes_out(text: str) -> bool:
+    """Whether ``text`` denies a duty ("shall not be obliged to", "need not") or takes a case out of a rule ("does
+    not apply", "this subsection shall not apply", "shall cease")."""
+    return bool(_NO_DUTY.search(text) or _EXCLUSION.search(text) or _MODAL_NO_DUTY.search(text))
+
+
+def excludes(text: str) -> bool:
+    """Whether ``text`` takes a case out of a rule ("this section shall not apply to …", "does not apply")."""
+    return bool(re.search(r"\b(?:shall|will|does|do)\s+not\s+(?:apply|extend)\b", text, re.I))
+
+
 # "also covers …", "applies even if the consumer has misused the goods".
 _INCLUSION = re.compile(
     r"\b(?:covers?|extends?\s+to|appl(?:y|ies)\s+(?:also\s+|even\s+)?to)\b|\bappl(?:y|ies)\s+even\s+(?:if|where|when)\b"

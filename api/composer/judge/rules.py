@@ -28,7 +28,15 @@ from .meaning import (
     subject_elsewhere,
 )
 from .parties import party_faults
-from .polarity import imposes_discretion, opposite, requires_factor, without_leading_condition
+from .polarity import (
+    excludes,
+    forbids,
+    imposes_discretion,
+    opposite,
+    requires_factor,
+    takes_out,
+    without_leading_condition,
+)
 from .topic import Topic, topic_strays
 
 
@@ -255,6 +263,7 @@ def support(
     # Copied or not, a supposition of the closest clause stated as a fact is not what the clause says.
     flipped = flipped or supposition_as_fact(claim, provision[units[clause][0] : units[clause][1]])
     flipped = flipped or permits_supposed(claim, provision[units[clause][0] : units[clause][1]])
+    flipped = flipped or despite_excepted(claim, provision)
     # The closest clause, with the lead-in it completes, may give its rule only under a condition the sentence drops.
     dropped = () if _quotes_verbatim(claim, provision) else _dropped(claim, provision, units, clause, provision_terms)
     if not dropped and not _quotes_verbatim(claim, provision):
@@ -352,6 +361,43 @@ def permits_supposed(sentence: str, clause: str) -> bool:
         if len(held) >= 3 and len(held) >= PERMITTED_SHARE * len(act):
             return True
     return False
+
+
+# A case a sentence says its rule holds in all the same ("even if …", "regardless of whether …").
+_DESPITE = re.compile(r"\b(?:even\s+(?:if|though|where|when)|regardless\s+of\s+whether|whether\s+or\s+not)\b", re.I)
+_DESPITE_IN_LAW = re.compile(
+    r"\b(?:notwithstanding|even\s+(?:if|though|where|when)|whether\s+or\s+not|despite)\b", re.I
+)
+# A provision's limbs: its clauses between semicolons, colons and dashes, where a proviso's exceptions stand apart.
+_LIMB = re.compile(r"[;:—–]")
+DESPITE_SHARE = 0.5
+"""Share of the case's words (two or more) a limb that denies the rule must hold for the case to be its exception."""
+
+
+def despite_excepted(sentence: str, provision: str) -> bool:
+    """Whether ``sentence`` says its rule holds in a case ("you still have to pay even if the child's own parents
+    are already supporting the child properly") that a limb of the provision takes out of it ("Provided that— (i) a
+    step-parent shall not be obliged to maintain a step-child which is being adequately maintained by its natural
+    parents"). Read where a limb that denies a duty or takes a case out of a rule (only the latter for a rule that
+    itself forbids) holds at least ``DESPITE_SHARE`` of the case's words, unless a limb holding them keeps the rule in
+    it ("notwithstanding that …", "whether or not …")."""
+    found = _DESPITE.search(sentence)
+    if found is None:
+        return False
+    # A rule that forbids ("cannot be granted … even if …") is turned round only by a limb that lifts it for the case
+    # ("shall not apply in respect of …"); one that gives a duty or leave, by any limb that takes the case out.
+    taken_out = excludes if forbids(sentence[: found.start()]) else takes_out
+    end = re.search(r"[,;:]", sentence[found.end() :])
+    case = content_terms(sentence[found.end() : found.end() + end.start() if end else len(sentence)])
+    if len(case) < 2:
+        return False
+    limbs = [(limb, content_terms(limb)) for limb in _LIMB.split(provision)]
+    held = [in_its_words(case, terms) & terms for _, terms in limbs]
+    holds = [len(words) >= 2 and len(words) >= DESPITE_SHARE * len(case) for words in held]
+    # The provision may itself keep its rule in the case ("notwithstanding that the agent has died").
+    if any(hold and _DESPITE_IN_LAW.search(limb) for hold, (limb, _) in zip(holds, limbs, strict=True)):
+        return False
+    return any(hold and taken_out(limb) for hold, (limb, _) in zip(holds, limbs, strict=True))
 
 
 class RulesJudge:
