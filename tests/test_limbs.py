@@ -286,3 +286,22 @@ def test_an_even_if_the_provision_itself_keeps_is_not_turned_round() -> None:
         "The Board shall not be obliged to make a grant where the agent died or ceased to practise before the loss."
     )
     assert not support("A grant is made even if the agent has since died or ceased to practise.", kept).opposite
+
+
+MARRIED = (
+    "14. Bigamy (1) Any person who, being a party to— (a) a monogamous marriage and, knowing that it subsists, "
+    "purports to enter into another marriage; or (b) a polygamous marriage and, knowing that it subsists, purports to "
+    "enter into a monogamous marriage; shall be guilty of bigamy and liable, if convicted in terms of— (i) paragraph "
+    "(a), to a fine not exceeding level six or imprisonment for a period not exceeding one year or both; (ii) "
+    "paragraph (b), to a fine not exceeding level five."
+)
+
+
+def test_a_penalty_given_by_the_offences_mark_keeps_that_offence() -> None:
+    wrong = support("The penalty for bigamy is a fine of up to level six or a year in prison, or both.", MARRIED)
+    assert not wrong.supported and "monogamou" in wrong.dropped
+    for sentence in (
+        "Someone in a monogamous marriage who marries again faces up to level six or a year in prison, or both.",
+        "Bigamy under paragraph (a) carries a fine of up to level six or a year in prison, or both.",
+    ):
+        assert support(sentence, MARRIED).supported, sentence

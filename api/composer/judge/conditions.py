@@ -296,22 +296,38 @@ _NAMED_MARKS = re.compile(r"\bparagraphs?\s+((?:\(\w{1,4}\)(?:\s*,\s*|\s+or\s+|\
 _MARK = re.compile(r"(?:^|[;:—–-])\s*(?:(?:or|and)\s+)?\((\w{1,4})\)\s")
 
 
-def _named_items_words(clause: str, case: str, item: int, lead_in: str) -> set[str]:
+def _named_items_words(clause: str, case: str, item: int, lead_in: str, heads_too: bool = False) -> set[str]:
     """The words of the lead-in's items that ``case`` names by mark and its other items do not use: a sentence that
     says what such an item describes ("gives false information") states the case ("an offence referred to in
-    paragraph (b)")."""
+    paragraph (b)"). With ``heads_too``, also the words that open a named item and open no other ("(a) a monogamous
+    marriage …" beside "(b) an actually polygamous marriage …"), for a case that is nothing but the marks."""
     named = {mark for found in _NAMED_MARKS.finditer(case) for mark in re.findall(r"\((\w{1,4})\)", found[1])}
     if not named:
         return set()
     marks = [found for found in _MARK.finditer(lead_in)]
     texts: dict[bool, list[str]] = {True: [], False: []}
+    heads: dict[bool, set[str]] = {True: set(), False: set()}
     for n, found in enumerate(marks):
         # An item runs to the next one, or to its semicolon: what follows the last ("; shall be guilty of …") is
         # the lead-in's, shared by every item.
         end = marks[n + 1].start() if n + 1 < len(marks) else len(lead_in)
         semicolon = lead_in.find(";", found.end(), end)
-        texts[found.group(1) in named].append(lead_in[found.end() : semicolon if semicolon >= 0 else end])
-    return _terms(" ".join(texts[True])) - _terms(" ".join(texts[False]))
+        text = lead_in[found.end() : semicolon if semicolon >= 0 else end]
+        texts[found.group(1) in named].append(text)
+        # Its first words name its kind ("(a) a monogamous marriage …; (b) an actually polygamous marriage …"),
+        # though the items go on to use each other's words.
+        heads[found.group(1) in named] |= _terms(" ".join(text.split()[:HEAD_WORDS]))
+    own = _terms(" ".join(texts[True])) - _terms(" ".join(texts[False]))
+    return own | (heads[True] - heads[False]) if heads_too else own
+
+
+HEAD_WORDS = 4
+"""Words that open a list item and name its kind."""
+# An item whose case is the offences it names by mark: "(i) paragraph (a), to a fine …", "(b) in the case of an
+# offence referred to in paragraph (c), to …".
+_REFERENCE_CASE = re.compile(
+    r"\s*(?:(?:or|and)\s+)?\(\w{1,4}\)\s*(?P<case>[^,;:]{0,80}?\bparagraphs?\s+\(\w{1,4}\)[^,;:]*),"
+)
 
 
 def dropped_item_condition(
@@ -361,4 +377,14 @@ def dropped_item_condition(
         if not own or said & own or supposed & stated or said & _named_items_words(clause, case, item, lead_in):
             continue
         return (*sorted(own), *sorted(f"{value:g} {unit}" for value, unit in figures))
+    # An item whose case is only the offences it names by mark, under a lead-in's "if convicted in terms of—".
+    opening = _REFERENCE_CASE.match(clause, item)
+    if opening and not any(item <= condition.span[0] < opening.end() for condition in found):
+        figures = _figures(sentence) & _figures(clause[opening.end() : end_of_item])
+        figures -= _figures(clause[:item] + " " + clause[end_of_item:]) | _figures(elsewhere) | _figures(siblings)
+        named = _named_items_words(clause, opening.group("case"), item, lead_in, heads_too=True)
+        marks = set(re.findall(r"\((\w{1,4})\)", opening.group("case")))
+        by_mark = any(set(re.findall(r"\((\w{1,4})\)", found[1])) & marks for found in _NAMED_MARKS.finditer(sentence))
+        if figures and named and not said & named and not supposed & named and not by_mark:
+            return (*sorted(named), *sorted(f"{value:g} {unit}" for value, unit in figures))
     return ()
