@@ -79,8 +79,9 @@ PINNED = {"rules": {"claim_support": (1.0, 1.0), "polarity": (23 / 25, 1.0)}}
 # "even if" in the case a proviso takes out of it (cp659, cp679-cp689, ``rules.despite_excepted``), both written after
 # the rule's first version was tried on the same sections; then seven on penalties given by the offences' marks
 # ("liable, if convicted in terms of— (i) paragraph (a), to …", cp690-cp696, two faithful ones held back by the older
-# dropped-condition rule).
-PINNED_PAIRS = {"rules": {"dev": (205 / 250, 205 / 238), "heldout": (66 / 103, 66 / 83)}}
+# dropped-condition rule); then eight on a time to act within said as a wait before acting (cp697-cp704,
+# ``rules.waits_for_deadline``).
+PINNED_PAIRS = {"rules": {"dev": (208 / 253, 208 / 241), "heldout": (67 / 104, 67 / 84)}}
 
 
 def scores(judge: ClaimJudge, examples: list[dict[str, object]]) -> tuple[float, float]:

@@ -305,3 +305,31 @@ def test_a_penalty_given_by_the_offences_mark_keeps_that_offence() -> None:
         "Bigamy under paragraph (a) carries a fine of up to level six or a year in prison, or both.",
     ):
         assert support(sentence, MARRIED).supported, sentence
+
+
+APPEAL = (
+    "62. Appeals Any person who is aggrieved by a decision of the Authority may, within thirty days after the date of "
+    "that decision, appeal by notice in writing to the Administrative Court."
+)
+DUAL = (
+    "9. Dual citizenship (3) A citizen who acquires by marriage the citizenship of a foreign country shall cease to be "
+    "a citizen one year after the date of the marriage unless, before the expiry of that period, he has renounced his "
+    "foreign citizenship and has made a declaration confirming such renunciation."
+)
+
+
+def test_a_time_to_act_within_is_not_a_wait_before_acting() -> None:
+    for sentence, provision in (
+        ("Anyone unhappy with the Authority's decision has to wait thirty days before they can appeal.", APPEAL),
+        (
+            "The Act gives a period of one year after the marriage before the foreign citizenship can be renounced.",
+            DUAL,
+        ),
+    ):
+        verdict = support(sentence, provision)
+        assert verdict.opposite and not verdict.supported, sentence
+    for sentence, provision in (
+        ("If you disagree with the Authority's decision, you have thirty days from it to appeal in writing.", APPEAL),
+        ("A citizen who marries a foreigner has one year to renounce the foreign citizenship and declare it.", DUAL),
+    ):
+        assert support(sentence, provision).supported, sentence

@@ -264,6 +264,7 @@ def support(
     flipped = flipped or supposition_as_fact(claim, provision[units[clause][0] : units[clause][1]])
     flipped = flipped or permits_supposed(claim, provision[units[clause][0] : units[clause][1]])
     flipped = flipped or despite_excepted(claim, provision)
+    flipped = flipped or waits_for_deadline(claim, provision)
     # The closest clause, with the lead-in it completes, may give its rule only under a condition the sentence drops.
     dropped = () if _quotes_verbatim(claim, provision) else _dropped(claim, provision, units, clause, provision_terms)
     if not dropped and not _quotes_verbatim(claim, provision):
@@ -398,6 +399,36 @@ def despite_excepted(sentence: str, provision: str) -> bool:
     if any(hold and _DESPITE_IN_LAW.search(limb) for hold, (limb, _) in zip(holds, limbs, strict=True)):
         return False
     return any(hold and taken_out(limb) for hold, (limb, _) in zip(holds, limbs, strict=True))
+
+
+# A sentence that makes a time a wait before an act ("a period of one year … before it can be renounced", "must wait
+# six months before they can apply"), and a provision that makes it the time within which the act must be done
+# ("unless, before the expiry of that period, he has renounced …", "within six months").
+_WAIT_BEFORE = re.compile(
+    r"\b(?:period|wait\w*|after)\b[^.;]{0,120}?\bbefore\s+(?:\w+\s+){0,3}?(?:can|may|could|is\s+allowed\s+to)\s+"
+    r"(?:be\s+)?(?P<act>[^.;,]{3,80})",
+    re.I,
+)
+_WITHIN_LIMIT = re.compile(r"\b(?:before\s+the\s+(?:expiry|end|lapse)\s+of|within)\b(?P<rest>[^.;]{0,200})", re.I)
+
+
+def waits_for_deadline(sentence: str, provision: str) -> bool:
+    """Whether ``sentence`` turns a period within which an act must be done into one that must pass before it may be:
+    "a period of one year after the acquisition … before it can be renounced" against "shall cease to be a citizen …
+    one year after … unless, before the expiry of that period, he has effectively renounced …". Read where the act's
+    words (two or more, or all of a shorter act) follow the provision's "before the expiry of" or "within"."""
+    wait = _WAIT_BEFORE.search(sentence)
+    if wait is None or not facts(sentence).numbers:
+        return False
+    act = content_terms(wait.group("act"))
+    if not act:
+        return False
+    for limit in _WITHIN_LIMIT.finditer(provision):
+        terms = content_terms(limit.group("rest"))
+        held = in_its_words(act, terms) & terms
+        if len(held) >= min(2, len(act)):
+            return True
+    return False
 
 
 class RulesJudge:
