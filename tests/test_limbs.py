@@ -333,3 +333,30 @@ def test_a_time_to_act_within_is_not_a_wait_before_acting() -> None:
         ("A citizen who marries a foreigner has one year to renounce the foreign citizenship and declare it.", DUAL),
     ):
         assert support(sentence, provision).supported, sentence
+
+
+NOT_OBLIGED = (
+    "10. No person to be required to assist Notwithstanding any law or agreement to the contrary, no medical "
+    "practitioner or nurse or person employed in any other capacity at a designated institution shall be obliged to "
+    "participate or assist in the termination of a pregnancy."
+)
+WITNESS = (
+    "4. Inquiry Provided that a witness who objects to answering any question on the ground that it will tend to "
+    "incriminate him shall not be required to answer the question."
+)
+
+
+def test_a_duty_said_where_the_provision_denies_it_is_the_opposite() -> None:
+    for sentence, provision in (
+        (
+            "A nurse at a designated institution is obliged to assist in terminations if her employer requires it.",
+            NOT_OBLIGED,
+        ),
+        ("A witness must answer every question, even one that would incriminate him.", WITNESS),
+    ):
+        verdict = support(sentence, provision)
+        assert verdict.opposite and not verdict.supported, sentence
+    assert support(
+        "No nurse at a designated institution can be obliged to assist in a termination.", NOT_OBLIGED
+    ).supported
+    assert support("A witness need not answer a question that would tend to incriminate him.", WITNESS).supported

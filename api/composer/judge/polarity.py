@@ -134,7 +134,12 @@ def forbids(text: str) -> bool:
 # A duty the clause denies ("is not obliged to pay", "need not", "under no obligation"), and one a sentence imposes.
 _NO_DUTY = re.compile(
     r"\b(?:is|are|be|been)\s+not\s+(?:obliged|required|bound|compelled)\b|\bneed\s+not\b|\bneedn't\b"
-    r"|\bunder\s+no\s+(?:obligation|duty)\b|\b(?:does|do)\s+not\s+have\s+to\b",
+    r"|\bunder\s+no\s+(?:obligation|duty)\b|\b(?:does|do)\s+not\s+have\s+to\b"
+    # The modal first ("shall not be obliged"), or the duty denied to everyone a subject names ("no medical
+    # practitioner or nurse … shall be obliged to participate").
+    r"|\b(?:shall|will|may)\s+not\s+be\s+(?:obliged|required|bound|compelled)\b"
+    r"|\bno\s+(?:(?!(?:shall|will|may|must)\b)[\w,-]+\s+){0,25}(?:shall|will|may)\s+be\s+(?:obliged|required|bound|"
+    r"compelled)\b",
     re.I,
 )
 _DUTY = re.compile(
@@ -153,10 +158,8 @@ _EXCLUSION = re.compile(
 )
 
 
-# A duty or a rule's reach denied with the modal first ("shall not be obliged to", "this subsection shall not apply").
-_MODAL_NO_DUTY = re.compile(
-    r"\b(?:shall|will|may)\s+not\s+(?:be\s+(?:obliged|required|bound|compelled)\b|apply\b|extend\b)", re.I
-)
+# A rule's reach denied with the modal first ("this subsection shall not apply").
+_MODAL_NO_DUTY = re.compile(r"\b(?:shall|will|may)\s+not\s+(?:apply|extend)\b", re.I)
 
 
 def takes_out(text: str) -> bool:
