@@ -360,3 +360,21 @@ def test_a_duty_said_where_the_provision_denies_it_is_the_opposite() -> None:
         "No nurse at a designated institution can be obliged to assist in a termination.", NOT_OBLIGED
     ).supported
     assert support("A witness need not answer a question that would tend to incriminate him.", WITNESS).supported
+
+
+FINDER = (
+    "22. Notice by person finding exposed body (1) Any person who has attained the age of eighteen years, who— (a) "
+    "finds the body of a dead person; or (b) takes charge of the body of a dead person so found; shall give notice of "
+    "the death of such person to the registrar of the district where such body was found."
+)
+
+
+def test_a_rule_for_a_party_narrowed_by_an_age_is_not_given_to_anyone() -> None:
+    wrong = support("Anyone who finds a dead body must give notice of the death to the registrar.", FINDER)
+    assert not wrong.supported and "18 year" in wrong.dropped
+    # The age said, with or without its unit, and "you" (whom an earlier sentence may have placed) are left alone.
+    for sentence in (
+        "Anyone eighteen or older who finds a dead body must give notice of the death to the registrar.",
+        "If you find a dead body you must give notice of the death to the registrar.",
+    ):
+        assert support(sentence, FINDER).dropped == (), sentence

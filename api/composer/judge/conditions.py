@@ -219,6 +219,8 @@ def states_condition(dropped: tuple[str, ...] | list[str], sentence: str) -> boo
 _FIGURE_WORDS = frozenset("year month week day hour age least period less more not exceed".split())
 # A sentence that gives a rule to someone: the asker, or anyone at all.
 _ADDRESSED = re.compile(r"\b(?:you|your|anyone|everyone|everybody|anybody|any\s+person|every\s+person)\b", re.I)
+# A sentence that gives a rule to everyone ("you" may be anyone or the asker, whom an earlier sentence placed).
+_ANYONE = re.compile(r"\b(?:anyone|anybody|everyone|everybody|whoever|any\s+person|every\s+person)\b", re.I)
 _CASE_FIRST = re.compile(r"\W*(?:in|on|upon|after|once|for|with|without|during)\s+([^,;:]{3,80}),", re.I)
 
 
@@ -265,14 +267,18 @@ def dropped_condition(
             # A figure narrows the party ("married … for at least five years"): a sentence that speaks of the same
             # party by the clause's other words ("married") but states none of its figures drops it.
             figures = _figures(condition.text)
-            if figures & _figures(sentence):
+            # By value: an age is said without its unit as often as with it ("anyone sixteen or older").
+            if {value for value, _ in figures} & {value for value, _ in _figures(sentence)}:
                 continue
             start, end = condition.governed
             rest = _terms(clause[:start] + " " + clause[end:]) - _terms(condition.text)
             described = (
                 _terms(_NUMBER_WORDS.sub(" ", condition.text)) - _FIGURE_WORDS - _terms(clause[start:end]) - rest
             )
-            if said & described:
+            # So does a sentence that gives what the clause gives that party to anyone ("Anyone who finds a dead body
+            # must give notice" against "Any person who has attained the age of eighteen years, who— (a) finds …").
+            addressed = _ANYONE.search(sentence) and len(said & _terms(clause[start:end])) >= SPECIFIC_TERMS
+            if said & described or addressed:
                 return (*sorted(described), *sorted(f"{value:g} {unit}" for value, unit in figures))
         start, end = condition.governed
         governed = _terms(clause[start:end])
