@@ -142,10 +142,19 @@ _CONTRACTION = re.compile(r"n['’]t\b|['’](?:s|m|re|ll|ve|d)\b", re.I)
 
 
 def meaning_words(question: str) -> list[str]:
-    """The question's meaning-bearing words, in order, once each (function and question words out)."""
+    """The question's meaning-bearing words, in order, once each (function and question words out). A question
+    verb counts as one in its other tenses too ("needed", "wanting"): in a form the corpus seldom or never uses, it
+    would otherwise pass for the question's rarest word, the one its topic is judged by (``key_covered``,
+    ``quantity``). Only those endings: a plural may be a word of its own ("wills" is not "will")."""
     seen: list[str] = []
     for token in tokenize(question.replace("’", "'")):
-        if token not in QUESTION_WORDS and not token.isdigit() and len(token) > 2 and token not in seen:
+        if (
+            token not in QUESTION_WORDS
+            and not (token.endswith(("ed", "ing")) and stem(token) in _QUESTION_STEMS)
+            and not token.isdigit()
+            and len(token) > 2
+            and token not in seen
+        ):
             seen.append(token)
     return seen
 
