@@ -1,8 +1,11 @@
 """Definitions and cross-references read from the documents' own text, stored at ingestion and shown by the reader."""
 
+import json
+import logging
 from pathlib import Path
 
 import httpx
+import pytest
 
 from api.main import create_app
 from api.schemas.documents import Document, Section
@@ -10,7 +13,7 @@ from api.schemas.events import FinalEvent
 from api.schemas.query import QueryRequest
 from api.services import open_services
 from api.settings import Settings
-from api.tools.links import Links, find_definitions, find_links
+from api.tools.links import LINKS_KEY, LINKS_READER, Links, find_definitions, find_links
 from tests.conftest import ingest_into
 from tests.servers import LiveServer
 
@@ -158,6 +161,29 @@ def test_links_round_trip_and_an_old_data_dir_has_none() -> None:
     links = find_links([LABOUR, PENSIONS])
     assert Links.model_validate(links.model_dump()) == links
     assert Links().referred_by("t/1985/16#s4") == []
+    # Found by this code's reader; what a data dir ingested before readers were versioned holds is stale.
+    assert links.reader == LINKS_READER and not links.stale and Links().stale
+
+
+async def test_links_an_older_reader_found_are_reported_until_ingest_reads_them_again(
+    private_data_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    stored = private_data_dir / "objects" / LINKS_KEY
+    old = json.loads(stored.read_text(encoding="utf-8"))
+    old.pop("reader")  # as a data dir ingested before the reader's version was kept
+    stored.write_text(json.dumps(old), encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="api.tools.corpus"):
+        with LiveServer(create_app(Settings(data_dir=private_data_dir))) as server:
+            async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
+                ready = (await client.get("/readyz")).json()
+    assert ready["status"] == "ready" and ready["links"] == "stale"
+    assert any("gweta ingest" in record.getMessage() for record in caplog.records)
+    # Ingesting again (nothing changed in the documents) reads the links with this code's reader.
+    await ingest_into(Settings(data_dir=private_data_dir), Path("sample_corpus"))
+    assert json.loads(stored.read_text(encoding="utf-8"))["reader"] == LINKS_READER
+    with LiveServer(create_app(Settings(data_dir=private_data_dir))) as server:
+        async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
+            assert (await client.get("/readyz")).json()["links"] == "current"
 
 
 async def test_the_reader_shows_definitions_references_and_what_refers_to_a_section(tmp_path: Path) -> None:

@@ -24,5 +24,7 @@ async def readyz(services: ServicesDep) -> JSONResponse:
         "corpus_version": corpus.version,
         "documents": public.documents,
         "chunks": public.chunks,
+        # "stale": the definitions and references were read by an older reader; `gweta ingest` reads them again.
+        "links": "stale" if corpus.links.stale and len(corpus) else "current",
     }
     return JSONResponse(body, status_code=200 if len(corpus) else 503)

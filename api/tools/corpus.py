@@ -27,7 +27,7 @@ from api.schemas.events import Citation
 from api.text.citation_style import cite_as, jurisdiction_for
 from api.tools.cache import TTLCache
 from api.tools.chunk_table import ChunkTable, ChunkWriter
-from api.tools.links import Links, load_links
+from api.tools.links import LINKS_READER, Links, load_links
 from api.tools.object_store import ObjectStore, get_json, get_many_json
 from api.tools.repeals import Repeal, load_repeals
 from api.tools.vector_store import SearchFilters
@@ -279,6 +279,15 @@ class Corpus:
         manifest = await Manifest.load(store)
         chunks = await stored_chunks(store, list(manifest.documents), batch)
         repeals, links, versions = await load_repeals(store), await load_links(store), await load_versions(store)
+        if links.stale and manifest.documents:
+            # Answers still work on stale links, but may miss a definition or a referenced provision the current
+            # reader finds: say so where an operator looks (the log, /readyz), never silently.
+            log.warning(
+                "the corpus's links (definitions and references) were found by an older reader (%d, now %d): "
+                "run `gweta ingest` on this data dir to read them again",
+                links.reader,
+                LINKS_READER,
+            )
         return cls(manifest, chunks, store, repeals, links, versions)
 
 

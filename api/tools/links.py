@@ -39,6 +39,10 @@ from api.tools.object_store import ObjectStore, get_json, put_json
 from api.tools.repeals import chapter_number
 
 LINKS_KEY = "indexes/links.json"
+LINKS_READER = 1
+"""The version of the reader that finds links, stored with them: raised whenever ``find_links`` reads differently
+(new reference forms, relations or definition shapes), so a data dir whose links an older reader wrote is known to
+be stale until ``gweta ingest`` reads them again (0: written before versions were kept)."""
 # Words before a reference that make the provision depend on the one referred to (its meaning comes from there).
 DEPENDS = (
     "subject to",
@@ -169,6 +173,13 @@ class Links(BaseModel):
 
     definitions: dict[str, list[Definition]] = Field(default_factory=dict)
     references: list[Reference] = Field(default_factory=list)
+    reader: int = 0
+    """``LINKS_READER`` of the code that found them."""
+
+    @property
+    def stale(self) -> bool:
+        """Whether an older reader than this code's found them (or none did: a data dir ingested before links)."""
+        return self.reader < LINKS_READER
 
     @functools.cached_property
     def _by_section(self) -> tuple[dict[str, list[Reference]], dict[str, list[Reference]]]:
@@ -566,7 +577,7 @@ def find_links(documents: Iterable[Document]) -> Links:
     """The definitions and resolved references of ``documents`` (a reference resolves within its own tenant)."""
     docs = sorted(documents, key=lambda d: d.doc_key)
     index = _Index(docs)
-    links = Links()
+    links = Links(reader=LINKS_READER)
     for doc in docs:
         if definitions := find_definitions(doc):
             links.definitions[doc.doc_key] = definitions
