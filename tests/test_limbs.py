@@ -378,3 +378,28 @@ def test_a_rule_for_a_party_narrowed_by_an_age_is_not_given_to_anyone() -> None:
         "If you find a dead body you must give notice of the death to the registrar.",
     ):
         assert support(sentence, FINDER).dropped == (), sentence
+
+
+BEES = (
+    "18. Declaration of diseases (1) The Minister may, by statutory instrument, declare any disease or symptom "
+    "affecting bees to be a disease for the purposes of this Act."
+)
+AGENT = (
+    "40B. Power to appoint agent (1) An inspector may, if he thinks it is necessary, declare any person to be an agent "
+    "of an employer and the person so declared as an agent shall pay any contributions due."
+)
+
+
+def test_a_power_to_declare_a_kind_is_not_the_thing_being_of_it() -> None:
+    for sentence, provision in (
+        ("American foulbrood is a disease under the Bees Act.", BEES),
+        ("Anyone who holds money for an employer is that employer's agent.", AGENT),
+    ):
+        verdict = support(sentence, provision)
+        assert verdict.opposite and not verdict.supported, sentence
+    for sentence, provision in (
+        ("The Minister may declare a symptom affecting bees to be a disease for the purposes of the Act.", BEES),
+        ("If a bee disease is declared by the Minister, it is a disease under the Act.", BEES),
+        ("An inspector may declare a person to be an agent of an employer if he thinks it necessary.", AGENT),
+    ):
+        assert support(sentence, provision).supported, sentence

@@ -265,6 +265,7 @@ def support(
     flipped = flipped or permits_supposed(claim, provision[units[clause][0] : units[clause][1]])
     flipped = flipped or despite_excepted(claim, provision)
     flipped = flipped or waits_for_deadline(claim, provision)
+    flipped = flipped or declared_as_fact(claim, provision)
     # The closest clause, with the lead-in it completes, may give its rule only under a condition the sentence drops.
     dropped = () if _quotes_verbatim(claim, provision) else _dropped(claim, provision, units, clause, provision_terms)
     if not dropped and not _quotes_verbatim(claim, provision):
@@ -427,6 +428,47 @@ def waits_for_deadline(sentence: str, provision: str) -> bool:
         terms = content_terms(limit.group("rest"))
         held = in_its_words(act, terms) & terms
         if len(held) >= min(2, len(act)):
+            return True
+    return False
+
+
+# A power to declare something to be of a kind ("the President may declare that the day … shall be deemed to be a
+# non-business day", "the Minister may, by notice, declare any area to be a controlled area").
+_DECLARES = re.compile(
+    r"\bmay\b[^.;:]{0,120}?\b(?:declare|designate|proclaim)s?\b[^.;:]{0,160}?\b(?:to\s+be|as|be\s+deemed\s+to\s+be)\s+"
+    r"(?P<kind>(?:an?\s+|the\s+)?[\w-]+(?:\s+[\w-]+){0,3}?)(?=\s+(?:for|of|in|under|within|and|or|with)\b|[.,;:]|$)",
+    re.I,
+)
+# What says a kind is given by a decision, not by the law: a modal, a decision's verb, or its maker.
+_DECIDED = re.compile(
+    r"\b(?:may|might|can|could|if|when|where|once|declare[sd]?|declaring|declaration|designate[sd]?|designation|"
+    r"proclaim(?:s|ed)?|proclamation|notice|power|decides?|decided)\b",
+    re.I,
+)
+
+
+def declared_as_fact(sentence: str, provision: str) -> bool:
+    """Whether ``sentence`` says a thing is of a kind that the provision only empowers someone to declare it:
+    "Independence Day is a non-business day" against "the President may declare that the day … shall be deemed to be
+    a non-business day". Read where the sentence names no decision ("may", "if", "declares", "notice" …), holds
+    every word of the kind, and the provision states the kind nowhere but in such a power."""
+    said = content_terms(sentence)
+    for power in _DECLARES.finditer(provision):
+        kind = content_terms(power.group("kind"))
+        if not kind or not kind <= in_its_words(said, kind):
+            continue
+        # The kind's own words may be a decision's ("a designated country"); the rest of the sentence names none.
+        words = re.escape(power.group("kind").strip()).replace(r"\ ", r"\s+")
+        if _DECIDED.search(re.sub(words, " ", sentence, flags=re.I)):
+            continue
+        # Stated elsewhere, not as what is declared ("the person so declared as an agent"), the kind is the law's.
+        plain = [
+            m
+            for m in re.finditer(words, provision, re.I)
+            if not power.start() <= m.start() < power.end()
+            and not _DECIDED.search(provision[max(0, m.start() - 40) : m.start()])
+        ]
+        if not plain:
             return True
     return False
 
