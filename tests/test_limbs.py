@@ -403,3 +403,37 @@ def test_a_power_to_declare_a_kind_is_not_the_thing_being_of_it() -> None:
         ("An inspector may declare a person to be an agent of an employer if he thinks it necessary.", AGENT),
     ):
         assert support(sentence, provision).supported, sentence
+
+
+def test_the_case_readers_leave_alone_what_only_looks_like_their_case() -> None:
+    from api.composer.judge.limbs import items_named
+    from api.composer.judge.polarity import opposite, takes_out
+    from api.composer.judge.rules import despite_excepted, waits_for_deadline
+
+    # "no" inside a condition does not deny the duty the clause then imposes.
+    assert not opposite(
+        "The owner must pay the fee.", "If no notice is given within the period, the owner shall be required to pay."
+    )
+    # A wait the provision itself sets, and a time limit on someone else's act, are no deadline turned round.
+    rehabilitation = (
+        "(1) A convicted person may apply for rehabilitation after a period of five years from the conviction. (2) The "
+        "Minister shall decide within three months an application for rehabilitation made under subsection (1)."
+    )
+    assert not waits_for_deadline("You must wait five years before you can apply for rehabilitation.", rehabilitation)
+    # An exclusion in another sentence of the provision is not the limb holding the case's words.
+    step = (
+        "(1) A step-parent shall maintain a step-child who lives with him, whether the natural parents are adequately "
+        "maintaining the child or not. (2) This section does not apply to a step-parent whose marriage has ended."
+    )
+    sentence = "A step-parent must maintain a step-child even if the natural parents are adequately maintaining it."
+    assert not despite_excepted(sentence, step)
+    # Applying for something is not a rule's reach denied.
+    assert not takes_out("A person whose licence was cancelled may not apply for a licence again within a year.")
+    # Five months is not five years; a reference into another section is not this one's item.
+    married = "Any person who has been married for at least five years may apply for a joint pension."
+    assert support("Anyone married for five months can apply for a joint pension.", married).dropped
+    other = "(1) Any person— (a) x; (b) y. (2) Under paragraph (a) of subsection (1) of section 9 of the Companies Act."
+    assert items_named(other, other.index("(2)")) == []
+    # Runs of spaces between marks are read once, not every way they could be split.
+    spaced = "(1) A person shall— (a) do x; (b) do y. (2) As in paragraphs " + "(a)  " * 40 + "the person shall pay."
+    assert items_named(spaced, spaced.index("(2)")) == []

@@ -267,8 +267,9 @@ def dropped_condition(
             # A figure narrows the party ("married … for at least five years"): a sentence that speaks of the same
             # party by the clause's other words ("married") but states none of its figures drops it.
             figures = _figures(condition.text)
-            # By value: an age is said without its unit as often as with it ("anyone sixteen or older").
-            if {value for value, _ in figures} & {value for value, _ in _figures(sentence)}:
+            # An age is said without its unit as often as with it ("anyone sixteen or older"); with one, the units
+            # must agree ("five months" is not "five years").
+            if any(v == value and (not u or u == unit) for value, unit in figures for v, u in _figures(sentence)):
                 continue
             start, end = condition.governed
             rest = _terms(clause[:start] + " " + clause[end:]) - _terms(condition.text)
@@ -302,7 +303,11 @@ _NAMED_MARKS = re.compile(r"\bparagraphs?\s+((?:\(\w{1,4}\)(?:\s*,\s*|\s+or\s+|\
 _MARK = re.compile(r"(?:^|[;:—–-])\s*(?:(?:or|and)\s+)?\((\w{1,4})\)\s")
 
 
-def _named_items_words(clause: str, case: str, item: int, lead_in: str, heads_too: bool = False) -> set[str]:
+HEAD_WORDS = 4
+"""Words that open a list item and name its kind."""
+
+
+def _named_items_words(case: str, lead_in: str, heads_too: bool = False) -> set[str]:
     """The words of the lead-in's items that ``case`` names by mark and its other items do not use: a sentence that
     says what such an item describes ("gives false information") states the case ("an offence referred to in
     paragraph (b)"). With ``heads_too``, also the words that open a named item and open no other ("(a) a monogamous
@@ -327,8 +332,6 @@ def _named_items_words(clause: str, case: str, item: int, lead_in: str, heads_to
     return own | (heads[True] - heads[False]) if heads_too else own
 
 
-HEAD_WORDS = 4
-"""Words that open a list item and name its kind."""
 # An item whose case is the offences it names by mark: "(i) paragraph (a), to a fine …", "(b) in the case of an
 # offence referred to in paragraph (c), to …".
 _REFERENCE_CASE = re.compile(
@@ -337,19 +340,26 @@ _REFERENCE_CASE = re.compile(
 
 
 def dropped_item_condition(
-    sentence: str, clause: str, item: int, lead_in: str, elsewhere: str, siblings: str, provision_terms: set[str]
+    sentence: str,
+    clause: str,
+    item: int,
+    lead_in: str,
+    siblings: str,
+    provision_terms: set[str],
+    own_figures: frozenset[tuple[float, str]],
 ) -> tuple[str, ...]:
-    """The words of the condition of the list item at offset ``item`` of ``clause`` (its list's lead-in ``lead_in``)
-    that ``sentence`` drops while
-    stating a figure only that item gives ("liable— (e) if the theft involved any bovine animal …, to imprisonment
-    for not less than nine years …; (f) if … did not involve any bovine animal, … to a fine …").
+    """The words of the case of the list item at offset ``item`` of ``clause`` (its list's lead-in ``lead_in``;
+    ``siblings``: the list's other items, when they are sentences of their own) that ``sentence`` drops while stating
+    one of ``own_figures``, the figures only that item gives ("liable— (e) if the theft involved any bovine animal …,
+    to imprisonment for not less than nine years …; (f) if … did not involve any bovine animal, … to a fine …").
 
-    Parallel items state each other's case (the second the first's, negated), and a lead-in may name every case, so
-    the condition's own words are those neither the part it governs nor both the lead-in and another condition use;
-    a figure the item's governed part states that no other
-    part of the clause nor ``elsewhere`` states is the item's own (``siblings``: the list's other items, when they
-    are sentences of their own), and a sentence stating it must carry one of the
-    condition's own words or a condition of its own that shares its words."""
+    The case is a condition that opens the item, read past commas to where the item's figures begin. Parallel items
+    state each other's case (the second the first's, negated), and a lead-in may name every case, so the case's own
+    words are those neither the part it governs nor both the lead-in and another item's condition use. The sentence
+    states the case with one of those words, with a condition of its own sharing the case's words, or, where the case
+    names offences by mark ("an offence referred to in paragraph (b)"), with what those offences say. An item whose
+    case is nothing but such marks ("(i) paragraph (a), to a fine …") is read the same way, by what the named items
+    say (their own words, or the words that open them and no other) or by the mark itself."""
     said = {_KIN.get(term, term) for term in in_its_words(_terms(sentence), provision_terms)}
     supposed = set().union(*(_terms(own) for own in _supposes(sentence)))
     supposed = {_KIN.get(term, term) for term in in_its_words(supposed, provision_terms)}
@@ -368,8 +378,7 @@ def dropped_item_condition(
         case = clause[condition.span[0] : comma] if comma > condition.span[1] else condition.text
         if comma > condition.span[1]:
             start = comma + 1
-        figures = _figures(sentence) & _figures(clause[start:end])
-        figures -= _figures(clause[:item] + " " + clause[end:]) | _figures(elsewhere) | _figures(siblings)
+        figures = own_figures & _figures(clause[start:end])
         if not figures:
             continue
         governed = _terms(clause[start:end])
@@ -380,15 +389,14 @@ def dropped_item_condition(
         shared = _terms(lead_in) & set().union(*map(_terms, others))
         stated = in_its_words(_terms(case), governed | shared)
         own = stated - governed - shared
-        if not own or said & own or supposed & stated or said & _named_items_words(clause, case, item, lead_in):
+        if not own or said & own or supposed & stated or said & _named_items_words(case, lead_in):
             continue
         return (*sorted(own), *sorted(f"{value:g} {unit}" for value, unit in figures))
     # An item whose case is only the offences it names by mark, under a lead-in's "if convicted in terms of—".
     opening = _REFERENCE_CASE.match(clause, item)
     if opening and not any(item <= condition.span[0] < opening.end() for condition in found):
-        figures = _figures(sentence) & _figures(clause[opening.end() : end_of_item])
-        figures -= _figures(clause[:item] + " " + clause[end_of_item:]) | _figures(elsewhere) | _figures(siblings)
-        named = _named_items_words(clause, opening.group("case"), item, lead_in, heads_too=True)
+        figures = own_figures & _figures(clause[opening.end() : end_of_item])
+        named = _named_items_words(opening.group("case"), lead_in, heads_too=True)
         marks = set(re.findall(r"\((\w{1,4})\)", opening.group("case")))
         by_mark = any(set(re.findall(r"\((\w{1,4})\)", found[1])) & marks for found in _NAMED_MARKS.finditer(sentence))
         if figures and named and not said & named and not supposed & named and not by_mark:

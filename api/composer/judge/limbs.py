@@ -201,7 +201,7 @@ OPENING_WORDS = 3
 """Words two subsections open with alike ("A citizen of the Republic …"), when they set out parallel cases."""
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=16)
 def _subsections(provision: str) -> tuple[tuple[int, int, str], ...]:
     """The provision's subsections ([start, end) and number), as ``api.text.provisions`` reads their markers (a
     number after "subsection", "section 109 (4) or …" is a reference, not a subsection)."""
@@ -266,49 +266,57 @@ def mixed_subsections(sentence: str, provision: str) -> list[str]:
     return []
 
 
+# Items of another subsection named by mark: "paragraph (e) of subsection (2)", "paragraphs (a) and (b) of …"; not
+# another section's ("paragraph (a) of subsection (1) of section 9"). Between marks, a separator word or spaces only,
+# taken possessively: text from PDFs has runs of spaces that two optional space classes would split every way.
+_NAMES_IN = re.compile(
+    r"\bparagraphs?\s+(?P<marks>\(\w{1,4}\)(?:(?:\s*+(?:,|\bor\b|\band\b|\bto\b)\s*+|\s++)\(\w{1,4}\))*+)"
+    r"\s+of\s+sub-?section\s+\((?P<subsection>\w+)\)(?!\s*of\s+(?:section|the)\b)",
+    re.I,
+)
+_MARK_AT = re.compile(r"\s*(?:or\s+|and\s+)?\((\w{1,4})\)")
+
+
+@lru_cache(maxsize=16)
+def _naming(provision: str) -> tuple[tuple[int, int, str, frozenset[tuple[str, str]]], ...]:
+    """Each subsection of ``provision`` with the (mark, subsection) of every item of another subsection it names,
+    read once per provision."""
+    out = []
+    for start, end, number in _subsections(provision):
+        named = {
+            (mark, found.group("subsection"))
+            for found in _NAMES_IN.finditer(provision, start, end)
+            if found.group("subsection") != number
+            for mark in re.findall(r"\((\w{1,4})\)", found.group("marks"))
+        }
+        out.append((start, end, number, frozenset(named)))
+    return tuple(out)
+
+
 def subsections_naming(provision: str, at: int) -> list[tuple[int, int]]:
     """The subsections of ``provision`` other than the one holding offset ``at`` that name, by its mark, the list
     item starting there ("a court sentencing a person under paragraph (e) of subsection (2) — (a) to the minimum
     sentence of nine years, …"): they speak of that item's case, so what they say does not hold without it."""
-    found = re.match(r"\s*(?:or\s+|and\s+)?\((\w{1,4})\)", provision[at:])
+    found = _MARK_AT.match(provision, at)
     if not found:
         return []
-    mark = re.escape(found.group(1))
-    subsections = _subsections(provision)
-    own = next((number for start, end, number in subsections if start <= at < end), "")
-    names = re.compile(
-        rf"\bparagraphs?\s+(?:\(\w{{1,4}}\)\s*(?:,|or|and|to)?\s*)*\({mark}\)(?:\s+of\s+sub-?section\s+\((\w+)\))?",
-        re.I,
-    )
-    return [
-        (start, end)
-        for start, end, number in subsections
-        if number != own and any((named.group(1) or number) == own for named in names.finditer(provision, start, end))
-    ]
+    index = _naming(provision)
+    own = next((number for start, end, number, _ in index if start <= at < end), "")
+    return [(start, end) for start, end, _, named in index if (found.group(1), own) in named]
 
 
 def items_named(provision: str, at: int) -> list[int]:
     """Where the list items that the subsection holding offset ``at`` names by mark in another subsection start
     ("under paragraph (e) of subsection (2)"): the subsection applies what those items say, in their case."""
-    subsections = _subsections(provision)
-    here = next(((start, end, number) for start, end, number in subsections if start <= at < end), None)
-    if here is None:
-        return []
+    index = _naming(provision)
+    here = next((named for start, end, _, named in index if start <= at < end), frozenset())
     found = []
-    for named in _NAMES_IN.finditer(provision, here[0], here[1]):
-        target = next((s for s in subsections if s[2] == named.group("subsection") and s != here), None)
+    for mark, number in sorted(here):
+        target = next(((start, end) for start, end, other, _ in index if other == number), None)
         if target is None:
             continue
-        for mark in re.findall(r"\((\w{1,4})\)", named.group("marks")):
-            opens = rf"[;:—–-]\s*(?:(?:or|and)\s+)?(?P<open>\({re.escape(mark)}\))\s"
-            item = re.search(opens, provision[target[0] : target[1]])
-            if item:
-                found.append(target[0] + item.start("open"))
+        opens = rf"[;:—–-]\s*(?:(?:or|and)\s+)?(?P<open>\({re.escape(mark)}\))\s"
+        item = re.compile(opens).search(provision, target[0], target[1])
+        if item:
+            found.append(item.start("open"))
     return found
-
-
-# Items of another subsection named by mark: "paragraph (e) of subsection (2)", "paragraphs (a) and (b) of …".
-_NAMES_IN = re.compile(
-    r"\bparagraphs?\s+(?P<marks>(?:\(\w{1,4}\)\s*(?:,|or|and|to)?\s*)+)of\s+sub-?section\s+\((?P<subsection>\w+)\)",
-    re.I,
-)

@@ -76,7 +76,7 @@ _PLAIN = {
     "ceases": "cease", "ceased": "cease", "lose": "cease", "loses": "cease", "losing": "cease",
     "unable": "incapable",
     "support": "maintain", "supports": "maintain", "supported": "maintain", "supporting": "maintain",
-    "upkeep": "maintain", "properly": "adequately", "proper": "adequate", "enough": "adequate",
+    "upkeep": "maintain", "properly": "adequately",
     "replace": "substitute", "replaces": "substitute", "replaced": "substitute", "substitutes": "substitute",
     "fully": "entirely", "completely": "entirely", "wholly": "entirely", "entire": "entirely",
     "vacation": "leave", "view": "opinion", "views": "opinion",

@@ -138,8 +138,9 @@ _NO_DUTY = re.compile(
     # The modal first ("shall not be obliged"), or the duty denied to everyone a subject names ("no medical
     # practitioner or nurse … shall be obliged to participate").
     r"|\b(?:shall|will|may)\s+not\s+be\s+(?:obliged|required|bound|compelled)\b"
-    r"|\bno\s+(?:(?!(?:shall|will|may|must)\b)[\w,-]+\s+){0,25}(?:shall|will|may)\s+be\s+(?:obliged|required|bound|"
-    r"compelled)\b",
+    r"|(?<!\bif\s)(?<!\bwhere\s)(?<!\bwhen\s)(?<!\bunless\s)\bno\s+"
+    r"(?:(?!(?:shall|will|may|must|is|are|was|were|has|have|be|been)\b)[\w-]+\s+){0,25}"
+    r"(?:shall|will|may)\s+be\s+(?:obliged|required|bound|compelled)\b",
     re.I,
 )
 _DUTY = re.compile(
@@ -158,19 +159,26 @@ _EXCLUSION = re.compile(
 )
 
 
-# A rule's reach denied with the modal first ("this subsection shall not apply").
-_MODAL_NO_DUTY = re.compile(r"\b(?:shall|will|may)\s+not\s+(?:apply|extend)\b", re.I)
+# A rule's reach denied ("this subsection shall not apply"), not an application refused ("may not apply for a
+# licence", "shall not apply to the court").
+_NOT_APPLIED = re.compile(
+    r"\b(?:shall|will|does|do)\s+not\s+(?:apply|extend)\b(?!\s+(?:for|to\s+(?:the|a|any)\s+court)\b)", re.I
+)
+
+
+# A sentence giving a rule with its exception ("must …, unless …", "except where …").
+_EXCEPTED = re.compile(r"\b(?:unless|except)\b", re.I)
 
 
 def takes_out(text: str) -> bool:
     """Whether ``text`` denies a duty ("shall not be obliged to", "need not") or takes a case out of a rule ("does
     not apply", "this subsection shall not apply", "shall cease")."""
-    return bool(_NO_DUTY.search(text) or _EXCLUSION.search(text) or _MODAL_NO_DUTY.search(text))
+    return bool(_NO_DUTY.search(text) or _EXCLUSION.search(text) or _NOT_APPLIED.search(text))
 
 
 def excludes(text: str) -> bool:
     """Whether ``text`` takes a case out of a rule ("this section shall not apply to …", "does not apply")."""
-    return bool(re.search(r"\b(?:shall|will|does|do)\s+not\s+(?:apply|extend)\b", text, re.I))
+    return bool(_NOT_APPLIED.search(text) or _EXCLUSION.search(text))
 
 
 # "also covers …", "applies even if the consumer has misused the goods".
@@ -694,8 +702,18 @@ def opposite(sentence: str, clause: str) -> bool:
         return True  # "the dismissal counts as fair" against "an employee is unfairly dismissed"
     if not said and _UNAFFECTED.search(clause) and _VOID.search(sentence) and not _NOT_VOID.search(sentence):
         return True  # "makes the marriage invalid" against "does not affect the validity of the marriage"
-    if not said and _NO_DUTY.search(clause) and _DUTY.search(sentence) and not _NO_DUTY.search(sentence):
-        return True  # "is obliged to pay" against "is not obliged to pay"
+    if (
+        not said
+        and _NO_DUTY.search(clause)
+        and not _DUTY.search(_NO_DUTY.sub(" ", clause))
+        and _DUTY.search(sentence)
+        and not _NO_DUTY.search(sentence)
+        and not _EXCEPTED.search(sentence)
+    ):
+        # "is obliged to pay" against "is not obliged to pay"; a clause that also imposes the duty ("shall be liable
+        # to maintain …: Provided that … shall not be obliged to maintain …"), or a sentence that gives the duty with
+        # its exception ("must maintain … unless the natural parents maintain the child"), is read by other checks.
+        return True
     if not said and _VOID.search(clause) and _VALID.search(sentence) and not _VOID.search(sentence):
         return True  # "shall be valid" against "shall be void"
     if (

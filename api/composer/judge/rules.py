@@ -81,7 +81,7 @@ def without_heading(sentence: str, heading: str) -> str:
 _ITEM = re.compile(r"\s*(?:or\s+|and\s+)?\([a-z]{1,4}\)")
 _LEAD_IN = re.compile(r"[:—–-]\s*$")
 # Where a list of parallel items opens after its lead-in ("… and liable— (e) if …"): a dash or colon before a mark.
-_LIST_OPENS = re.compile(r"[—–:]\s*\(\w{1,4}\)\s")
+_LIST_OPENS = re.compile(r"[—–:-]\s*\(\w{1,4}\)\s")
 
 
 def _with_lead_in(provision: str, units: list[tuple[int, int]], k: int) -> str:
@@ -130,11 +130,13 @@ def _dropped(
     k: int,
     provision_terms: set[str],
     item_at: int | None = None,
+    own: frozenset[tuple[float, str]] = frozenset(),
 ) -> tuple[str, ...]:
     """``dropped_condition`` of ``sentence`` against the provision's sentence ``k`` read with the lead-in it
-    completes; the other items of that list are its siblings, the rest of the provision is elsewhere. With
-    ``item_at``, the start of a list item inside sentence ``k``, ``dropped_item_condition`` of that item instead (the
-    provision's subsections that name the item by its mark not counted as elsewhere)."""
+    completes; the other items of that list are its siblings, the rest of the provision (less the subsections that
+    name sentence ``k``'s item by its mark, which speak of its case) is elsewhere. With ``item_at``, the start of a
+    list item inside sentence ``k``, ``dropped_item_condition`` of that item instead, for the figures ``own`` that
+    only it states."""
     clause, first = _lead_in_of(provision, units, k)
     last = k  # the list's last item, when sentence k is one
     while (
@@ -153,13 +155,25 @@ def _dropped(
     if item_at is not None:
         at = len(clause) - (units[k][1] - item_at)
         # The item's list opens after its lead-in's dash or colon, in this sentence of the provision or an earlier one.
-        opened = [found.start() for found in _LIST_OPENS.finditer(provision, 0, item_at + 8) if found.start() < item_at]
         lead_in = ""
-        if opened:
-            lead_start = next(a for a, b in reversed(units) if a <= opened[-1])
-            lead_in = provision[lead_start : opened[-1]]
-        return dropped_item_condition(sentence, clause, at, lead_in, elsewhere, siblings, provision_terms)
+        opened = _last_list_opening(provision, units[first][0], item_at)
+        if opened is not None:
+            lead_start = next(a for a, _ in reversed(units) if a <= opened)
+            lead_in = provision[lead_start:opened]
+        return dropped_item_condition(sentence, clause, at, lead_in, siblings, provision_terms, own)
     return dropped_condition(sentence, clause, elsewhere, siblings, lead, provision_terms)
+
+
+def _last_list_opening(provision: str, start: int, item_at: int) -> int | None:
+    """Where the list holding the item at ``item_at`` opens (its lead-in's dash or colon), searched back from the
+    item to the sentence that holds the list's first item, or to the provision's start."""
+    for begin in (start, 0):
+        opened = [
+            found.start() for found in _LIST_OPENS.finditer(provision, begin, item_at + 8) if found.start() < item_at
+        ]
+        if opened:
+            return opened[-1]
+    return None
 
 
 # Where a sentence joins two claims ("… is allowed only where it is customary, and even then it can never replace …"):
@@ -267,9 +281,10 @@ def support(
     flipped = flipped or waits_for_deadline(claim, provision)
     flipped = flipped or declared_as_fact(claim, provision)
     # The closest clause, with the lead-in it completes, may give its rule only under a condition the sentence drops.
-    dropped = () if _quotes_verbatim(claim, provision) else _dropped(claim, provision, units, clause, provision_terms)
-    if not dropped and not _quotes_verbatim(claim, provision):
-        dropped = _figure_dropped(claim, provision, units, clause, provision_terms)
+    dropped: tuple[str, ...] = ()
+    if not _quotes_verbatim(claim, provision):
+        dropped = _dropped(claim, provision, units, clause, provision_terms)
+        dropped = dropped or _figure_dropped(claim, provision, units, clause, provision_terms)
     return Support(round(best, 4), best_span, missing, threshold, flipped, strays, dropped)
 
 
@@ -279,26 +294,51 @@ def _figure_dropped(
     """A condition dropped from where the provision states the claim's figures. The clause closest in words may not
     be the one that gives a figure ("at least nine years" shares few words with its clause), and a subsection that
     applies another's item by its mark ("a court sentencing a person under paragraph (e) of subsection (2) to the
-    minimum sentence of nine years …") gives its figures only in that item's case."""
+    minimum sentence of nine years …") gives its figures only in that item's case.
+
+    Each figure is read once per sentence of the provision and once per list item of the sentences that state one:
+    only an item whose figure no other part states (a subsection naming the item aside) is read for its case."""
     figures = {figure for figure in facts(claim).numbers if figure[1]}
     if not figures:
         return ()
-    stating = [k for k, (a, b) in enumerate(units) if figures & facts(provision[a:b]).numbers]
-    for k in stating:
-        # Each list item of the sentence that states a figure: its own condition, if it has one.
-        a, b = units[k]
-        starts = [a] + [a + found.start("open") for found in ITEM_MARK.finditer(provision[a:b])]
-        for at in dict.fromkeys(starts):
-            found = _dropped(claim, provision, units, k, provision_terms, item_at=at)
-            if found:
-                return found
-    for k in dict.fromkeys([clause, *stating]):
-        for at in dict.fromkeys(items_named(provision, units[k][0])):
-            item = next(n for n, (a, b) in enumerate(units) if a <= at < b)
-            found = _dropped(claim, provision, units, item, provision_terms, item_at=at)
+    unit_figures = [facts(provision[a:b]).numbers & figures for a, b in units]
+    candidates = [(k, at) for k, found in enumerate(unit_figures) if found for at in _item_starts(provision, units[k])]
+    for k in dict.fromkeys([clause, *(k for k, found in enumerate(unit_figures) if found)]):
+        for at in items_named(provision, units[k][0]):
+            candidates.append((next(n for n, (a, b) in enumerate(units) if a <= at < b), at))
+    items: dict[int, list[tuple[int, int, frozenset[tuple[float, str]]]]] = {}
+    for k, at in dict.fromkeys(candidates):
+        if k not in items:
+            starts = _item_starts(provision, units[k])
+            ends = [*starts[1:], units[k][1]]
+            items[k] = [
+                (a, b, frozenset(facts(provision[a:b]).numbers & figures)) for a, b in zip(starts, ends, strict=True)
+            ]
+        mine = next(((a, b, found) for a, b, found in items[k] if a == at), None)
+        if mine is None or not mine[2]:
+            continue
+        # Stated by another item of the same sentence, or by another sentence outside the subsections that apply
+        # this item by its mark, a figure is no one item's own.
+        own = mine[2] - {f for a, _, found in items[k] if a != at for f in found}
+        if own and (stated := {f for n, found in enumerate(unit_figures) if n != k for f in found} & own):
+            hidden = subsections_naming(provision, at)
+            own -= {
+                f
+                for n, found in enumerate(unit_figures)
+                if n != k and not any(start <= units[n][0] < end for start, end in hidden)
+                for f in found & stated
+            }
+        if own:
+            found = _dropped(claim, provision, units, k, provision_terms, item_at=at, own=own)
             if found:
                 return found
     return ()
+
+
+def _item_starts(provision: str, unit: tuple[int, int]) -> list[int]:
+    """Where a sentence of the provision and each list item inside it start."""
+    a, b = unit
+    return list(dict.fromkeys([a, *(a + found.start("open") for found in ITEM_MARK.finditer(provision[a:b]))]))
 
 
 # What a clause supposes rather than states: "… shall be valid notwithstanding that the witnesses were unaware of its
@@ -368,10 +408,13 @@ def permits_supposed(sentence: str, clause: str) -> bool:
 # A case a sentence says its rule holds in all the same ("even if …", "regardless of whether …").
 _DESPITE = re.compile(r"\b(?:even\s+(?:if|though|where|when)|regardless\s+of\s+whether|whether\s+or\s+not)\b", re.I)
 _DESPITE_IN_LAW = re.compile(
-    r"\b(?:notwithstanding|even\s+(?:if|though|where|when)|whether\s+or\s+not|despite)\b", re.I
+    r"\b(?:notwithstanding|even\s+(?:if|though|where|when)|whether\s+or\s+not|despite)\b"
+    r"|\bwhether\b[^.;]{0,120}\bor\s+not\b",
+    re.I,
 )
-# A provision's limbs: its clauses between semicolons, colons and dashes, where a proviso's exceptions stand apart.
-_LIMB = re.compile(r"[;:—–]")
+# A provision's limbs: its clauses between full stops, semicolons, colons and dashes, where a proviso's exceptions
+# stand apart.
+_LIMB = re.compile(r"[;:—–]|\.\s")
 DESPITE_SHARE = 0.5
 """Share of the case's words (two or more) a limb that denies the rule must hold for the case to be its exception."""
 
@@ -410,6 +453,13 @@ _WAIT_BEFORE = re.compile(
     r"(?:be\s+)?(?P<act>[^.;,]{3,80})",
     re.I,
 )
+# A provision that itself makes a time a wait ("may apply … after a period of five years", "shall not … before").
+_WAIT_IN_LAW = re.compile(
+    r"\bmay\b[^.;]{0,80}?\bafter\s+(?:a\s+period\s+of\s+)?(?:[\w-]+\s+){0,3}(?:days?|weeks?|months?|years?)\b"
+    r"|\bafter\s+(?:a\s+period\s+of\s+)?(?:[\w-]+\s+){0,3}(?:days?|weeks?|months?|years?)\b[^.;]{0,80}?\bmay\b"
+    r"|\b(?:shall|may)\s+not\s+(?:\w+\s+){0,4}(?:before|until)\b",
+    re.I,
+)
 _WITHIN_LIMIT = re.compile(r"\b(?:before\s+the\s+(?:expiry|end|lapse)\s+of|within)\b(?P<rest>[^.;]{0,200})", re.I)
 
 
@@ -417,9 +467,11 @@ def waits_for_deadline(sentence: str, provision: str) -> bool:
     """Whether ``sentence`` turns a period within which an act must be done into one that must pass before it may be:
     "a period of one year after the acquisition … before it can be renounced" against "shall cease to be a citizen …
     one year after … unless, before the expiry of that period, he has effectively renounced …". Read where the act's
-    words (two or more, or all of a shorter act) follow the provision's "before the expiry of" or "within"."""
+    words (two or more, or all of a shorter act) follow the provision's "before the expiry of" or "within" in a
+    sentence of the provision that states the sentence's period, and the provision makes no time a wait itself."""
     wait = _WAIT_BEFORE.search(sentence)
-    if wait is None or not facts(sentence).numbers:
+    figures = facts(sentence).numbers
+    if wait is None or not figures or _WAIT_IN_LAW.search(provision):
         return False
     act = content_terms(wait.group("act"))
     if not act:
@@ -427,7 +479,11 @@ def waits_for_deadline(sentence: str, provision: str) -> bool:
     for limit in _WITHIN_LIMIT.finditer(provision):
         terms = content_terms(limit.group("rest"))
         held = in_its_words(act, terms) & terms
-        if len(held) >= min(2, len(act)):
+        # The limit must be the sentence's period: stated in the same sentence of the provision.
+        start = max(provision.rfind(". ", 0, limit.start()), provision.rfind("; ", 0, limit.start())) + 1
+        end = min((at for at in (provision.find(". ", limit.end()), provision.find("; ", limit.end())) if at >= 0),
+                  default=len(provision))  # fmt: skip
+        if len(held) >= min(2, len(act)) and figures & facts(provision[start:end]).numbers:
             return True
     return False
 
