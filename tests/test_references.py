@@ -459,3 +459,36 @@ def test_a_provision_using_a_term_defined_by_the_cited_one_is_read_with_it() -> 
     assert gate.passed and not gate.failed
     # A question that shares too little with the using provision gets nothing from it.
     assert needed_referring("How old must a witness be?", cited, links, chunks_of(wills), documents, "") == []
+
+
+def test_a_provision_the_others_are_framed_in_terms_of_is_read_with_the_cited_one_first() -> None:
+    from api.composer.references import needed_referring
+
+    wills = law(
+        "t/2019/9", "Testaments Act", "",
+        "1. Interpretation In this Act— “competent witness” means a person who in terms of section 2 is competent to "
+        "witness the signing of a testament.",
+        "2. Competent witnesses Any person who is of or over the age of sixteen years shall be competent to witness "
+        "the signing of a testament.",
+        "3. Formalities A testament is valid only if it is made in the presence of two or more competent witnesses "
+        "present at the same time.",
+        "4. Amendments No amendment made in a testament shall be valid unless the testament has been signed and "
+        "witnessed in terms of section 3 and each competent witness signs the amendment.",
+    )  # fmt: skip
+    headings = ["Interpretation", "Competent witnesses", "Formalities", "Amendments"]
+    named = [s.model_copy(update={"heading": h}) for s, h in zip(wills.sections, headings, strict=True)]
+    wills = wills.model_copy(update={"sections": named})
+    links = find_links([wills])
+    cited = [cite(wills, 2, wills.sections[1].text)]
+    documents = {wills.doc_key: wills}
+    question = "Can my sixteen-year-old son sign as a witness to my testament?"
+    found = needed_referring(question, cited, links, chunks_of(wills), documents, "", limit=2)
+    # Both use "competent witness", which section 1 defines by the cited section 2, and section 4 shares more words
+    # with the question; but section 4's quoted words are framed in terms of section 3 (the testament "signed and
+    # witnessed in terms of section 3"): section 3 states the rule section 4 builds on, and is read first.
+    assert [n.provision_id for n in found] == ["t/2019/9#s3", "t/2019/9#s4"]
+    # With the framing provision already cited, the other is still read with the cited one.
+    both = [*cited, cite(wills, 3, wills.sections[2].text)]
+    assert [n.provision_id for n in needed_referring(question, both, links, chunks_of(wills), documents, "")] == [
+        "t/2019/9#s4"
+    ]

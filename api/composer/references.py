@@ -300,7 +300,7 @@ def needed_referring(
     wanted = _stems(question)
     in_evidence = set(evidence)
     quoted = [c.provision_id or c.section_id for c in citations]
-    ranked: list[tuple[tuple[int, int, int, int], Referenced]] = []
+    ranked: list[tuple[tuple[int, ...], Referenced]] = []
     for order, citation in enumerate(c for c in citations if c.kind == "provision"):
         for reference in links.referred_by(citation.section_id):
             section_id = reference.source.split("(")[0]
@@ -332,6 +332,10 @@ def needed_referring(
             key = (0 if held else 1, FOLLOWED.index(reference.relation), -shared, order)
             ranked.append((key, Referenced(reference, chunk, quote, provision_id, citation, refers=True)))
         ranked += _using_terms(citation, order, links, chunks, documents, tenant, wanted, in_evidence, quoted)
+    # Within a tier and relation, a provision that the other candidates' quoted words are framed in terms of comes
+    # first: it states the rule they build on, and they are read after it.
+    basis = _framing(ranked, links, documents)
+    ranked = [((*key[:2], -basis[item.chunk.section_id], *key[2:]), item) for key, item in ranked]
     found: list[Referenced] = []
     for _, item in sorted(ranked, key=lambda r: r[0]):
         if any(item.chunk.section_id == f.chunk.section_id for f in found):
@@ -340,6 +344,28 @@ def needed_referring(
         if len(found) == limit:
             break
     return found
+
+
+def _framing(
+    ranked: Sequence[tuple[tuple[int, ...], Referenced]], links: Links, documents: Mapping[str, Document | None]
+) -> dict[str, int]:
+    """For each candidate section of ``ranked``, how many other candidate sections make it, in their quoted words, a
+    provision they depend on ("no amendment … before the will has been signed and witnessed in terms of section
+    eight" frames the quote in terms of section eight): the provision the others are framed in terms of."""
+    framed: dict[str, set[str]] = {item.chunk.section_id: set() for _, item in ranked}
+    for _, item in ranked:
+        section_id = item.chunk.section_id
+        document = documents.get(item.chunk.doc_key)
+        section = document.section(section_id) if document is not None else None
+        start = section.text.find(item.quote) if section is not None else -1
+        if start < 0:
+            continue
+        for reference in links.refers_to(section_id):
+            target = reference.target.split("(")[0]
+            if reference.relation in FOLLOWED and target != section_id and target in framed:
+                if start <= reference.at < start + len(item.quote):
+                    framed[target].add(section_id)
+    return {section_id: len(sources) for section_id, sources in framed.items()}
 
 
 def _in_definition(reference: Reference, links: Links) -> bool:
@@ -366,7 +392,7 @@ def _using_terms(
     wanted: set[str],
     in_evidence: set[str],
     quoted: list[str],
-) -> list[tuple[tuple[int, int, int, int], Referenced]]:
+) -> list[tuple[tuple[int, ...], Referenced]]:
     """Provisions that depend on the cited one through a term: its document defines the term by reference to it
     ("'competent witness' means a person who in terms of section seven is competent to witness …") and they use the
     term ("… in the presence of two or more competent witnesses"), so the cited provision settles who or what they
@@ -384,7 +410,7 @@ def _using_terms(
                 continue
             if _normal(reference.words) in _normal(definition.text) and len(definition.term.split()) <= MAX_TERM_WORDS:
                 terms.append((definition, reference))
-    ranked = []
+    ranked: list[tuple[tuple[int, ...], Referenced]] = []
     for definition, reference in terms:
         pattern = re.compile(rf"\b{re.escape(definition.term)}(?:e?s)?\b", re.I)  # and its plural
         defining = definition.provision_id.split("(")[0]
