@@ -492,3 +492,28 @@ def test_a_provision_the_others_are_framed_in_terms_of_is_read_with_the_cited_on
     assert [n.provision_id for n in needed_referring(question, both, links, chunks_of(wills), documents, "")] == [
         "t/2019/9#s4"
     ]
+
+
+def test_a_clause_cut_from_a_long_sentence_is_quoted_from_its_own_words_and_cited_to_its_item() -> None:
+    from api.composer.references import needed_referring
+
+    writing = "it is in writing on paper, parchment or any other material that will last, " * 8
+    wills = law(
+        "t/2019/10", "Testaments Act", "",
+        "1. Interpretation In this Act— “competent witness” means a person who in terms of section 2 is competent to "
+        "witness the signing of a testament.",
+        "2. Competent witnesses Any person who is of or over the age of sixteen years shall be competent to witness "
+        "the signing of a testament.",
+        f"3. Formalities (1) A testament shall not be valid unless— (a) {writing.strip()}; and (b) it is signed in the "
+        "presence of two or more competent witnesses present at the same time; and (c) it is dated.",
+    )  # fmt: skip
+    headings = ["Interpretation", "Competent witnesses", "Formalities"]
+    named = [s.model_copy(update={"heading": h}) for s, h in zip(wills.sections, headings, strict=True)]
+    wills = wills.model_copy(update={"sections": named})
+    cited = [cite(wills, 2, wills.sections[1].text)]
+    question = "Must my testament be signed before witnesses?"
+    (found,) = needed_referring(question, cited, find_links([wills]), chunks_of(wills), {wills.doc_key: wills}, "")
+    # The sentence is too long to quote whole: its clause holding the term is quoted, from the item's own words (not
+    # the "and (b)" that joins it to paragraph (a)), and cited to paragraph (b), which holds them.
+    assert found.quote == "it is signed in the presence of two or more competent witnesses present at the same time;"
+    assert found.provision_id == "t/2019/10#s3(1)(b)"

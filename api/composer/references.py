@@ -46,6 +46,7 @@ about what was asked are read with it."""
 _LABEL = re.compile(r"^\s*(?:\(\s*\w{1,4}\s*\)\s*)+")
 _NOTE_BEFORE = re.compile(r"\s*(?:\[[^\[\]]*\]\s*)+")
 _NOTE_AFTER = re.compile(r"\s*(?:\[[^\[\]]*\]\s*[.;]?\s*)+$")
+_JOINED_ITEM = re.compile(r"(?:(?:and|or)\s+)?(?:\(\s*\w{1,4}\s*\)\s*)+")
 _DEFINES_IN = re.compile(r"[\"”’']\s*,?\s*(?:means|includes)\b")
 
 
@@ -270,7 +271,10 @@ def referring_quote(text: str, at: int, start: int) -> tuple[str, int]:
             left = max(quote.rfind(";", 0, inside), quote.rfind(":", 0, inside), quote.rfind("—", 0, inside)) + 1
             right = min((i for i in (quote.find(";", inside), quote.find(":", inside)) if i >= 0), default=len(quote))
             clause = quote[left : right + 1].strip()
-            found += quote.find(clause)
+            # The word that joins the item to the one before ("…; and (b) the testator signs …") and the item's
+            # label are not its words: the quote starts at its words, and is cited to the item that holds them.
+            clause = clause[(opening.end() if (opening := _JOINED_ITEM.match(clause)) else 0) :]
+            found += quote.find(clause, left)
             quote = _clipped(clause)
         return quote, found
     return "", 0
