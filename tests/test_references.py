@@ -517,3 +517,39 @@ def test_a_clause_cut_from_a_long_sentence_is_quoted_from_its_own_words_and_cite
     # the "and (b)" that joins it to paragraph (a)), and cited to paragraph (b), which holds them.
     assert found.quote == "it is signed in the presence of two or more competent witnesses present at the same time;"
     assert found.provision_id == "t/2019/10#s3(1)(b)"
+
+
+def test_a_provision_using_the_term_a_cited_definition_defines_is_read_with_it() -> None:
+    from api.composer.references import DEFINED_USE, needed_referring, references_text
+
+    upkeep = law(
+        "t/1978/4", "Family Upkeep Act", "",
+        "1. Interpretation In this Act— “dependant” means— (a) a surviving spouse; (b) a minor child of the deceased; "
+        "“Minister” means the Minister of Justice.",
+        "2. Applications Any dependant of a deceased person may apply for an award of maintenance from the estate.",
+        "3. Reports The Minister may ask for a report on any award of maintenance from an estate.",
+    )  # fmt: skip
+    headings = ["Interpretation", "Applications", "Reports"]
+    named = [s.model_copy(update={"heading": h}) for s, h in zip(upkeep.sections, headings, strict=True)]
+    upkeep = upkeep.model_copy(update={"sections": named})
+    links = find_links([upkeep])
+    documents = {upkeep.doc_key: upkeep}
+    question = "As a minor child, can I claim maintenance from my late father's estate?"
+    # The answer quotes an item of the definition of "dependant": section 2, which uses the term, says what being one
+    # gives; section 3 uses no term the quote defines.
+    cited = [cite(upkeep, 1, "(b) a minor child of the deceased;")]
+    found = needed_referring(question, cited, links, chunks_of(upkeep), documents, "")
+    assert [(n.provision_id, n.reference.relation, n.reference.words) for n in found] == [
+        ("t/1978/4#s2", DEFINED_USE, "dependant")
+    ]
+    text, citations = references_text(found, 2)
+    assert text.startswith("Section 2 of the Family Upkeep Act uses “dependant”, which the provision cited above")
+    assert citations[0].quote.startswith("Any dependant of a deceased person may apply")
+    from api.composer.judge.gate import gate_model_answer
+
+    gate = gate_model_answer(text, {c.index: c for c in citations}, {"t/1978/4#s2": upkeep.sections[1].text})
+    assert gate.passed and not gate.failed
+    # A definition of a term of everyday drafting ("Minister") sends no provision using it.
+    minister = [cite(upkeep, 1, "“Minister” means the Minister of Justice.")]
+    assert needed_referring("Can the Minister ask for a report on maintenance?", minister, links, chunks_of(upkeep),
+                            documents, "") == []  # fmt: skip

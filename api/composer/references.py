@@ -24,10 +24,10 @@ from api.schemas.events import Citation
 from api.text.provisions import provision_at, provision_span, provision_starts
 from api.text.sentences import sentence_spans
 from api.text.words import stem, tokenize
-from api.tools.links import FOLLOWED, Links, Reference
+from api.tools.links import FOLLOWED, Definition, Links, Reference
 
 from .citations import MIN_QUOTE_WORDS, make_citation, provision_label, subsection_label
-from .definitions import chunk_holding
+from .definitions import chunk_holding, everyday_terms
 
 MAX_REFERENCES = 2
 """At most this many referenced provisions are added to one answer."""
@@ -386,6 +386,28 @@ USES = "uses"
 """The relation of a provision that uses a term its document defines by reference to a cited provision."""
 
 
+DEFINED_USE = "uses the term defined"
+"""The relation of a provision that uses a term whose definition the cited words are."""
+MIN_DEFINITION_QUOTE = 20
+"""Cited words shorter than this are too few to say which definition they belong to."""
+
+
+def _defined_by_quote(citation: Citation, links: Links) -> list[Definition]:
+    """The definitions of the cited document whose words hold the cited quote (the answer quotes the definition
+    itself): of the whole document, and of a term a provision can use that is not one of everyday drafting
+    ("Minister", "person"), whose users are too many to say which one the definition is read for."""
+    words = _normal(citation.quote).rstrip(" …;:,.")  # a definition's words end before the separator that follows
+    if len(words) < MIN_DEFINITION_QUOTE:
+        return []
+    return [
+        d
+        for d in links.definitions.get(citation.doc_key, [])
+        if d.provision_id.split("(")[0] == citation.section_id and not d.scope
+        and len(d.term.split()) <= MAX_TERM_WORDS and d.term.casefold() not in everyday_terms()
+        and words in _normal(d.text)
+    ]  # fmt: skip
+
+
 def _using_terms(
     citation: Citation,
     order: int,
@@ -398,10 +420,10 @@ def _using_terms(
     quoted: list[str],
 ) -> list[tuple[tuple[int, ...], Referenced]]:
     """Provisions that depend on the cited one through a term: its document defines the term by reference to it
-    ("'competent witness' means a person who in terms of section seven is competent to witness …") and they use the
-    term ("… in the presence of two or more competent witnesses"), so the cited provision settles who or what they
-    speak of. Ranked after the provisions that name it, by the same rules (from the evidence first, then the words
-    shared with the question)."""
+    ("'competent witness' means a person who in terms of section seven is competent to witness …"), or the cited
+    words are the term's definition itself, and they use the term ("… in the presence of two or more competent
+    witnesses"), so the cited provision settles who or what they speak of. Ranked after the provisions that name it,
+    by the same rules (from the evidence first, then the words shared with the question)."""
     document = documents.get(citation.doc_key)
     if document is None:
         return []
@@ -414,6 +436,11 @@ def _using_terms(
                 continue
             if _normal(reference.words) in _normal(definition.text) and len(definition.term.split()) <= MAX_TERM_WORDS:
                 terms.append((definition, reference))
+    # The cited words may be a definition's own (a quoted item of "'dependant' means— … (c) a minor child"): the
+    # provisions using its term are what it is read for.
+    cited = citation.provision_id or citation.section_id
+    for definition in _defined_by_quote(citation, links):
+        terms.append((definition, Reference(source=cited, target=cited, words=definition.term, relation=DEFINED_USE)))
     ranked: list[tuple[tuple[int, ...], Referenced]] = []
     for definition, reference in terms:
         pattern = re.compile(rf"\b{re.escape(definition.term)}(?:e?s)?\b", re.I)  # and its plural
@@ -435,7 +462,8 @@ def _using_terms(
             if chunk is None or chunk.tenant not in ("", tenant):
                 continue
             provision_id = provision_at(provision_starts(section.text, section_id), at, section_id)
-            link = Reference(source=provision_id, target=reference.target, words=definition.term, relation=USES,
+            relation = DEFINED_USE if reference.relation == DEFINED_USE else USES
+            link = Reference(source=provision_id, target=reference.target, words=definition.term, relation=relation,
                              at=used.start())  # fmt: skip
             key = (2 if held else 3, len(FOLLOWED), -shared, order)  # after every provision naming it
             ranked.append((key, Referenced(link, chunk, quote, provision_id, citation, refers=True)))
@@ -457,6 +485,10 @@ def references_text(needed: Sequence[Referenced], start: int) -> tuple[str, list
         # The reference as the citing words make it, with the provision they name ("subject to section 9(5)"): not
         # their own spelling ("section nine"), which the checks would read as a number the quote must state.
         named = subsection_label(provision_label(chunk), chunk.section_id, item.reference.target)
+        if item.refers and item.reference.relation == DEFINED_USE:
+            lines.append(f"{place} uses “{item.reference.words}”, which the provision cited above defines: "
+                         f"“{item.quote}” [{index}]")  # fmt: skip
+            continue
         if item.refers and item.reference.relation == USES:
             lines.append(f"{place} uses “{item.reference.words}”, which the same law defines by the provision cited "
                          f"above: “{item.quote}” [{index}]")  # fmt: skip
