@@ -549,6 +549,9 @@ def test_a_provision_using_the_term_a_cited_definition_defines_is_read_with_it()
 
     gate = gate_model_answer(text, {c.index: c for c in citations}, {"t/1978/4#s2": upkeep.sections[1].text})
     assert gate.passed and not gate.failed
+    # The term's own words say nothing of which of its users was asked about: one sharing a single other word with
+    # the question is not read with the definition.
+    assert needed_referring("Can a dependant apply?", cited, links, chunks_of(upkeep), documents, "") == []
     # A definition of a term of everyday drafting ("Minister") sends no provision using it.
     minister = [cite(upkeep, 1, "“Minister” means the Minister of Justice.")]
     assert needed_referring("Can the Minister ask for a report on maintenance?", minister, links, chunks_of(upkeep),

@@ -458,6 +458,12 @@ def _using_terms(
             shared = len(_stems(f"{section.heading} {quote}") & wanted)
             if not quote or shared < (1 if held else MIN_SHARED_OUTSIDE):
                 continue
+            # A cited definition's term is used all over its law, and its own words say nothing of which use was
+            # asked about: the provision must share words with the question besides them, as one from outside does.
+            if reference.relation == DEFINED_USE:
+                besides = _stems(f"{section.heading} {quote}") - _stems(definition.term)
+                if len(besides & wanted) < MIN_SHARED_OUTSIDE:
+                    continue
             chunk = chunk_holding(quote, section_id, chunks)
             if chunk is None or chunk.tenant not in ("", tenant):
                 continue
