@@ -459,3 +459,100 @@ def test_a_provision_using_a_term_defined_by_the_cited_one_is_read_with_it() -> 
     assert gate.passed and not gate.failed
     # A question that shares too little with the using provision gets nothing from it.
     assert needed_referring("How old must a witness be?", cited, links, chunks_of(wills), documents, "") == []
+
+
+def test_a_provision_the_others_are_framed_in_terms_of_is_read_with_the_cited_one_first() -> None:
+    from api.composer.references import needed_referring
+
+    wills = law(
+        "t/2019/9", "Testaments Act", "",
+        "1. Interpretation In this Act— “competent witness” means a person who in terms of section 2 is competent to "
+        "witness the signing of a testament.",
+        "2. Competent witnesses Any person who is of or over the age of sixteen years shall be competent to witness "
+        "the signing of a testament.",
+        "3. Formalities A testament is valid only if it is made in the presence of two or more competent witnesses "
+        "present at the same time.",
+        "4. Amendments No amendment made in a testament shall be valid unless the testament has been signed and "
+        "witnessed in terms of section 3 and each competent witness signs the amendment.",
+    )  # fmt: skip
+    headings = ["Interpretation", "Competent witnesses", "Formalities", "Amendments"]
+    named = [s.model_copy(update={"heading": h}) for s, h in zip(wills.sections, headings, strict=True)]
+    wills = wills.model_copy(update={"sections": named})
+    links = find_links([wills])
+    cited = [cite(wills, 2, wills.sections[1].text)]
+    documents = {wills.doc_key: wills}
+    question = "Can my sixteen-year-old son sign as a witness to my testament?"
+    found = needed_referring(question, cited, links, chunks_of(wills), documents, "", limit=2)
+    # Both use "competent witness", which section 1 defines by the cited section 2, and section 4 shares more words
+    # with the question; but section 4's quoted words are framed in terms of section 3 (the testament "signed and
+    # witnessed in terms of section 3"): section 3 states the rule section 4 builds on, and is read first.
+    assert [n.provision_id for n in found] == ["t/2019/9#s3", "t/2019/9#s4"]
+    # With the framing provision already cited, the other is still read with the cited one.
+    both = [*cited, cite(wills, 3, wills.sections[2].text)]
+    assert [n.provision_id for n in needed_referring(question, both, links, chunks_of(wills), documents, "")] == [
+        "t/2019/9#s4"
+    ]
+
+
+def test_a_clause_cut_from_a_long_sentence_is_quoted_from_its_own_words_and_cited_to_its_item() -> None:
+    from api.composer.references import needed_referring
+
+    writing = "it is in writing on paper, parchment or any other material that will last, " * 8
+    wills = law(
+        "t/2019/10", "Testaments Act", "",
+        "1. Interpretation In this Act— “competent witness” means a person who in terms of section 2 is competent to "
+        "witness the signing of a testament.",
+        "2. Competent witnesses Any person who is of or over the age of sixteen years shall be competent to witness "
+        "the signing of a testament.",
+        f"3. Formalities (1) A testament shall not be valid unless— (a) {writing.strip()}; and (b) it is signed in the "
+        "presence of two or more competent witnesses present at the same time; and (c) it is dated.",
+    )  # fmt: skip
+    headings = ["Interpretation", "Competent witnesses", "Formalities"]
+    named = [s.model_copy(update={"heading": h}) for s, h in zip(wills.sections, headings, strict=True)]
+    wills = wills.model_copy(update={"sections": named})
+    cited = [cite(wills, 2, wills.sections[1].text)]
+    question = "Must my testament be signed before witnesses?"
+    (found,) = needed_referring(question, cited, find_links([wills]), chunks_of(wills), {wills.doc_key: wills}, "")
+    # The sentence is too long to quote whole: its clause holding the term is quoted, from the item's own words (not
+    # the "and (b)" that joins it to paragraph (a)), and cited to paragraph (b), which holds them.
+    assert found.quote == "it is signed in the presence of two or more competent witnesses present at the same time;"
+    assert found.provision_id == "t/2019/10#s3(1)(b)"
+
+
+def test_a_provision_using_the_term_a_cited_definition_defines_is_read_with_it() -> None:
+    from api.composer.references import DEFINED_USE, needed_referring, references_text
+
+    upkeep = law(
+        "t/1978/4", "Family Upkeep Act", "",
+        "1. Interpretation In this Act— “dependant” means— (a) a surviving spouse; (b) a minor child of the deceased; "
+        "“Minister” means the Minister of Justice.",
+        "2. Applications Any dependant of a deceased person may apply for an award of maintenance from the estate.",
+        "3. Reports The Minister may ask for a report on any award of maintenance from an estate.",
+    )  # fmt: skip
+    headings = ["Interpretation", "Applications", "Reports"]
+    named = [s.model_copy(update={"heading": h}) for s, h in zip(upkeep.sections, headings, strict=True)]
+    upkeep = upkeep.model_copy(update={"sections": named})
+    links = find_links([upkeep])
+    documents = {upkeep.doc_key: upkeep}
+    question = "As a minor child, can I claim maintenance from my late father's estate?"
+    # The answer quotes an item of the definition of "dependant": section 2, which uses the term, says what being one
+    # gives; section 3 uses no term the quote defines.
+    cited = [cite(upkeep, 1, "(b) a minor child of the deceased;")]
+    found = needed_referring(question, cited, links, chunks_of(upkeep), documents, "")
+    assert [(n.provision_id, n.reference.relation, n.reference.words) for n in found] == [
+        ("t/1978/4#s2", DEFINED_USE, "dependant")
+    ]
+    text, citations = references_text(found, 2)
+    assert text.startswith("Section 2 of the Family Upkeep Act uses “dependant”, which the provision cited above")
+    assert citations[0].quote.startswith("Any dependant of a deceased person may apply")
+    from api.composer.judge.gate import gate_model_answer
+
+    gate = gate_model_answer(text, {c.index: c for c in citations}, {"t/1978/4#s2": upkeep.sections[1].text})
+    assert gate.passed and not gate.failed
+    # The term's own words say nothing of which of its users was asked about: one sharing a single other word with
+    # the question is not read with the definition.
+    assert needed_referring("Can a dependant apply?", cited, links, chunks_of(upkeep), documents, "") == []
+    # A definition of a term of everyday drafting ("Minister") sends no provision using it.
+    minister = [cite(upkeep, 1, "“Minister” means the Minister of Justice.")]
+    assert needed_referring("Can the Minister ask for a report on maintenance?", minister, links, chunks_of(upkeep),
+                            documents, "") == []  # fmt: skip

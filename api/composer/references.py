@@ -24,10 +24,10 @@ from api.schemas.events import Citation
 from api.text.provisions import provision_at, provision_span, provision_starts
 from api.text.sentences import sentence_spans
 from api.text.words import stem, tokenize
-from api.tools.links import FOLLOWED, Links, Reference
+from api.tools.links import FOLLOWED, Definition, Links, Reference
 
 from .citations import MIN_QUOTE_WORDS, make_citation, provision_label, subsection_label
-from .definitions import chunk_holding
+from .definitions import chunk_holding, everyday_terms
 
 MAX_REFERENCES = 2
 """At most this many referenced provisions are added to one answer."""
@@ -46,6 +46,7 @@ about what was asked are read with it."""
 _LABEL = re.compile(r"^\s*(?:\(\s*\w{1,4}\s*\)\s*)+")
 _NOTE_BEFORE = re.compile(r"\s*(?:\[[^\[\]]*\]\s*)+")
 _NOTE_AFTER = re.compile(r"\s*(?:\[[^\[\]]*\]\s*[.;]?\s*)+$")
+_JOINED_ITEM = re.compile(r"(?:(?:and|or)\s+)?(?:\(\s*\w{1,4}\s*\)\s*)+")
 _DEFINES_IN = re.compile(r"[\"”’']\s*,?\s*(?:means|includes)\b")
 
 
@@ -270,7 +271,10 @@ def referring_quote(text: str, at: int, start: int) -> tuple[str, int]:
             left = max(quote.rfind(";", 0, inside), quote.rfind(":", 0, inside), quote.rfind("—", 0, inside)) + 1
             right = min((i for i in (quote.find(";", inside), quote.find(":", inside)) if i >= 0), default=len(quote))
             clause = quote[left : right + 1].strip()
-            found += quote.find(clause)
+            # The word that joins the item to the one before ("…; and (b) the testator signs …") and the item's
+            # label are not its words: the quote starts at its words, and is cited to the item that holds them.
+            clause = clause[(opening.end() if (opening := _JOINED_ITEM.match(clause)) else 0) :]
+            found += quote.find(clause, left)
             quote = _clipped(clause)
         return quote, found
     return "", 0
@@ -300,7 +304,7 @@ def needed_referring(
     wanted = _stems(question)
     in_evidence = set(evidence)
     quoted = [c.provision_id or c.section_id for c in citations]
-    ranked: list[tuple[tuple[int, int, int, int], Referenced]] = []
+    ranked: list[tuple[tuple[int, ...], Referenced]] = []
     for order, citation in enumerate(c for c in citations if c.kind == "provision"):
         for reference in links.referred_by(citation.section_id):
             section_id = reference.source.split("(")[0]
@@ -332,6 +336,10 @@ def needed_referring(
             key = (0 if held else 1, FOLLOWED.index(reference.relation), -shared, order)
             ranked.append((key, Referenced(reference, chunk, quote, provision_id, citation, refers=True)))
         ranked += _using_terms(citation, order, links, chunks, documents, tenant, wanted, in_evidence, quoted)
+    # Within a tier and relation, a provision that the other candidates' quoted words are framed in terms of comes
+    # first: it states the rule they build on, and they are read after it.
+    basis = _framing(ranked, links, documents)
+    ranked = [((*key[:2], -basis[item.chunk.section_id], *key[2:]), item) for key, item in ranked]
     found: list[Referenced] = []
     for _, item in sorted(ranked, key=lambda r: r[0]):
         if any(item.chunk.section_id == f.chunk.section_id for f in found):
@@ -340,6 +348,28 @@ def needed_referring(
         if len(found) == limit:
             break
     return found
+
+
+def _framing(
+    ranked: Sequence[tuple[tuple[int, ...], Referenced]], links: Links, documents: Mapping[str, Document | None]
+) -> dict[str, int]:
+    """For each candidate section of ``ranked``, how many other candidate sections make it, in their quoted words, a
+    provision they depend on ("no amendment … before the will has been signed and witnessed in terms of section
+    eight" frames the quote in terms of section eight): the provision the others are framed in terms of."""
+    framed: dict[str, set[str]] = {item.chunk.section_id: set() for _, item in ranked}
+    for _, item in ranked:
+        section_id = item.chunk.section_id
+        document = documents.get(item.chunk.doc_key)
+        section = document.section(section_id) if document is not None else None
+        start = section.text.find(item.quote) if section is not None else -1
+        if start < 0:
+            continue
+        for reference in links.refers_to(section_id):
+            target = reference.target.split("(")[0]
+            if reference.relation in FOLLOWED and target != section_id and target in framed:
+                if start <= reference.at < start + len(item.quote):
+                    framed[target].add(section_id)
+    return {section_id: len(sources) for section_id, sources in framed.items()}
 
 
 def _in_definition(reference: Reference, links: Links) -> bool:
@@ -356,6 +386,28 @@ USES = "uses"
 """The relation of a provision that uses a term its document defines by reference to a cited provision."""
 
 
+DEFINED_USE = "uses the term defined"
+"""The relation of a provision that uses a term whose definition the cited words are."""
+MIN_DEFINITION_QUOTE = 20
+"""Cited words shorter than this are too few to say which definition they belong to."""
+
+
+def _defined_by_quote(citation: Citation, links: Links) -> list[Definition]:
+    """The definitions of the cited document whose words hold the cited quote (the answer quotes the definition
+    itself): of the whole document, and of a term a provision can use that is not one of everyday drafting
+    ("Minister", "person"), whose users are too many to say which one the definition is read for."""
+    words = _normal(citation.quote).rstrip(" …;:,.")  # a definition's words end before the separator that follows
+    if len(words) < MIN_DEFINITION_QUOTE:
+        return []
+    return [
+        d
+        for d in links.definitions.get(citation.doc_key, [])
+        if d.provision_id.split("(")[0] == citation.section_id and not d.scope
+        and len(d.term.split()) <= MAX_TERM_WORDS and d.term.casefold() not in everyday_terms()
+        and words in _normal(d.text)
+    ]  # fmt: skip
+
+
 def _using_terms(
     citation: Citation,
     order: int,
@@ -366,12 +418,12 @@ def _using_terms(
     wanted: set[str],
     in_evidence: set[str],
     quoted: list[str],
-) -> list[tuple[tuple[int, int, int, int], Referenced]]:
+) -> list[tuple[tuple[int, ...], Referenced]]:
     """Provisions that depend on the cited one through a term: its document defines the term by reference to it
-    ("'competent witness' means a person who in terms of section seven is competent to witness …") and they use the
-    term ("… in the presence of two or more competent witnesses"), so the cited provision settles who or what they
-    speak of. Ranked after the provisions that name it, by the same rules (from the evidence first, then the words
-    shared with the question)."""
+    ("'competent witness' means a person who in terms of section seven is competent to witness …"), or the cited
+    words are the term's definition itself, and they use the term ("… in the presence of two or more competent
+    witnesses"), so the cited provision settles who or what they speak of. Ranked after the provisions that name it,
+    by the same rules (from the evidence first, then the words shared with the question)."""
     document = documents.get(citation.doc_key)
     if document is None:
         return []
@@ -384,7 +436,12 @@ def _using_terms(
                 continue
             if _normal(reference.words) in _normal(definition.text) and len(definition.term.split()) <= MAX_TERM_WORDS:
                 terms.append((definition, reference))
-    ranked = []
+    # The cited words may be a definition's own (a quoted item of "'dependant' means— … (c) a minor child"): the
+    # provisions using its term are what it is read for.
+    cited = citation.provision_id or citation.section_id
+    for definition in _defined_by_quote(citation, links):
+        terms.append((definition, Reference(source=cited, target=cited, words=definition.term, relation=DEFINED_USE)))
+    ranked: list[tuple[tuple[int, ...], Referenced]] = []
     for definition, reference in terms:
         pattern = re.compile(rf"\b{re.escape(definition.term)}(?:e?s)?\b", re.I)  # and its plural
         defining = definition.provision_id.split("(")[0]
@@ -401,11 +458,18 @@ def _using_terms(
             shared = len(_stems(f"{section.heading} {quote}") & wanted)
             if not quote or shared < (1 if held else MIN_SHARED_OUTSIDE):
                 continue
+            # A cited definition's term is used all over its law, and its own words say nothing of which use was
+            # asked about: the provision must share words with the question besides them, as one from outside does.
+            if reference.relation == DEFINED_USE:
+                besides = _stems(f"{section.heading} {quote}") - _stems(definition.term)
+                if len(besides & wanted) < MIN_SHARED_OUTSIDE:
+                    continue
             chunk = chunk_holding(quote, section_id, chunks)
             if chunk is None or chunk.tenant not in ("", tenant):
                 continue
             provision_id = provision_at(provision_starts(section.text, section_id), at, section_id)
-            link = Reference(source=provision_id, target=reference.target, words=definition.term, relation=USES,
+            relation = DEFINED_USE if reference.relation == DEFINED_USE else USES
+            link = Reference(source=provision_id, target=reference.target, words=definition.term, relation=relation,
                              at=used.start())  # fmt: skip
             key = (2 if held else 3, len(FOLLOWED), -shared, order)  # after every provision naming it
             ranked.append((key, Referenced(link, chunk, quote, provision_id, citation, refers=True)))
@@ -427,6 +491,10 @@ def references_text(needed: Sequence[Referenced], start: int) -> tuple[str, list
         # The reference as the citing words make it, with the provision they name ("subject to section 9(5)"): not
         # their own spelling ("section nine"), which the checks would read as a number the quote must state.
         named = subsection_label(provision_label(chunk), chunk.section_id, item.reference.target)
+        if item.refers and item.reference.relation == DEFINED_USE:
+            lines.append(f"{place} uses “{item.reference.words}”, which the provision cited above defines: "
+                         f"“{item.quote}” [{index}]")  # fmt: skip
+            continue
         if item.refers and item.reference.relation == USES:
             lines.append(f"{place} uses “{item.reference.words}”, which the same law defines by the provision cited "
                          f"above: “{item.quote}” [{index}]")  # fmt: skip
