@@ -147,10 +147,12 @@ class Run:
 # referenced provision's as `api.composer.references.references_text` does ("…, referred to above (subject to
 # section 3): “…” [n]", for a provision that refers to the one cited, "… refers to the provision cited above (…):
 # “…” [n]", or for one using a term the cited provision defines, "… uses “term”, which the same law defines by the
-# provision cited above: “…” [n]"): verified quotes the service adds below an answer, not the model's text.
+# provision cited above: “…” [n]" or "… which the provision cited above defines: “…” [n]"): verified quotes the
+# service adds below an answer, not the model's text.
 _DEFINITION_PARAGRAPH = re.compile(
     r"(?m)^[^\n]*?(?: defines “[^”\n]+”|, referred to above \([^\n]*?\)| refers to the provision cited above "
-    r"\([^\n]*?\)| uses “[^”\n]+”, which the same law defines by the provision cited above): “[^\n]*” \[\d+\][ \t]*$"
+    r"\([^\n]*?\)| uses “[^”\n]+”, which (?:the same law defines by the provision cited above|the provision cited "
+    r"above defines)): “[^\n]*” \[\d+\][ \t]*$"
 )
 
 
