@@ -455,15 +455,17 @@ def _using_terms(
             if used is None or opening is None or opening.tenant not in ("", tenant):
                 continue
             quote, at = referring_quote(section.text, used.start(), _heading_end(section))
-            shared = len(_stems(f"{section.heading} {quote}") & wanted)
+            stems = _stems(f"{section.heading} {quote}")
+            shared = len(stems & wanted)
             if not quote or shared < (1 if held else MIN_SHARED_OUTSIDE):
                 continue
             # A cited definition's term is used all over its law, and its own words say nothing of which use was
             # asked about: the provision must share words with the question besides them, as one from outside does.
-            if reference.relation == DEFINED_USE:
-                besides = _stems(f"{section.heading} {quote}") - _stems(definition.term)
-                if len(besides & wanted) < MIN_SHARED_OUTSIDE:
-                    continue
+            if (
+                reference.relation == DEFINED_USE
+                and len((stems - _stems(definition.term)) & wanted) < MIN_SHARED_OUTSIDE
+            ):
+                continue
             chunk = chunk_holding(quote, section_id, chunks)
             if chunk is None or chunk.tenant not in ("", tenant):
                 continue

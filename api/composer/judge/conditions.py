@@ -298,8 +298,17 @@ def dropped_condition(
     return ()
 
 
-# A case that names items of the lead-in's list by mark ("in the case of an offence referred to in paragraph (b)").
-_NAMED_MARKS = re.compile(r"\bparagraphs?\s+((?:\(\w{1,4}\)(?:\s*,\s*|\s+or\s+|\s+and\s+|\s+to\s+)?)+)", re.I)
+# List items named by mark ("in the case of an offence referred to in paragraph (b)", "paragraphs (a), (b) or (c)").
+NAMED_MARKS = re.compile(r"\bparagraphs?\s+((?:\(\w{1,4}\)(?:\s*,\s*|\s+or\s+|\s+and\s+|\s+to\s+)?)+)", re.I)
+MARK_IN = re.compile(r"\((\w{1,4})\)")
+"""A list item's mark in brackets, its letters captured."""
+
+
+def named_marks(text: str) -> set[str]:
+    """The marks of the list items ``text`` names ("paragraphs (a) and (b)": a, b)."""
+    return {mark for found in NAMED_MARKS.finditer(text) for mark in MARK_IN.findall(found[1])}
+
+
 _MARK = re.compile(r"(?:^|[;:—–-])\s*(?:(?:or|and)\s+)?\((\w{1,4})\)\s")
 
 
@@ -312,7 +321,7 @@ def _named_items_words(case: str, lead_in: str, heads_too: bool = False) -> set[
     says what such an item describes ("gives false information") states the case ("an offence referred to in
     paragraph (b)"). With ``heads_too``, also the words that open a named item and open no other ("(a) a monogamous
     marriage …" beside "(b) an actually polygamous marriage …"), for a case that is nothing but the marks."""
-    named = {mark for found in _NAMED_MARKS.finditer(case) for mark in re.findall(r"\((\w{1,4})\)", found[1])}
+    named = named_marks(case)
     if not named:
         return set()
     marks = [found for found in _MARK.finditer(lead_in)]
@@ -397,8 +406,7 @@ def dropped_item_condition(
     if opening and not any(item <= condition.span[0] < opening.end() for condition in found):
         figures = own_figures & _figures(clause[opening.end() : end_of_item])
         named = _named_items_words(opening.group("case"), lead_in, heads_too=True)
-        marks = set(re.findall(r"\((\w{1,4})\)", opening.group("case")))
-        by_mark = any(set(re.findall(r"\((\w{1,4})\)", found[1])) & marks for found in _NAMED_MARKS.finditer(sentence))
+        by_mark = named_marks(sentence) & named_marks(opening.group("case"))
         if figures and named and not said & named and not supposed & named and not by_mark:
             return (*sorted(named), *sorted(f"{value:g} {unit}" for value, unit in figures))
     return ()

@@ -22,6 +22,7 @@ from functools import lru_cache
 
 from api.text.provisions import provision_starts
 
+from .conditions import MARK_IN, named_marks
 from .facts import facts
 from .meaning import content_terms, in_its_words
 from .polarity import without_leading_condition
@@ -41,8 +42,6 @@ def _reference_before(text: str, at: int) -> bool:
 
 
 _REFERENCE_BEFORE = re.compile(r"(?:sections?|paragraphs?|\d|\)|\bor|\band|\bto)\s*$", re.I)
-# An item that applies to others by their marks ("in the circumstances described in paragraph (a) or (b)").
-_NAMES_ITEMS = re.compile(r"\bparagraphs?\s+((?:\(\w{1,4}\)(?:\s*,\s*|\s+or\s+|\s+and\s+|\s+to\s+)?)+)", re.I)
 # The verb a plain sentence says something of its subject with; a verb inside a relative clause ("a citizen who
 # takes up …") still belongs to the subject.
 _VERB = re.compile(
@@ -176,8 +175,7 @@ def mixed_items(sentence: str, provision: str, units: list[tuple[int, int]]) -> 
             if not (item_figures[k] and item_figures[mine]):
                 continue
             # An item may apply to others by their marks ("paragraph (a) or (b)").
-            applies_to = {m for found in _NAMES_ITEMS.finditer(texts[k]) for m in re.findall(r"\((\w+)\)", found[1])}
-            if items[mine][2] in applies_to:
+            if items[mine][2] in named_marks(texts[k]):
                 continue
             # Another list, or a sentence of the provision outside any, may say it of the same case: an item can
             # point elsewhere ("for the period specified in subsection (1)") for what another says in full.
@@ -287,7 +285,7 @@ def _naming(provision: str) -> tuple[tuple[int, int, str, frozenset[tuple[str, s
             (mark, found.group("subsection"))
             for found in _NAMES_IN.finditer(provision, start, end)
             if found.group("subsection") != number
-            for mark in re.findall(r"\((\w{1,4})\)", found.group("marks"))
+            for mark in MARK_IN.findall(found.group("marks"))
         }
         out.append((start, end, number, frozenset(named)))
     return tuple(out)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .conditions import dropped_condition, dropped_item_condition
 from .facts import facts, missing_facts
@@ -470,8 +471,10 @@ def waits_for_deadline(sentence: str, provision: str) -> bool:
     words (two or more, or all of a shorter act) follow the provision's "before the expiry of" or "within" in a
     sentence of the provision that states the sentence's period, and the provision makes no time a wait itself."""
     wait = _WAIT_BEFORE.search(sentence)
+    if wait is None:
+        return False
     figures = facts(sentence).numbers
-    if wait is None or not figures or _WAIT_IN_LAW.search(provision):
+    if not figures or _WAIT_IN_LAW.search(provision):
         return False
     act = content_terms(wait.group("act"))
     if not act:
@@ -509,24 +512,32 @@ def declared_as_fact(sentence: str, provision: str) -> bool:
     a non-business day". Read where the sentence names no decision ("may", "if", "declares", "notice" …), holds
     every word of the kind, and the provision states the kind nowhere but in such a power."""
     said = content_terms(sentence)
-    for power in _DECLARES.finditer(provision):
-        kind = content_terms(power.group("kind"))
-        if not kind or not kind <= in_its_words(said, kind):
-            continue
+    for words, kind in _declared_kinds(provision):
         # The kind's own words may be a decision's ("a designated country"); the rest of the sentence names none.
-        words = re.escape(power.group("kind").strip()).replace(r"\ ", r"\s+")
-        if _DECIDED.search(re.sub(words, " ", sentence, flags=re.I)):
-            continue
-        # Stated elsewhere, not as what is declared ("the person so declared as an agent"), the kind is the law's.
-        plain = [
-            m
-            for m in re.finditer(words, provision, re.I)
-            if not power.start() <= m.start() < power.end()
-            and not _DECIDED.search(provision[max(0, m.start() - 40) : m.start()])
-        ]
-        if not plain:
+        if kind <= in_its_words(said, set(kind)) and not _DECIDED.search(re.sub(words, " ", sentence, flags=re.I)):
             return True
     return False
+
+
+@lru_cache(maxsize=64)
+def _declared_kinds(provision: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """The kinds ``provision`` only empowers someone to declare a thing to be (a pattern matching the kind's words,
+    and its terms), read once per provision: every sentence of an answer citing it is judged against it."""
+    out = []
+    for power in _DECLARES.finditer(provision):
+        kind = content_terms(power.group("kind"))
+        if not kind:
+            continue
+        words = re.escape(power.group("kind").strip()).replace(r"\ ", r"\s+")
+        # Stated elsewhere, not as what is declared ("the person so declared as an agent"), the kind is the law's.
+        plain = any(
+            not power.start() <= m.start() < power.end()
+            and not _DECIDED.search(provision[max(0, m.start() - 40) : m.start()])
+            for m in re.finditer(words, provision, re.I)
+        )
+        if not plain:
+            out.append((words, frozenset(kind)))
+    return tuple(out)
 
 
 class RulesJudge:
