@@ -7,6 +7,7 @@ import pytest
 
 from api.composer.judge.gate import gate_model_answer
 from api.composer.judge.polarity import (
+    _BOUND,
     forbids,
     gives_to_another,
     grants_discretion,
@@ -395,3 +396,30 @@ ANNUAL_REPORT = (
 def test_a_duty_is_not_given_to_the_party_it_is_owed_to(sentence: str, clause: str, turned: bool) -> None:
     assert gives_to_another(sentence, clause) is turned
     assert opposite(sentence, clause) is turned
+
+
+def test_within_bounds_only_a_time_or_an_amount() -> None:
+    """A time or an amount is bounded by "within"; "within a period of leave" says where, so a sentence denying what the clause states is read as a denial;
+    "within thirty days" is a bound, which leaves the polarity to the meaning measure."""
+    counted = "(3) Saturdays, Sundays and public holidays falling within a period of vacation leave shall be counted."
+    assert opposite("Saturdays and Sundays within a period of vacation leave are not counted.", counted)
+    assert opposite("Public holidays within the leave are not counted as part of it.", counted)
+    assert not opposite("Saturdays and Sundays within a period of vacation leave are counted.", counted)
+    for bound in ("within thirty days", "within 14 days", "within a reasonable time", "within the prescribed period"):
+        assert _BOUND.search(f"notice must be given {bound}"), bound
+    for place in ("within a period of vacation leave", "within the family", "within the meaning of section 3"):
+        assert not _BOUND.search(f"what falls {place}"), place
+
+
+def test_a_consequence_the_clause_takes_away_is_not_given() -> None:
+    """A clause that takes acts out of an offence is contradicted by a sentence making one of them an offence, though
+    the sentence denies nothing; one that repeats the denial, or makes the offence depend on an exception, is not."""
+    excluded = ("(2) The following acts of domestic violence shall not constitute an offence— (a) emotional and verbal "
+                "abuse; and (b) economic abuse referred to in section 3.")  # fmt: skip
+    assert opposite("Economic abuse within the family is a criminal offence.", excluded)
+    assert opposite("Verbal abuse by a spouse is punishable as a crime.", excluded)
+    assert not opposite("Economic abuse is domestic violence but is not in itself a criminal offence.", excluded)
+    assert not opposite("Economic abuse is not an offence unless it is also an assault.", excluded)
+    both = ("(1) Any person who fails to register shall be guilty of an offence: Provided that a person shall not be "
+            "guilty of an offence if he registers within seven days.")  # fmt: skip
+    assert not opposite("Failing to register is an offence.", both)

@@ -59,9 +59,14 @@ _CONDITION = re.compile(
     rf"\b(?:without|unless|except|excepting|other\s+than|otherwise\s+than|until|(?!{_BEFORE_BODY})before)\b", re.I
 )
 # Quantity bounds: "may ask up to two months' rent" says what "shall not require more than two months' rent" says.
+# "Within" bounds only a time or an amount ("within thirty days", "within a reasonable time", "within the prescribed
+# period"); "within a period of vacation leave" or "within the family" says where, and bounds nothing.
 _BOUND = re.compile(
     r"\b(?:exceeds?|exceeding|more\s+than|less\s+than|fewer\s+than|later\s+than|earlier\s+than|longer\s+than|"
-    r"greater\s+than|up\s+to|at\s+most|at\s+least|maximum|minimum|beyond|within)\b",
+    r"greater\s+than|up\s+to|at\s+most|at\s+least|maximum|minimum|beyond)\b"
+    r"|\bwithin\s+(?:[\w'’-]+\s+){0,3}?(?:\d|(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"fourteen|fifteen|twenty|thirty|forty|fifty|sixty|ninety|hundred)\b|(?:days?|weeks?|months?|years?|hours?|"
+    r"minutes?|time|period|limits?)\b(?!\s+of\b))",
     re.I,
 )
 # What a sentence grants or asserts in a way a forbidding clause contradicts.
@@ -198,6 +203,19 @@ _UNAFFECTED = re.compile(
 )
 _NOT_VOID = re.compile(r"\b(?:not|never|no\s+longer)\s+(?:\w+\s+){0,2}(?:void|invalid|null)\b", re.I)
 _VALID = re.compile(r"\b(?:valid|lawful|binding|enforceable)\b", re.I)
+# A clause that denies a criminal consequence ("shall not constitute an offence", "shall not be guilty of an
+# offence"), and the consequence named anywhere: a sentence that gives it to what the clause takes out of it says
+# the opposite, though it denies nothing itself.
+_NO_OFFENCE = re.compile(
+    r"\b(?:shall|does|do|is|are|will|would)\s+not\s+(?:\w+\s+){0,2}?(?:constitute|be|amount\s+to)\s+(?:an?\s+)?"
+    r"(?:criminal\s+)?(?:offen[cs]es?|crimes?)\b|\bnot\s+(?:be\s+)?guilty\s+of\s+(?:an?\s+)?(?:offen[cs]es?|crimes?)\b"
+    r"|\bno\s+(?:criminal\s+)?offen[cs]e\s+(?:is|shall\s+be)\s+committed\b|\bshall\s+not\s+be\s+(?:criminally\s+)?punishable\b",
+    re.I,
+)
+_OFFENCE = re.compile(r"\b(?:offen[cs]es?|crimes?|criminal|guilty|punishable)\b", re.I)
+_NOT_OFFENCE = re.compile(
+    r"\b(?:not|no|never)\s+(?:[\w,]+\s+){0,3}?(?:offen[cs]es?|crimes?|criminal|guilty|punishable)\b", re.I
+)
 # A duty to give something back ("shall refund any payment received"), and a sentence letting it be kept ("may keep
 # any payment received"); not where the clause itself lets part be kept ("refunded …, less any amount due for damage").
 _GIVE_BACK = re.compile(r"\b(?:refund|return|repay|reimburse)(?:s|ed|ing)?\b|\b(?:give|pay|hand)\s+back\b", re.I)
@@ -716,6 +734,11 @@ def opposite(sentence: str, clause: str) -> bool:
         return True
     if not said and _VOID.search(clause) and _VALID.search(sentence) and not _VOID.search(sentence):
         return True  # "shall be valid" against "shall be void"
+    if (
+        not said and _NO_OFFENCE.search(clause) and not _OFFENCE.search(_NO_OFFENCE.sub(" ", clause))
+        and _OFFENCE.search(sentence) and not _NOT_OFFENCE.search(sentence) and not _EXCEPTED.search(sentence)
+    ):  # fmt: skip
+        return True  # "economic abuse is a criminal offence" against "the following … shall not constitute an offence"
     if (
         not said and _DUTY.search(clause) and _GIVE_BACK.search(clause)
         and not (_LESS.search(clause) or _HOLD.search(clause))
