@@ -486,3 +486,45 @@ def test_leave_to_do_what_a_clause_only_supposes_is_not_given() -> None:
     assert support(kept, statement).supported
     leave = "(2) Where the borrower has repaid the loan, the lender may retain the statement of account."
     assert not support("A lender may retain the statement of account once the borrower has repaid.", leave).opposite
+
+
+YOUNG_PERSONS = (
+    "11. Employment of young persons (1) No employer shall employ any person— (a) as an apprentice who is under the "
+    "age of sixteen years. (2) Any contract of apprenticeship with an apprentice below the age of eighteen years shall "
+    "be void, but such person may enforce any rights that have accrued to him. (3) A person under the age of eighteen "
+    "years but not younger than sixteen years may— (a) perform work at a school that is part of a course of training."
+)
+
+
+def test_an_attained_age_is_that_age_or_over() -> None:
+    finder = ("If a child is found abandoned it shall be the duty of any person who has attained the age of eighteen "
+              "years finding such child to give notice to the registrar within forty-two days.")  # fmt: skip
+    assert not missing_facts(
+        "Anyone aged eighteen or over who finds an abandoned child must notify the registrar.", finder
+    )
+    assert missing_facts("Anyone over eighteen who finds an abandoned child must notify the registrar.", finder)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "provision", "missing"),
+    [
+        # the asker's age inside the one case that bounds ages
+        (
+            "If you are seventeen, you may make a will.",
+            "Every person who is of or over the age of sixteen years may make a will.",
+            [],
+        ),  # fmt: skip
+        (
+            "If you are fifteen, you may make a will.",
+            "Every person who is of or over the age of sixteen years may make a will.",
+            ["15"],
+        ),  # fmt: skip
+        # several cases: only one bounded on both sides tells the asker's apart
+        ("If you are seventeen, you may do work at a school as part of your training.", YOUNG_PERSONS, []),
+        ("If you are fifteen, an employer may take you on as an apprentice.", YOUNG_PERSONS, ["15"]),
+        # a stated figure is a fact of the law, not the asker's case
+        ("The minimum age for an apprentice is seventeen.", YOUNG_PERSONS, ["17"]),
+    ],
+)
+def test_an_age_the_law_is_applied_to_is_the_askers(sentence: str, provision: str, missing: list[str]) -> None:
+    assert missing_facts(sentence, provision) == missing

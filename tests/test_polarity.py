@@ -399,8 +399,8 @@ def test_a_duty_is_not_given_to_the_party_it_is_owed_to(sentence: str, clause: s
 
 
 def test_within_bounds_only_a_time_or_an_amount() -> None:
-    """A time or an amount is bounded by "within"; "within a period of leave" says where, so a sentence denying what the clause states is read as a denial;
-    "within thirty days" is a bound, which leaves the polarity to the meaning measure."""
+    """A time or an amount is bounded by "within"; "within a period of leave" says where, so a sentence denying what
+    the clause states is read as a denial."""
     counted = "(3) Saturdays, Sundays and public holidays falling within a period of vacation leave shall be counted."
     assert opposite("Saturdays and Sundays within a period of vacation leave are not counted.", counted)
     assert opposite("Public holidays within the leave are not counted as part of it.", counted)

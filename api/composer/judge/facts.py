@@ -347,8 +347,8 @@ _BOUNDS = (
     (
         "at least",
         re.compile(
-            rf"\b(?:at\s+least|not\s+less\s+than|no\s+less\s+than|(?:a\s+)?minimum\s+of|"
-            rf"of\s+or\s+(?:over|above))\s+{_FIGURE}",
+            rf"\b(?:at\s+least|not\s+less\s+than|no\s+less\s+than|not\s+younger\s+than|(?:a\s+)?minimum\s+of|"
+            rf"of\s+or\s+(?:over|above)|attain(?:s|ed|ing)?)\s+{_FIGURE}",
             re.I,
         ),
     ),
@@ -371,7 +371,7 @@ _BOUNDS = (
     (
         "at most",
         re.compile(
-            rf"\b(?:not\s+more\s+than|no\s+more\s+than|not\s+exceeding|not\s+over|up\s+to|"
+            rf"\b(?:not\s+more\s+than|no\s+more\s+than|not\s+exceeding|not\s+over|not\s+older\s+than|up\s+to|"
             rf"at\s+most|(?:a\s+)?maximum\s+of|of\s+or\s+(?:under|below))\s+{_FIGURE}",
             re.I,
         ),
@@ -409,6 +409,59 @@ def _bounds(text: str) -> set[tuple[float, str]]:
     return found
 
 
+# The asker's own age, given as the case the law is applied to: "If you are seventeen, …", "since she is only 15".
+_APPLIED_AGE = re.compile(
+    rf"\b(?:if|when|once|since|as|because|now\s+that)\s+(?:you|he|she|they|I|we|your\s+\w+|my\s+\w+)\s+"
+    rf"(?:are|is|am|was|were|turns?|reach(?:es)?)\s+(?:now\s+|only\s+|already\s+|just\s+)?"
+    rf"(?P<n>\d+|(?:{_NUMBER_WORD})(?:[\s-]+(?:{_NUMBER_WORD}))*)(?:\s+years?(?:\s+old|\s+of\s+age)?)?\b"
+    rf"(?!\s*(?:days?|weeks?|months?|hours?|per|%|percent))",
+    re.I,
+)
+_SUBSECTION = re.compile(r"\s\(\d{1,3}[A-Za-z]?\)\s")
+# A case the provision forbids does not admit an age the sentence grants leave to, nor a case it permits one the
+# sentence forbids ("If you are fifteen, you may be employed" against "no employer shall employ … under sixteen").
+_FORBIDS = re.compile(r"\bno\b[^.;]{0,200}?\b(?:shall|may)\b|\b(?:shall|may|must)\s+not\b|\bcannot\b", re.I)
+_PERMITS = re.compile(r"\b(?:may|can|could|entitled|allowed|permitted)\b(?!\s+not\b)", re.I)
+_ADMITS = {
+    "at least": lambda v, b: v >= b,
+    "more than": lambda v, b: v > b,
+    "at most": lambda v, b: v <= b,
+    "less than": lambda v, b: v < b,
+}
+
+
+def applied_ages(sentence: str, provision: str) -> set[float]:
+    """The ages the sentence applies the law to ("If you are seventeen, …") that a subsection of the provision
+    admits: one that bounds an age and whose every bound the age meets ("under the age of eighteen years but not
+    younger than sixteen years" admits seventeen); where several subsections bound ages, only one bounded on both
+    sides, since one bound alone may be another case's ("no employer shall employ … under the age of sixteen" beside
+    "a contract … with an apprentice below the age of eighteen …"). Such an age is the asker's case, not a figure the
+    provision must state; one no subsection admits ("if you are fifteen" against "of or over the age of sixteen")
+    stays a fact to check."""
+    ages = set()
+    for match in _APPLIED_AGE.finditer(sentence):
+        figure = match.group("n")
+        value = float(figure) if figure[0].isdigit() else _words_value(figure)
+        if value is not None:
+            ages.add(float(value))
+    if not ages:
+        return set()
+    parts = [part for part in _SUBSECTION.split(provision) if "age" in part.lower()]
+    cases = [(part, bounds) for part in parts if (bounds := _bounds(part))]
+    if len(cases) > 1:  # several cases: only one bounded on both sides ("under … but not younger than …") is told apart
+        cases = [(part, bounds) for part, bounds in cases if len({_SIDE[b] for _, b in bounds}) == 2]
+    permits, forbids = bool(_PERMITS.search(sentence)), bool(_FORBIDS.search(sentence))
+    admitted = set()
+    for part, bounds in cases:
+        part_permits, part_forbids = bool(_PERMITS.search(part)), bool(_FORBIDS.search(part))
+        if (permits and not forbids and part_forbids and not part_permits) or (
+            forbids and not permits and part_permits and not part_forbids
+        ):
+            continue
+        admitted |= {a for a in ages if all(_ADMITS[b](a, v) for v, b in bounds)}
+    return admitted
+
+
 def misbounded(sentence: str, provision: str) -> list[str]:
     """Figures the sentence bounds otherwise than the provision does: "over 16" where the provision says "of or over
     the age of sixteen" (sixteen itself is in or out), "less than two years" for "not exceeding two years". Only
@@ -440,6 +493,10 @@ def missing_facts(sentence: str, provision: str, identity: str = "") -> list[str
     stated |= {(1.0, unit) for word, unit in _PERIODIC.items() if re.search(rf"\b{word}\b", provision, re.I)}
     periods |= {(1.0, UNIT_WORDS[u.lower()]) for u in _RATE_PERIOD.findall(without_references(sentence))}
     bare_values = {value for value, unit in stated if not unit}
+    # An age the sentence applies the law to, within a case the provision bounds, is the asker's, not the law's.
+    applied = applied_ages(sentence, provision)
+    stated |= {(age, unit) for age in applied for unit in ("", "year")}
+    source_values |= applied
     missing = [
         _fmt(value) + (f" {unit}" if unit else "")
         for value, unit in sorted(claim.numbers | periods)
