@@ -22,6 +22,8 @@ the refund to the wrong party. Two readings:
   party whose conduct its condition names ("if … the lessor has without cause retained the deposit, order the
   lessor to pay a penalty"). Read only where one of the two is the asker ("you") and the other is not, so that two
   names for one party are never taken for two.
+- A general holder described by its dealings with another party ("any person who … has paid to the lender … shall be
+  entitled to recover …") holds it, not that party: a sentence giving it to the lender gives it to the wrong one.
 """
 
 from __future__ import annotations
@@ -274,6 +276,27 @@ def _general(who: str) -> bool:
     return bool(head) and bool(_stems(head[0]) & _GENERAL)
 
 
+# The other party in a description of the holder: "any person who has paid to the lender", "… who leases from the
+# owner".
+_DESCRIBED = re.compile(
+    r"\b(?:any|every|each|a|no)\s+(?:other\s+)?(?:person|one|individual)\s+who\b(?P<clause>.*)", re.I | re.S
+)
+_OTHER_PARTY = re.compile(r"\b(?:to|from|with|against)\s+(?:the|a|an|any|such|that)\s+([\w-]+)", re.I)
+
+
+def _counterpart(who: str, named: set[str]) -> bool:
+    """Whether a general holder ("any person who has paid to the lender") is described by its dealings with a party
+    ``named`` names, as the other party of what it did, and is not named as that party itself."""
+    described = _DESCRIBED.search(who)
+    if described is None:
+        return False
+    clause = described.group("clause")
+    others = {stem(m.group(1).lower()) for m in _OTHER_PARTY.finditer(clause)}
+    first = _OTHER_PARTY.search(clause)
+    before = _stems(clause[: first.start()]) if first else set()
+    return bool(others & named) and not (before & named)
+
+
 _AGENTS = re.compile(r"\bby\s+(?:the|a|an|any)\s+[\w-]+", re.I)
 # Nouns of one who acts ("owner", "supplier", "employee", "assistant", "resident"): a party, not a thing.
 _AGENT_NOUN = re.compile(r"(?:er|or|ee|ant|ent|ist|ian)s?$")
@@ -344,7 +367,13 @@ def wrong_holder(sentence: str, provision: str) -> list[str]:
         # parties in turn ("the duty of the father or the mother …; (6) a responsible person …").
         same = [h for n, h in shared if n >= max(ACT_TERMS, ACT_SHARE * len(act))]
         holders = [_named(_LEADING.sub("", h.who), words) for h in same]
-        if not all(holders) or any(_general(h.who) for h in same):
+        if any(_general(h.who) for h in same):
+            # "Any person who … has paid to the lender … shall be entitled to recover": a holder described by its
+            # dealings with the party the sentence names is that party's counterpart, not that party.
+            if all(_general(h.who) and _counterpart(h.who, named) for h in same):
+                wrong.append(holding.who)
+            continue
+        if not all(holders):
             continue
         nouns = {stem(w) for w in re.findall(r"[a-z]+", holding.who.lower()) if not re.search(r"(?:ed|ing)$", w)}
         if not _is_party(holding.who, words) and not _shares(nouns - _FILLER, parties):
