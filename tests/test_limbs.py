@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from api.composer.judge.limbs import mixed_items, mixed_subsections
+import pytest
+
+from api.composer.judge.limbs import dropped_requirement, mixed_items, mixed_subsections
 from api.composer.judge.meaning import provision_units
 from api.composer.judge.rules import support
 
@@ -437,3 +439,57 @@ def test_the_case_readers_leave_alone_what_only_looks_like_their_case() -> None:
     # Runs of spaces between marks are read once, not every way they could be split.
     spaced = "(1) A person shall— (a) do x; (b) do y. (2) As in paragraphs " + "(a)  " * 40 + "the person shall pay."
     assert items_named(spaced, spaced.index("(2)")) == []
+
+
+FIXED_TERM = (
+    "(3) An employee is deemed to have been unfairly dismissed— (a) if the employee terminated the contract because "
+    "the employer made continued employment intolerable; (b) if, on termination of an employment contract of fixed "
+    "duration, the employee— (i) had a legitimate expectation of being re-engaged; and (ii) another person was "
+    "engaged instead of the employee."
+)
+SALE = (
+    "(1) No person shall sell any fertilizer unless— (a) it is registered under this Act; and (b) it is packed in the "
+    "prescribed manner; and (c) its container is labelled in the manner that may be prescribed."
+)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "provision", "dropped"),
+    [
+        # a case that draws on one requirement of a list that holds together, none of another's own words
+        (
+            "When a fixed-term contract ends and someone else is engaged instead, the employee is deemed unfairly "
+            "dismissed.",
+            FIXED_TERM,
+            True,
+        ),  # fmt: skip
+        ("If a fertilizer is registered under the Act, you may sell it.", SALE, True),
+        # every requirement told, in the provision's words or its own
+        (
+            "When a fixed-term contract ends, you legitimately expected to be re-engaged and someone else was engaged "
+            "instead, you are deemed unfairly dismissed.",
+            FIXED_TERM,
+            False,
+        ),  # fmt: skip
+        ("If a fertilizer is registered, packed and labelled as prescribed, you may sell it.", SALE, False),
+        # no case of its own: one requirement told in turn
+        ("A fertilizer must be registered under the Act before it is sold.", SALE, False),
+        # a list after the rule's verb is what is done, not its condition
+        (
+            "If the court thinks fit, it may rescind the rights of access.",
+            "(4) The court may— (c) if it thinks fit, "
+            "by order rescind or vary— (i) the rights of access; and (ii) any order for maintenance.",
+            False,
+        ),  # fmt: skip
+        # items that each state a rule follow from the condition
+        (
+            "If a business changes ownership, the change must be notified within seven days.",
+            "(1) If any business "
+            "changes ownership— (a) the change must be notified within seven days; and (b) the business must apply for "
+            "a permit.",
+            False,
+        ),  # fmt: skip
+    ],
+)
+def test_a_requirement_the_sentences_case_leaves_out(sentence: str, provision: str, dropped: bool) -> None:
+    assert bool(dropped_requirement(sentence, provision)) is dropped

@@ -13,6 +13,9 @@ carries (a figure they all state, as "fifty years" above, belongs to no one item
 ("…; …", ", and …"), which the judge reads claim by claim; and everything outside a list's items, since a
 provision's subsections may build on one another ("a person aggrieved by a decision under subsection (1) may
 appeal").
+
+``dropped_requirement`` reads the lists whose items hold together ("if …, the employee— (i) …; and (ii) …"): a
+sentence whose own condition tells some of them and none of another's words states the rule without that requirement.
 """
 
 from __future__ import annotations
@@ -70,8 +73,16 @@ def _split(sentence: str) -> tuple[str, str] | None:
     return None
 
 
-def _lists(provision: str) -> list[list[tuple[int, int, str]]]:
-    """The provision's lists, each as its items' [start, end) offsets and marks. An item runs to the next item's mark,
+def _lists(provision: str) -> list[tuple[tuple[int, int, str], ...]]:
+    """The provision's lists of cases (see ``_all_lists``): items joined by "and" are requirements that hold
+    together, not cases, and a sentence may draw on all of them."""
+    return [items for items, joined in _all_lists(provision) if not joined]
+
+
+@lru_cache(maxsize=512)
+def _all_lists(provision: str) -> tuple[tuple[tuple[tuple[int, int, str], ...], bool], ...]:
+    """The provision's lists, each as its items' [start, end) offsets and marks, and whether its items are joined
+    by "and" (requirements that hold together). An item runs to the next item's mark,
     else to its clause's end (the words its list's items share follow: "…; or (d) …; shall be guilty of …"). Roman
     items ("(i)", "(ii)") are a list of their own, nested in or following the lettered one; "(a)", "(i)" or an item
     after a lead-in's dash ("shall be guilty … and liable— (c) …; (d) …", whose lettering goes on from the offence's
@@ -115,8 +126,9 @@ def _lists(provision: str) -> list[list[tuple[int, int, str]]]:
         letters.append((start, end, mark))
         previous = mark
     lists += [letters, romans]
-    # Items joined by "and" are requirements that hold together, not cases: a sentence may draw on all of them.
-    return [found for found in lists if len(found) >= 2 and not any(start in cumulative for start, _, _ in found)]
+    return tuple(
+        (tuple(found), any(start in cumulative for start, _, _ in found)) for found in lists if len(found) >= 2
+    )
 
 
 def _weight(terms: set[str], figures: set[float]) -> int:
@@ -318,3 +330,73 @@ def items_named(provision: str, at: int) -> list[int]:
         if item:
             found.append(item.start("open"))
     return found
+
+
+_CLAUSE_BACK = re.compile(r"[;:.]\s|\s\(\d{1,3}[A-Z]?\)\s|\s\([a-h]\)\s")
+_CONDITION_WORD = re.compile(r"\b(?:if|where|when|whenever|unless)\b", re.I)
+_MODAL = re.compile(r"\b(?:may|shall|must|will|can)\b", re.I)
+_SUBJECT = re.compile(r"\s*(?:the|a|an|such|that|any|every|each|he|she|it|they)\b", re.I)
+_NOT_OWN = frozenset({"may", "shall", "must", "will", "can", "not", "case"})
+# An item that opens with its own rule ("(a) the change must be notified …"), not a fact ("(a) it is registered
+# in the manner that may be prescribed").
+_ITEM_MODAL = re.compile(
+    r"\(\w{1,4}\)\s+(?:(?!as\b|that\b|which\b)[\w’'-]+\s+){0,6}?(?:may|shall|must|will|can)\b", re.I
+)
+
+
+def dropped_requirement(sentence: str, provision: str) -> list[str]:
+    """A requirement of a list whose items hold together ("if, on termination of a contract of fixed duration, the
+    employee— (i) had a legitimate expectation of being re-engaged; and (ii) another person was engaged instead")
+    that a sentence drops while stating its consequence on the others: the sentence's own condition ("When a
+    fixed-term contract ends and the employer hires someone else instead, the employee is deemed to have been
+    unfairly dismissed") draws on the list's words, none of those only one item uses (besides the lead-in's), and
+    what it says of that case shares words with the list's lead-in. Returns the dropped item's own words (empty:
+    none dropped). A sentence without a condition of its own (one requirement listed in turn, "Both must be over
+    eighteen") is left alone."""
+    main = without_leading_condition(sentence)
+    case = sentence[: len(sentence) - len(main)]
+    if not case.strip() or _JOINED.search(main):
+        return []
+    lists = [items for items, joined in _all_lists(provision) if joined]
+    if not lists:
+        return []
+    sentence_terms = content_terms(sentence)
+    for items in lists:
+        # Only requirements that make up a condition ("if …, the employee— (i) …; and (ii) …"); a list after the
+        # rule's own verb ("the court may, if satisfied …— (a) …; and (b) …") is what the rule gives.
+        opening = _CLAUSE_BACK.split(provision[max(0, items[0][0] - 300) : items[0][0]])[-1]
+        condition = _CONDITION_WORD.search(opening)
+        if condition is None or _MODAL.search(opening, condition.end()):
+            continue
+        # The list completes the condition ("unless—", "if, on termination …, the employee—"), not a verb after it
+        # ("if it thinks fit, by order rescind or vary— (i) …; and (ii) …", whose items are what is done).
+        last = opening.rsplit(",", 1)[-1]
+        if not (_CONDITION_WORD.search(last) or _SUBJECT.match(last)):
+            continue
+        texts = [provision[a:b] for a, b, _ in items]
+        if any(_ITEM_MODAL.match(text) for text in texts):
+            continue  # items that each order or allow something are what follows from the condition
+        item_terms = [content_terms(text) for text in texts]
+        every = set().union(*item_terms)
+        case_terms = in_its_words(content_terms(case), every) & every
+        said = in_its_words(sentence_terms, every) & every
+        # The sentence's case draws on the list's items, yet it uses none of the words only one item uses: that
+        # requirement is left out.
+        if not case_terms:
+            continue
+        # The consequence the requirements lead to is stated in the lead-in: the words before the list in its
+        # subsection. A word it names the list's subject by ("have any witnesses subpoenaed … (b) such witnesses are
+        # necessary") is no item's own.
+        lead_start = max((m.start() for m in _SUBSECTION_AT.finditer(provision, 0, items[0][0])), default=0)
+        lead = content_terms(provision[lead_start : items[0][0]])
+        if not in_its_words(content_terms(main) - content_terms(case), lead) & lead:
+            continue
+        own = [
+            item_terms[k] - set().union(*(t for j, t in enumerate(item_terms) if j != k)) - lead - _NOT_OWN
+            for k in range(len(items))
+        ]
+        missed = [k for k, terms in enumerate(own) if terms and not (said & terms)]
+        if not missed:
+            continue
+        return [f"{' '.join(sorted(own[missed[0]]))} (a requirement the sentence's case leaves out)"]
+    return []

@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from .conditions import dropped_condition, dropped_item_condition
 from .facts import facts, missing_facts
-from .limbs import ITEM_MARK, items_named, mixed_items, mixed_subsections, subsections_naming
+from .limbs import ITEM_MARK, dropped_requirement, items_named, mixed_items, mixed_subsections, subsections_naming
 from .meaning import (
     SUPPORT_THRESHOLD,
     WORD,
@@ -286,6 +286,7 @@ def support(
     if not _quotes_verbatim(claim, provision):
         dropped = _dropped(claim, provision, units, clause, provision_terms)
         dropped = dropped or _figure_dropped(claim, provision, units, clause, provision_terms)
+        dropped = dropped or tuple(dropped_requirement(claim, provision))
     return Support(round(best, 4), best_span, missing, threshold, flipped, strays, dropped)
 
 
