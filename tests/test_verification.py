@@ -753,6 +753,8 @@ def test_a_sentence_about_what_its_sources_leave_out_is_never_supported() -> Non
     for absent in (
         "The minimum retrenchment package under the Labour Act is not explicitly stated in the given sources [1].",
         "The Labour Act does not specify the minimum retrenchment package [1].",
+        "The Labour Act, section 12C does not provide a specific retrenchment package for employees [1].",
+        "The Act makes no provision for a minimum retrenchment package [1].",
         # "it", joined to a sentence whose subject is the Act, is the Act.
         "The Act protects employees who are retrenched, but it does not address the minimum retrenchment package [1].",
     ):

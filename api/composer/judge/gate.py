@@ -273,8 +273,9 @@ def _is_claim(sentence: str, markers: list[int], quotes: list[str]) -> bool:
 # define …"): a negated verb of saying, with the sources, the law or the provision as what does not say it.
 _NOT_SAID = re.compile(
     r"\b(?:(?:is|are|was|were)\s+not|isn['’]t|aren['’]t)\s+(?:\w+ly\s+)?(?:stated|defined|specified|mentioned|"
-    r"set\s+out|addressed|spel[lt]\s+out)\b|\b(?:(?:does|do|did)\s+not|doesn['’]t|don['’]t|didn['’]t)\s+(?:\w+ly\s+)?"
-    r"(?:state|define|specify|mention|say|set\s+out|address|spell\s+out)\b|\bmakes?\s+no\s+(?:\w+\s+)?mention\b",
+    r"set\s+out|addressed|spel[lt]\s+out|provided\s+for)\b|\b(?:(?:does|do|did)\s+not|doesn['’]t|don['’]t|didn['’]t)\s+"
+    r"(?:\w+ly\s+)?(?:state|define|specify|mention|say|set\s+out|address|spell\s+out|provide)\b"
+    r"|\bmakes?\s+no\s+(?:\w+\s+)?(?:mention|provision)\b",
     re.I,
 )
 _SOURCES = re.compile(
