@@ -911,3 +911,20 @@ def test_a_could_not_find_beside_claims_that_pass_is_not_shown() -> None:
     # Alone, it is the answer: nothing else is shown.
     alone = gate_model_answer("I could not find this in the documents I have.", offered, texts)
     assert "could not find" in alone.answer
+
+
+def test_a_quote_cut_from_the_negation_before_it_is_not_supported() -> None:
+    """A verbatim quote that starts after "No" says the opposite of its provision; the same words quoted with the
+    negation, or a quote after any other word, pass."""
+    school = (
+        "10A. Restriction on employment of children (1) No person shall employ for gain or reward a child of "
+        "school-going age at a time when the child might reasonably be expected to attend school."
+    )
+    offered, texts = sample_offer(("Children's Act", "10A", school))
+    cut = 'It also provides: "person shall employ for gain or reward a child of school-going age" [1].'
+    check = gate_model_answer(cut, offered, texts).claims[0]
+    assert check.verdict == "unsupported" and check.opposite
+    whole = 'It provides: "No person shall employ for gain or reward a child of school-going age" [1].'
+    assert gate_model_answer(whole, offered, texts).passed
+    later = 'It provides that no one may employ "for gain or reward a child of school-going age" at school times [1].'
+    assert gate_model_answer(later, offered, texts).passed

@@ -348,6 +348,10 @@ def _strip_markers(sentence: str) -> str:
     return " ".join(MARKER.sub(" ", sentence).split()).replace(" .", ".").replace(" ,", ",")
 
 
+# A negation right before where a quote starts: the quote cut from it says the opposite of its provision.
+_NEGATION_BEFORE = re.compile(r"\b(?:no|not|never|nor|neither|cannot)\W{0,3}$", re.I)
+
+
 def _check_sentence(
     check: SentenceCheck,
     offered: Mapping[int, Citation],
@@ -414,6 +418,12 @@ def _check_sentence(
         spans = locate_quote(quote, texts[home]) or []
         longest = max(spans, key=lambda s: s[1] - s[0])
         quote_homes.setdefault(home, texts[home][longest[0] : longest[1]])
+        if _NEGATION_BEFORE.search(texts[home][max(0, spans[0][0] - 24) : spans[0][0]]):
+            # "person shall employ … a child" quoted from "No person shall employ … a child": verbatim, and saying
+            # the opposite of the provision it comes from.
+            check.opposite = True
+            check.missing_facts = ["the negation the quote leaves out before its first word"]
+            return
     if check.quotes_failed:
         return
     # Then the claim: the named provisions if one supports it, else any offered provision that does. A named
