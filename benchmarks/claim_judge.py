@@ -56,6 +56,7 @@ from api.composer.structured import LLMCall, ask_json
 from api.schemas.events import Citation
 from api.settings import GateSettings, LLMSettings
 from api.tools.llm import build_llm
+from ingestion.parsers.jsonl import without_next_heading
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS_DATA = ROOT / "tests" / "data"
@@ -189,7 +190,7 @@ def read_sections(data_dir: Path, law_ids: Iterable[str]) -> dict[tuple[str, str
             if law["id"] not in wanted:
                 continue
             for raw in law["sections"]:
-                text = str(raw.get("text") or "").strip()
+                text = without_next_heading(str(raw.get("text") or "").strip())
                 if text:
                     number = str(raw.get("section") or str(raw.get("ref", "")).lstrip("s"))
                     section = Section(law["id"], str(law["title"]), number, str(raw.get("heading") or ""), text)

@@ -203,3 +203,24 @@ async def test_the_same_law_from_two_sources_is_kept_apart(tmp_path: Path) -> No
     assert [d.status for d in again.documents] == ["unchanged"]
     _, _, _, manifest = await snapshot(tmp_path / "data")
     assert set(manifest["documents"]) == {"sample/act/2021/5", "sample/act/2021/5@dp-copy"}  # type: ignore[arg-type]
+
+
+async def test_a_following_parts_heading_run_onto_a_section_is_not_its_text(tmp_path: Path) -> None:
+    """Sources that run the next part's heading onto the end of a part's last section ("… to either party. Part
+    VII – Execution of judgment") are read without it: it is a heading, not words of the provision."""
+    rows = [
+        {"id": "x/act/2", "title": "Small Claims Act", "sections": [
+            {"ref": "s27", "section": "27", "heading": "Costs", "part": "Part VI",
+             "text": "27. Costs A court may award costs to either party. Part VII – Execution of judgment"},
+            {"ref": "s28", "section": "28", "heading": "Orders", "part": "Part VII",
+             "text": "28. Orders A judgment creditor may apply for an order. Sub-Part C—Rights of affected persons"},
+        ]},
+    ]  # fmt: skip
+    source = tmp_path / "src" / "acts.jsonl"
+    source.parent.mkdir()
+    source.write_text("\n".join(json.dumps(r) for r in rows))
+    await ingest_into(Settings(data_dir=tmp_path / "data"), source.parent)
+    corpus = await Corpus.load(LocalObjectStore(tmp_path / "data" / "objects"))
+    texts = {c.section_id: c.text for c in corpus.chunks.values()}
+    assert texts["x/act/2#s27"].endswith("to either party.") and "Execution" not in texts["x/act/2#s27"]
+    assert texts["x/act/2#s28"].endswith("apply for an order.")

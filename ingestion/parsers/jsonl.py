@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from api.schemas.documents import Document, Section
 from ingestion.parsers import ParseOptions, decode_text, register
 from ingestion.parsers.structure import jurisdiction_of, numbering_gaps, with_schedule_units
 
-PARSER_VERSION = "jsonl-2"  # 2: a schedule's provisions say what the schedule calls them
+PARSER_VERSION = "jsonl-3"  # 2: a schedule's provisions say what the schedule calls them; 3: next part's heading cut
 
 
 def _hash(records: list[dict[str, Any]]) -> str:
@@ -38,6 +39,21 @@ _DATE_FIELDS = {"expression_date": "expression", "commencement_date": "commencem
 """A record's date fields and the names ``Document.dates`` keeps them by (``api.tools.versions`` reads them)."""
 
 
+# The heading of the part that follows, run onto the end of the part's last section by the source ("… award costs
+# to either party. Part VII – Execution of judgment"): a heading, not words of the provision, so neither search,
+# quotes nor the claim judge may read it as the provision's.
+_NEXT_HEADING = re.compile(
+    r"\s+(?:PART|Part|CHAPTER|Chapter|SUB-?PART|Sub-?[Pp]art)\s+(?:[IVXLC]+|\d+|[A-Z])[A-Z]?\s*[–—-]\s*"
+    r"[^.;:()\[\]]{1,160}$"
+)
+
+
+def without_next_heading(text: str) -> str:
+    """``text`` without a following part's heading run onto its end (kept when nothing else would be left)."""
+    cut = _NEXT_HEADING.sub("", text)
+    return cut if cut.strip() else text
+
+
 def _dates(record: dict[str, Any]) -> dict[str, str]:
     return {name: str(record[field]) for field, name in _DATE_FIELDS.items() if record.get(field)}
 
@@ -48,7 +64,7 @@ def _law(record: dict[str, Any], path: Path) -> Document:
     sections = []
     for raw in record["sections"]:
         ref = str(raw.get("ref") or f"s{raw.get('section', '')}")
-        text = str(raw.get("text") or "").strip()
+        text = without_next_heading(str(raw.get("text") or "").strip())
         if not text:
             continue
         sections.append(
