@@ -505,6 +505,11 @@ def test_an_attained_age_is_that_age_or_over() -> None:
     assert missing_facts("Anyone over eighteen who finds an abandoned child must notify the registrar.", finder)
 
 
+MAINTAIN = (
+    "(1) The parent of a child shall be liable to maintain the child until the child attains the age of eighteen years."
+)
+
+
 @pytest.mark.parametrize(
     ("sentence", "provision", "missing"),
     [
@@ -524,6 +529,21 @@ def test_an_attained_age_is_that_age_or_over() -> None:
         ("If you are fifteen, an employer may take you on as an apprentice.", YOUNG_PERSONS, ["15"]),
         # a stated figure is a fact of the law, not the asker's case
         ("The minimum age for an apprentice is seventeen.", YOUNG_PERSONS, ["17"]),
+        # "until … attains" bounds from above
+        ("If your child is seventeen, the parent is liable to maintain the child.", MAINTAIN, []),
+        ("If your child is twenty, the parent is liable to maintain the child.", MAINTAIN, ["20"]),
+        # a sentence that forbids nothing is not the case a prohibition sets apart
+        (
+            "If your son is 17, he must attend school.",
+            "(1) Every child shall attend school until he attains the age of sixteen years.",
+            ["17"],
+        ),  # fmt: skip
+        # only ages: "wages" names none, and pay is not a person
+        (
+            "If your pay is 250, your employer is paying lawful wages.",
+            "(1) No employer shall pay an employee wages of less than 300 dollars a month.",
+            ["250"],
+        ),  # fmt: skip
     ],
 )
 def test_an_age_the_law_is_applied_to_is_the_askers(sentence: str, provision: str, missing: list[str]) -> None:

@@ -472,6 +472,10 @@ SALE = (
             False,
         ),  # fmt: skip
         ("If a fertilizer is registered, packed and labelled as prescribed, you may sell it.", SALE, False),
+        # a requirement said to be necessary holds whatever the others are
+        ("Unless a fertilizer is registered under the Act, you may not sell it.", SALE, False),
+        ("If a fertilizer is not registered under the Act, no person shall sell it.", SALE, False),
+        ("If a fertilizer is not packed in the prescribed manner, selling it is prohibited.", SALE, False),
         # no case of its own: one requirement told in turn
         ("A fertilizer must be registered under the Act before it is sold.", SALE, False),
         # a list after the rule's verb is what is done, not its condition

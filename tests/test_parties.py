@@ -260,14 +260,25 @@ def test_things_several_holders_and_everyday_names_are_not_taken_for_a_wrong_par
 
 def test_a_holder_described_by_its_dealings_with_a_party_is_not_that_party() -> None:
     """ "Any person who … has paid to the lender … shall be entitled … to recover" gives the right to the one who paid:
-    a sentence giving it to the lender gives it to the other party. The party the holder is, or one named only
-    by what the holder's case is about, is left alone."""
+    a sentence giving it to the lender gives it to the other party. The party the holder is, and a body one is
+    appointed to or a fund one pays into, are left alone."""
     excess = ("11. Recovery by borrower of excess interest paid Any person who, under or in connection with any "
               "contract of loan of money, has paid to the lender an amount which exceeds the amount which could have "
               "been recovered shall be entitled, at any time within two years after the date of the payment, to "
               "recover from the person to whom he made it a sum equal to the amount of the excess.")  # fmt: skip
     assert wrong_holder("A lender who was overpaid can recover the excess from the borrower within two years.", excess)
     assert not wrong_holder("A borrower who overpaid can recover the excess from the lender within two years.", excess)
-    appeal = ("If it appears to the local planning authority that any development has been carried out in "
-              "contravention of this Act, it may serve an enforcement order on the owner.")  # fmt: skip
-    assert not wrong_holder("The local planning authority may serve an enforcement order on the owner.", appeal)
+    # a holder named by a pronoun after a condition naming the party is that party
+    enforcement = ("If it appears to the local planning authority that any development has been carried out in "
+                   "contravention of this Act, it may serve an enforcement order on the owner.")  # fmt: skip
+    assert not wrong_holder("The local planning authority may serve an enforcement order on the owner.", enforcement)
+    # a body one is appointed to or a fund one pays into is no other party
+    board = ("(2) Any person who is appointed to the Board shall hold office for a period of three years and may be "
+             "reappointed.")  # fmt: skip
+    assert not wrong_holder(
+        "A Board member shall hold office for a period of three years and may be reappointed.", board
+    )
+    fund = ("(3) Any person who has contributed to the fund for ten years shall be entitled to a refund of "
+            "contributions on leaving employment.")  # fmt: skip
+    assert not wrong_holder("A fund member who has contributed for ten years is entitled to a refund of contributions "
+                            "on leaving employment.", fund)  # fmt: skip

@@ -407,7 +407,10 @@ def test_within_bounds_only_a_time_or_an_amount() -> None:
     assert not opposite("Saturdays and Sundays within a period of vacation leave are counted.", counted)
     for bound in ("within thirty days", "within 14 days", "within a reasonable time", "within the prescribed period"):
         assert _BOUND.search(f"notice must be given {bound}"), bound
-    for place in ("within a period of vacation leave", "within the family", "within the meaning of section 3"):
+    for bound in ("within the prescribed period of fourteen days", "within the period of notice"):
+        assert _BOUND.search(f"notice must be given {bound}"), bound
+    for place in ("within a period of vacation leave", "within the family", "within the meaning of section 3",
+                  "within section 12", "within Part 3", "within one of the categories"):  # fmt: skip
         assert not _BOUND.search(f"what falls {place}"), place
 
 
@@ -420,6 +423,23 @@ def test_a_consequence_the_clause_takes_away_is_not_given() -> None:
     assert opposite("Verbal abuse by a spouse is punishable as a crime.", excluded)
     assert not opposite("Economic abuse is domestic violence but is not in itself a criminal offence.", excluded)
     assert not opposite("Economic abuse is not an offence unless it is also an assault.", excluded)
+    # Immunity told in other words is the same denial.
+    for exempt in (
+        "Economic abuse is excluded from the criminal offence of domestic violence.",
+        "Emotional and verbal abuse are exempt from criminal prosecution as domestic violence.",
+    ):
+        assert not opposite(exempt, excluded), exempt
+    reports = ("(3) A person who, in good faith, reports a suspected case of child abuse to a police officer shall not "
+               "be guilty of an offence.")  # fmt: skip
+    assert not opposite("A person who reports suspected abuse in good faith is immune from prosecution.", reports)
+    assert not opposite(
+        "A person who reports suspected abuse in good faith is protected from criminal liability.", reports
+    )
+    assert opposite("A person who reports suspected child abuse in good faith commits an offence.", reports)
+    discloses = "A medical practitioner who discloses information under subsection (2) does not commit an offence."
+    assert opposite(
+        "A medical practitioner who discloses information under subsection (2) commits an offence.", discloses
+    )
     both = ("(1) Any person who fails to register shall be guilty of an offence: Provided that a person shall not be "
             "guilty of an offence if he registers within seven days.")  # fmt: skip
     assert not opposite("Failing to register is an offence.", both)

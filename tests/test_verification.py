@@ -755,6 +755,7 @@ def test_a_sentence_about_what_its_sources_leave_out_is_never_supported() -> Non
         "The Labour Act does not specify the minimum retrenchment package [1].",
         "The Labour Act, section 12C does not provide a specific retrenchment package for employees [1].",
         "The Act makes no provision for a minimum retrenchment package [1].",
+        "A minimum retrenchment package is not provided for in the Labour Act [1].",
         # "it", joined to a sentence whose subject is the Act, is the Act.
         "The Act protects employees who are retrenched, but it does not address the minimum retrenchment package [1].",
     ):
@@ -766,6 +767,13 @@ def test_a_sentence_about_what_its_sources_leave_out_is_never_supported() -> Non
     )
     assert gate_model_answer(terms, offered, texts).passed
     ruled = "Where the agreement does not specify better terms, the minimum retrenchment package applies [1]."
+    # "does not provide" of a party or a document is the law's subject matter, judged as any claim.
+    for subject_matter in (
+        "Where the agreement does not provide better terms, the minimum retrenchment package applies [1].",
+        "Section 12C is clear: if the agreement does not provide better terms, the minimum package applies [1].",
+    ):
+        missing = gate_model_answer(subject_matter, offered, texts).claims[0].missing_facts
+        assert not any("sources do not say" in m for m in missing), subject_matter
     # An "it" in a sentence about something else (here the package) is a claim about the law, judged as any other.
     package_it = "The package is paid on retrenchment and it is not less than one month's wages for two years [1]."
     missing = gate_model_answer(package_it, offered, texts).claims[0].missing_facts
@@ -928,3 +936,15 @@ def test_a_quote_cut_from_the_negation_before_it_is_not_supported() -> None:
     assert gate_model_answer(whole, offered, texts).passed
     later = 'It provides that no one may employ "for gain or reward a child of school-going age" at school times [1].'
     assert gate_model_answer(later, offered, texts).passed
+    # The sentence says the negation itself around the quote.
+    said = 'Nobody may "employ for gain or reward a child of school-going age" at school times [1].'
+    assert gate_model_answer(said, offered, texts).passed
+    # Another place the words start, after no negation, is the one quoted; and a negation ends with its sentence.
+    licence = ("(1) A licensee shall not sell liquor after midnight. (2) Despite subsection (1), on the thirty-first "
+               "day of December a licensee may sell liquor after midnight.")  # fmt: skip
+    offered, texts = sample_offer(("Liquor Act", "40", licence))
+    assert gate_model_answer('On the last day of December a licensee may "sell liquor after midnight" [1].', offered,
+                             texts).passed  # fmt: skip
+    deduct = "The contribution is due whether he has consented or not. The employer shall deduct it from the wages."
+    offered, texts = sample_offer(("Pensions Act", "9", deduct))
+    assert gate_model_answer('The Act says "The employer shall deduct it from the wages" [1].', offered, texts).passed

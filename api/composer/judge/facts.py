@@ -348,7 +348,7 @@ _BOUNDS = (
         "at least",
         re.compile(
             rf"\b(?:at\s+least|not\s+less\s+than|no\s+less\s+than|not\s+younger\s+than|(?:a\s+)?minimum\s+of|"
-            rf"of\s+or\s+(?:over|above)|attain(?:s|ed|ing)?)\s+{_FIGURE}",
+            rf"of\s+or\s+(?:over|above)|(?:has|have|had|having)\s+attained)\s+{_FIGURE}",
             re.I,
         ),
     ),
@@ -392,6 +392,11 @@ _BOUNDS = (
             re.I,
         ),
     ),
+    (
+        # "until the child attains the age of eighteen years": the time before that age
+        "less than",
+        re.compile(rf"\b(?:until|till|before)\s+(?:[\w’'-]+\s+){{0,4}}?attains?\s+{_FIGURE}", re.I),
+    ),
 )
 _SIDE = {"at least": "below", "more than": "below", "at most": "above", "less than": "above"}
 
@@ -409,14 +414,17 @@ def _bounds(text: str) -> set[tuple[float, str]]:
     return found
 
 
-# The asker's own age, given as the case the law is applied to: "If you are seventeen, …", "since she is only 15".
+# The asker's own age, given as the case the law is applied to: "If you are seventeen, …", "since your son is only
+# 15": a person, then the age alone or in years.
 _APPLIED_AGE = re.compile(
-    rf"\b(?:if|when|once|since|as|because|now\s+that)\s+(?:you|he|she|they|I|we|your\s+\w+|my\s+\w+)\s+"
+    rf"\b(?:if|when|once|since|as|because|now\s+that)\s+(?:you|he|she|they|I|we|(?:your|my|our|his|her|their)\s+"
+    rf"(?:child|son|daughter|kid|boy|girl|brother|sister|baby|grandchild|nephew|niece|ward))\s+"
     rf"(?:are|is|am|was|were|turns?|reach(?:es)?)\s+(?:now\s+|only\s+|already\s+|just\s+)?"
-    rf"(?P<n>\d+|(?:{_NUMBER_WORD})(?:[\s-]+(?:{_NUMBER_WORD}))*)(?:\s+years?(?:\s+old|\s+of\s+age)?)?\b"
-    rf"(?!\s*(?:days?|weeks?|months?|hours?|per|%|percent))",
+    rf"(?P<n>\d{{1,3}}|(?:{_NUMBER_WORD})(?:[\s-]+(?:{_NUMBER_WORD}))*)(?:\s+years?(?:\s+old|\s+of\s+age)?)?\b"
+    rf"(?!\s*(?:days?|weeks?|months?|hours?|per|%|percent|dollars?|years?\s+(?:of\s+service|in)))",
     re.I,
 )
+_AGE_WORDS = re.compile(r"\bage\b|\byears\s+(?:old|of\s+age)\b", re.I)
 _SUBSECTION = re.compile(r"\s\(\d{1,3}[A-Za-z]?\)\s")
 # A case the provision forbids does not admit an age the sentence grants leave to, nor a case it permits one the
 # sentence forbids ("If you are fifteen, you may be employed" against "no employer shall employ … under sixteen").
@@ -432,21 +440,23 @@ _ADMITS = {
 
 def applied_ages(sentence: str, provision: str) -> set[float]:
     """The ages the sentence applies the law to ("If you are seventeen, …") that a subsection of the provision
-    admits: one that bounds an age and whose every bound the age meets ("under the age of eighteen years but not
-    younger than sixteen years" admits seventeen); where several subsections bound ages, only one bounded on both
-    sides, since one bound alone may be another case's ("no employer shall employ … under the age of sixteen" beside
-    "a contract … with an apprentice below the age of eighteen …"). Such an age is the asker's case, not a figure the
-    provision must state; one no subsection admits ("if you are fifteen" against "of or over the age of sixteen")
-    stays a fact to check."""
+    admits: one that names an age ("the age of", "years old") and bounds it, and whose every bound the age meets
+    ("under the age of eighteen years but not younger than sixteen years" admits seventeen); where several
+    subsections bound ages, only one bounded on both sides, since one bound alone may be another case's ("no
+    employer shall employ … under the age of sixteen" beside "a contract … with an apprentice below the age of
+    eighteen …"). Such an age is the asker's case, not a figure the provision must state; one no subsection admits
+    ("if you are fifteen" against "of or over the age of sixteen") stays a fact to check. A subsection that forbids
+    does not admit the age of a sentence that forbids nothing, nor one that permits that of a sentence that only
+    forbids."""
     ages = set()
     for match in _APPLIED_AGE.finditer(sentence):
         figure = match.group("n")
         value = float(figure) if figure[0].isdigit() else _words_value(figure)
-        if value is not None:
+        if value is not None and 0 < value <= 120:
             ages.add(float(value))
     if not ages:
         return set()
-    parts = [part for part in _SUBSECTION.split(provision) if "age" in part.lower()]
+    parts = [part for part in _SUBSECTION.split(provision) if _AGE_WORDS.search(part)]
     cases = [(part, bounds) for part in parts if (bounds := _bounds(part))]
     if len(cases) > 1:  # several cases: only one bounded on both sides ("under … but not younger than …") is told apart
         cases = [(part, bounds) for part, bounds in cases if len({_SIDE[b] for _, b in bounds}) == 2]
@@ -454,10 +464,10 @@ def applied_ages(sentence: str, provision: str) -> set[float]:
     admitted = set()
     for part, bounds in cases:
         part_permits, part_forbids = bool(_PERMITS.search(part)), bool(_FORBIDS.search(part))
-        if (permits and not forbids and part_forbids and not part_permits) or (
+        if (not forbids and part_forbids and not part_permits) or (
             forbids and not permits and part_permits and not part_forbids
         ):
-            continue
+            continue  # a sentence that forbids nothing is not the case a prohibition sets apart
         admitted |= {a for a in ages if all(_ADMITS[b](a, v) for v, b in bounds)}
     return admitted
 

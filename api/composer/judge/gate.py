@@ -27,6 +27,8 @@ from ..citations import (
     MIN_QUOTE_WORDS,
     find_references,
     locate_quote,
+    locate_span,
+    quote_spans,
     resolve_reference,
     subsection_label,
 )
@@ -273,9 +275,8 @@ def _is_claim(sentence: str, markers: list[int], quotes: list[str]) -> bool:
 # define …"): a negated verb of saying, with the sources, the law or the provision as what does not say it.
 _NOT_SAID = re.compile(
     r"\b(?:(?:is|are|was|were)\s+not|isn['’]t|aren['’]t)\s+(?:\w+ly\s+)?(?:stated|defined|specified|mentioned|"
-    r"set\s+out|addressed|spel[lt]\s+out|provided\s+for)\b|\b(?:(?:does|do|did)\s+not|doesn['’]t|don['’]t|didn['’]t)\s+"
-    r"(?:\w+ly\s+)?(?:state|define|specify|mention|say|set\s+out|address|spell\s+out|provide)\b"
-    r"|\bmakes?\s+no\s+(?:\w+\s+)?(?:mention|provision)\b",
+    r"set\s+out|addressed|spel[lt]\s+out)\b|\b(?:(?:does|do|did)\s+not|doesn['’]t|don['’]t|didn['’]t)\s+(?:\w+ly\s+)?"
+    r"(?:state|define|specify|mention|say|set\s+out|address|spell\s+out)\b|\bmakes?\s+no\s+(?:\w+\s+)?mention\b",
     re.I,
 )
 _SOURCES = re.compile(
@@ -291,12 +292,26 @@ _SOURCES = re.compile(
 )
 
 
+# The law itself said to lack something: "the Act does not provide a right to …", "section 34 makes no provision
+# for …", "… is not provided for in the Act". Only with the law as the subject of "provide" (a contract, a will or a
+# landlord that "does not provide" something is the law's subject matter).
+_LAW = r"(?:Act|law|legislation|statute|Code|Constitution|Regulations|section|subsection|provision)"
+_LAW_LACKS = re.compile(
+    rf"\b{_LAW}(?:\s*\d+\w*(?:\(\w+\))*)?,?\s+(?:(?!(?:who|whom|that|which|if|where|when)\b)[\w,()]+\s+){{0,4}}?"
+    rf"(?:(?:does|do|did)\s+not|doesn['’]t|didn['’]t)\s+(?:\w+ly\s+)?provide\b"
+    rf"|\b{_LAW}(?:\s*\d+\w*(?:\(\w+\))*)?,?\s+(?:(?!(?:who|whom|that|which|if|where|when)\b)[\w,()]+\s+){{0,4}}?"
+    rf"makes?\s+no\s+(?:\w+\s+)?provision\b"
+    rf"|\bnot\s+provided\s+for\s+(?:in|by|under)\s+(?:the|this|that|any)\s+(?:[A-Z][\w()'’-]*\s+){{0,5}}?{_LAW}\b",
+    re.I,
+)
+
+
 def _says_sources_omit(sentence: str) -> bool:
     """Whether the sentence says what its sources or its provision do not state. Words that are there can show what
     a provision says, never what it leaves out, so no provision can support such a sentence; and a provision that
     shares its words (its subject) most likely states it, which makes the sentence false. A negation about the
     law's subject matter ("if the contract does not specify a period, …") is a claim judged as any other."""
-    return bool(_NOT_SAID.search(sentence) and _SOURCES.search(sentence))
+    return bool(_NOT_SAID.search(sentence) and _SOURCES.search(sentence)) or bool(_LAW_LACKS.search(sentence))
 
 
 # A verdict whose subject is only the asker's situation, pointed at ("Therefore, this action is not a crime under the
@@ -348,8 +363,38 @@ def _strip_markers(sentence: str) -> str:
     return " ".join(MARKER.sub(" ", sentence).split()).replace(" .", ".").replace(" ,", ",")
 
 
-# A negation right before where a quote starts: the quote cut from it says the opposite of its provision.
-_NEGATION_BEFORE = re.compile(r"\b(?:no|not|never|nor|neither|cannot)\W{0,3}$", re.I)
+# A negation right before where a quote starts, in the same sentence of the provision: the quote cut from it says
+# the opposite of its provision, unless the sentence around the quote says the negation itself ("An employer may
+# not \"dismiss …\"").
+_NEGATION_BEFORE = re.compile(r"\b(?:no|not|never|neither|cannot)\W{0,3}$", re.I)
+_SENTENCE_END = re.compile(r"[.;:]\s")
+_SAYS_NEGATION = re.compile(
+    r"\b(?:not|no|never|nobody|none|neither|nor|cannot|forbids?|forbidden|prohibits?|prohibited|bans?|banned|"
+    r"offen[cs]es?|unlawful|illegal)\b|n['’]t\b",
+    re.I,
+)
+
+
+def _cut_from_negation(quote: str, provision: str, around: str) -> bool:
+    """Whether every place ``quote`` starts in ``provision`` follows a negation of the same sentence that the words
+    around the quote (``around``) do not say themselves."""
+    if _SAYS_NEGATION.search(around):
+        return False
+    spans = quote_spans(quote)
+    if not spans:
+        return False
+    starts, position = [], 0
+    while (found := locate_span(spans[0], provision, position)) is not None:
+        starts.append(found[0])
+        position = found[0] + 1
+    if not starts:
+        return False
+    for start in starts:
+        before = provision[max(0, start - 24) : start]
+        ends = list(_SENTENCE_END.finditer(before))
+        if not _NEGATION_BEFORE.search(before[ends[-1].end() :] if ends else before):
+            return False
+    return True
 
 
 def _check_sentence(
@@ -418,7 +463,7 @@ def _check_sentence(
         spans = locate_quote(quote, texts[home]) or []
         longest = max(spans, key=lambda s: s[1] - s[0])
         quote_homes.setdefault(home, texts[home][longest[0] : longest[1]])
-        if _NEGATION_BEFORE.search(texts[home][max(0, spans[0][0] - 24) : spans[0][0]]):
+        if _cut_from_negation(quote, texts[home], _around_quotes(sentence, [quote])):
             # "person shall employ … a child" quoted from "No person shall employ … a child": verbatim, and saying
             # the opposite of the provision it comes from.
             check.opposite = True

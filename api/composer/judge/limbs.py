@@ -28,7 +28,7 @@ from api.text.provisions import provision_starts
 from .conditions import MARK_IN, named_marks
 from .facts import facts
 from .meaning import content_terms, in_its_words
-from .polarity import without_leading_condition
+from .polarity import forbids, without_leading_condition
 
 # A list's item starts with its mark after a lead-in's dash or colon or the last item's semicolon ("— (a) ",
 # "; or (c) ", "; and (iv) "); a subsection's number ("(2) ") ends the list.
@@ -335,6 +335,7 @@ def items_named(provision: str, at: int) -> list[int]:
 _CLAUSE_BACK = re.compile(r"[;:.]\s|\s\(\d{1,3}[A-Z]?\)\s|\s\([a-h]\)\s")
 _CONDITION_WORD = re.compile(r"\b(?:if|where|when|whenever|unless)\b", re.I)
 _MODAL = re.compile(r"\b(?:may|shall|must|will|can)\b", re.I)
+_NEGATED_CASE = re.compile(r"^\W*unless\b|\b(?:not|never|no|without)\b|n['’]t\b", re.I)
 _SUBJECT = re.compile(r"\s*(?:the|a|an|such|that|any|every|each|he|she|it|they)\b", re.I)
 _NOT_OWN = frozenset({"may", "shall", "must", "will", "can", "not", "case"})
 # An item that opens with its own rule ("(a) the change must be notified …"), not a fact ("(a) it is registered
@@ -352,10 +353,15 @@ def dropped_requirement(sentence: str, provision: str) -> list[str]:
     unfairly dismissed") draws on the list's words, none of those only one item uses (besides the lead-in's), and
     what it says of that case shares words with the list's lead-in. Returns the dropped item's own words (empty:
     none dropped). A sentence without a condition of its own (one requirement listed in turn, "Both must be over
-    eighteen") is left alone."""
+    eighteen"), and one that says a requirement is necessary ("Unless it is registered, you may not sell it"), are
+    left alone."""
     main = without_leading_condition(sentence)
     case = sentence[: len(sentence) - len(main)]
     if not case.strip() or _JOINED.search(main):
+        return []
+    # "Unless it is registered, you may not sell it", "If it is not packed as prescribed, selling it is prohibited":
+    # a requirement said to be necessary, which holds whatever the other requirements are.
+    if _NEGATED_CASE.search(case) or forbids(main):
         return []
     lists = [items for items, joined in _all_lists(provision) if joined]
     if not lists:

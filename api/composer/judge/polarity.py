@@ -61,12 +61,18 @@ _CONDITION = re.compile(
 # Quantity bounds: "may ask up to two months' rent" says what "shall not require more than two months' rent" says.
 # "Within" bounds only a time or an amount ("within thirty days", "within a reasonable time", "within the prescribed
 # period"); "within a period of vacation leave" or "within the family" says where, and bounds nothing.
+_NUMBER_WORDS = (
+    r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fourteen|fifteen|twenty|thirty|forty|fifty|"
+    r"sixty|ninety|hundred)"
+)
 _BOUND = re.compile(
     r"\b(?:exceeds?|exceeding|more\s+than|less\s+than|fewer\s+than|later\s+than|earlier\s+than|longer\s+than|"
     r"greater\s+than|up\s+to|at\s+most|at\s+least|maximum|minimum|beyond)\b"
-    r"|\bwithin\s+(?:[\w'’-]+\s+){0,3}?(?:\d|(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
-    r"fourteen|fifteen|twenty|thirty|forty|fifty|sixty|ninety|hundred)\b|(?:days?|weeks?|months?|years?|hours?|"
-    r"minutes?|time|period|limits?)\b(?!\s+of\b))",
+    # "within" a place in the law ("within section 12", "within the meaning of") bounds nothing.
+    r"|\bwithin\s+(?!(?:the\s+|this\s+|that\s+)?(?:section|subsection|part|paragraph|schedule|meaning|scope|ambit)\b)"
+    r"(?:(?:[\w'’-]+\s+){0,5}?(?:\d|" + _NUMBER_WORDS + r"\b(?!\s+of\b))"
+    r"|(?:[\w'’-]+\s+){0,3}?(?:(?:days?|weeks?|months?|years?|hours?|minutes?|time|limits?)\b(?!\s+of\b)"
+    r"|period\b(?!\s+of\b)|period\s+of\s+(?:the\s+)?notice\b))",
     re.I,
 )
 # What a sentence grants or asserts in a way a forbidding clause contradicts.
@@ -209,12 +215,25 @@ _VALID = re.compile(r"\b(?:valid|lawful|binding|enforceable)\b", re.I)
 _NO_OFFENCE = re.compile(
     r"\b(?:shall|does|do|is|are|will|would)\s+not\s+(?:\w+\s+){0,2}?(?:constitute|be|amount\s+to)\s+(?:an?\s+)?"
     r"(?:criminal\s+)?(?:offen[cs]es?|crimes?)\b|\bnot\s+(?:be\s+)?guilty\s+of\s+(?:an?\s+)?(?:offen[cs]es?|crimes?)\b"
-    r"|\bno\s+(?:criminal\s+)?offen[cs]e\s+(?:is|shall\s+be)\s+committed\b|\bshall\s+not\s+be\s+(?:criminally\s+)?punishable\b",
+    r"|\bno\s+(?:criminal\s+)?offen[cs]e\s+(?:is|shall\s+be)\s+committed\b|\bshall\s+not\s+be\s+(?:criminally\s+)?punishable\b"
+    r"|\b(?:does|do|shall|will)\s+not\s+commit\s+(?:an?\s+|any\s+)?(?:criminal\s+)?offen[cs]e\b"
+    r"|\bcommits?\s+no\s+(?:criminal\s+)?offen[cs]e\b|\bshall\s+not\s+be\s+liable\s+to\s+(?:criminal\s+)?prosecution\b",
     re.I,
 )
 _OFFENCE = re.compile(r"\b(?:offen[cs]es?|crimes?|criminal|guilty|punishable)\b", re.I)
+# A sentence that makes something an offence in so many words ("is a criminal offence", "commits an offence", "is
+# punishable"); one that denies it or exempts from it ("is not in itself a crime", "is immune from prosecution") does
+# not.
+_MAKES_OFFENCE = re.compile(
+    r"\b(?:is|are|was|were|be|becomes?|constitutes?|amounts?\s+to|commits?|counts?\s+as)\s+(?:\w+\s+){0,2}?(?:an?\s+)?"
+    r"(?:criminal\s+)?(?:offen[cs]e|crime)\b|\b(?:is|are|be)\s+(?:\w+\s+)?punishable\b|\bguilty\s+of\b",
+    re.I,
+)
 _NOT_OFFENCE = re.compile(
-    r"\b(?:not|no|never)\s+(?:[\w,]+\s+){0,3}?(?:offen[cs]es?|crimes?|criminal|guilty|punishable)\b", re.I
+    r"\b(?:not|no|never)\s+(?:[\w,]+\s+){0,3}?(?:offen[cs]es?|crimes?|criminal|guilty|punishable)\b"
+    r"|\b(?:protected|immune|exempt|shielded|excluded|free)\s+from\b|\bno\s+longer\b"
+    r"|\b(?:cannot|can['’]t|may\s+not)\s+be\s+(?:charged|prosecuted|convicted)\b",
+    re.I,
 )
 # A duty to give something back ("shall refund any payment received"), and a sentence letting it be kept ("may keep
 # any payment received"); not where the clause itself lets part be kept ("refunded …, less any amount due for damage").
@@ -736,7 +755,7 @@ def opposite(sentence: str, clause: str) -> bool:
         return True  # "shall be valid" against "shall be void"
     if (
         not said and _NO_OFFENCE.search(clause) and not _OFFENCE.search(_NO_OFFENCE.sub(" ", clause))
-        and _OFFENCE.search(sentence) and not _NOT_OFFENCE.search(sentence) and not _EXCEPTED.search(sentence)
+        and _MAKES_OFFENCE.search(sentence) and not _NOT_OFFENCE.search(sentence) and not _EXCEPTED.search(sentence)
     ):  # fmt: skip
         return True  # "economic abuse is a criminal offence" against "the following … shall not constitute an offence"
     if (
