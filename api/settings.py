@@ -475,13 +475,6 @@ class RetrievalSettings(BaseModel):
         description="Weight, in fusion, of the ranking of the found provisions by how close their heading (with their "
         "law's title) is in meaning to the question; 0 turns it off (hybrid searches only).",
     )
-    act_weight: float = Field(
-        0.0,
-        ge=0,
-        description="Weight, in fusion, of the ranking of the found chunks' documents by how close the question is in "
-        "meaning to each document as a whole (the mean of its provisions' heading vectors, read once per corpus); 0 "
-        "turns it off (hybrid searches only).",
-    )
     rrf_k: int = Field(60, ge=1, description="Reciprocal rank fusion constant: a list's rank r adds weight / (k + r).")
     dense_weight: float = Field(1.0, ge=0, description="Weight of the dense list in fusion (gweta tune may raise it).")
     bm25_weight: float = Field(1.0, ge=0, description="Weight of the BM25 list in fusion.")

@@ -121,31 +121,6 @@ def with_headings(fused: Sequence[Retrieved], order: Sequence[str], weight: floa
     return sorted(scored, key=lambda h: -h.score)
 
 
-def with_acts(fused: Sequence[Retrieved], order: Sequence[str], weight: float, k: int) -> list[Retrieved]:
-    """``fused`` with a ranking of documents fused in: every chunk whose document (``doc_key``) is the r-th of
-    ``order`` gains ``weight / (k + r)``, as one more list of reciprocal rank fusion whose items are documents, and
-    records ``act: r``; re-sorted by the new score (ties keep their order)."""
-    place = {key: rank for rank, key in enumerate(order, start=1)}
-    scored: list[Retrieved] = []
-    for hit in fused:
-        rank = place.get(hit.chunk.doc_key)
-        if rank is None:
-            scored.append(hit)
-        else:
-            scored.append(Retrieved(hit.chunk, hit.score + weight / (k + rank), {**hit.ranks, "act": rank}))
-    return sorted(scored, key=lambda h: -h.score)
-
-
-def mean_directions(groups: Mapping[str, Sequence[int]], vectors: Vectors) -> tuple[list[str], Vectors]:
-    """Each group's mean direction: the mean of its rows of ``vectors`` (``groups`` lists them) each scaled to unit
-    length, itself scaled to unit length, so a group is as close to a query as its rows are on average."""
-    unit = np.asarray(vectors, dtype=np.float32)
-    unit = unit / np.maximum(np.linalg.norm(unit, axis=1, keepdims=True), 1e-12)
-    keys = sorted(key for key, rows in groups.items() if rows)
-    means = np.stack([unit[list(groups[key])].mean(axis=0) for key in keys]) if keys else unit[:0]
-    return keys, means / np.maximum(np.linalg.norm(means, axis=1, keepdims=True), 1e-12)
-
-
 def diverse(hits: Sequence[Retrieved], k: int, per_section: int) -> list[Retrieved]:
     """The first ``k`` of ``hits`` (best first) holding at most ``per_section`` chunks of one section while chunks of
     other sections remain; the chunks passed over fill any places left, and the chosen keep ``hits``' order.
@@ -230,7 +205,6 @@ class HybridRetriever:
         self.rerank_candidates = rerank_candidates
         self.thesaurus = thesaurus
         self.fusion = fusion
-        self._acts: asyncio.Future[tuple[list[str], Vectors]] | None = None  # documents, mean heading directions
         # Caller-supplied filters key this cache, so it is bounded like the others (a mask is one byte per chunk).
         self._masks: TTLCache[Mask] = TTLCache(MASK_CACHE_S, cfg.mask_cache_entries)
         # Query -> results, found by the normalised text or by a query embedding close enough to a cached one,
@@ -373,50 +347,6 @@ class HybridRetriever:
         result.timings["headings"] = _ms(start)
         return ranked
 
-    async def _act_directions(self) -> tuple[list[str], Vectors]:
-        """Every document's mean heading direction (``mean_directions`` of its provisions' ``heading_text`` vectors);
-        the vectors come from the embedder, which serves the headings ingestion embedded from the stored sentence
-        vectors."""
-        texts: dict[str, dict[str, None]] = {}
-        for chunk in await asyncio.to_thread(lambda: list(self.corpus.chunks.values())):
-            if text := heading_text(chunk):
-                texts.setdefault(chunk.doc_key, {})[text] = None
-        rows: dict[str, list[int]] = {}
-        flat: list[str] = []
-        for key, own in texts.items():
-            rows[key] = list(range(len(flat), len(flat) + len(own)))
-            flat += own
-        vectors = await self.embedder.embed_documents(flat) if flat else np.zeros((0, 1), dtype=np.float32)
-        return mean_directions(rows, vectors)
-
-    async def _act_prior(self, fused: list[Retrieved], vector: Vectors, result: RetrievalResult) -> list[Retrieved]:
-        """``fused`` with the documents of its chunks ranked by how close the question (``vector``) is to each
-        document's mean heading direction, fused in (``with_acts``, weight ``act_weight``).
-
-        A question told in everyday words often shares an incidental word (an object, a place) with a document named
-        by it or full of it; how close the question is to a document as a whole weighs the document whose provisions,
-        taken together, are about the question's subject. Only the documents of the candidates are ranked (it reorders
-        what the searches found). When the headings' vectors cannot be read, the order is left as it was."""
-        start = time.perf_counter()
-        if self._acts is None:  # worked out once per corpus version, on first use; a failure is tried again
-            self._acts = asyncio.ensure_future(self._act_directions())
-        try:
-            # Shielded: a first search that stops waiting leaves the work going on for the next one.
-            keys, directions = await asyncio.wait_for(asyncio.shield(self._acts), self.cfg.timeout_s)
-        except (GwetaError, TimeoutError) as exc:
-            if self._acts.done():
-                self._acts = None
-            log.warning("document ranking skipped: %r", exc)
-            return fused
-        found = {h.chunk.doc_key for h in fused}
-        chosen = [i for i, key in enumerate(keys) if key in found]
-        if not chosen:
-            return fused
-        order = heading_order([keys[i] for i in chosen], np.asarray(directions)[chosen], vector)
-        ranked = with_acts(fused, order, self.cfg.act_weight, self.cfg.rrf_k)
-        result.timings["acts"] = _ms(start)
-        return ranked
-
     async def _rerank(self, query: str, fused: list[Retrieved], result: RetrievalResult) -> list[Retrieved]:
         if self.reranker is None:
             result.timings["rerank_passthrough"] = 0.0
@@ -495,8 +425,6 @@ class HybridRetriever:
         if self.cfg.heading_weight > 0 and vector is not None and len(rankings) == 2 and fused:
             result.stages["before_headings"] = [(h.chunk.chunk_id, h.score) for h in fused]
             fused = await self._headings(fused, vector, result)
-        if self.cfg.act_weight > 0 and vector is not None and len(rankings) == 2 and fused:
-            fused = await self._act_prior(fused, vector, result)
         result.stages["fused"] = [(h.chunk.chunk_id, h.score) for h in fused]
         if fusion is not None and fusion.applies(rankings):
             fused = self._learned(fusion, query, rankings, fused, result, scored)
