@@ -17,6 +17,8 @@ from functools import lru_cache
 from api.composer.jurisdiction import JURISDICTION
 from api.text.words import stem
 
+from .polarity import SUBSECTION_MARK
+
 _UNITS = {
     "zero": 0, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
     "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17,
@@ -425,7 +427,6 @@ _APPLIED_AGE = re.compile(
     re.I,
 )
 _AGE_WORDS = re.compile(r"\bage\b|\byears\s+(?:old|of\s+age)\b", re.I)
-_SUBSECTION = re.compile(r"\s\(\d{1,3}[A-Za-z]?\)\s")
 # A case the provision forbids does not admit an age the sentence grants leave to, nor a case it permits one the
 # sentence forbids ("If you are fifteen, you may be employed" against "no employer shall employ … under sixteen").
 _FORBIDS = re.compile(r"\bno\b[^.;]{0,200}?\b(?:shall|may)\b|\b(?:shall|may|must)\s+not\b|\bcannot\b", re.I)
@@ -456,7 +457,7 @@ def applied_ages(sentence: str, provision: str) -> set[float]:
             ages.add(float(value))
     if not ages:
         return set()
-    parts = [part for part in _SUBSECTION.split(provision) if _AGE_WORDS.search(part)]
+    parts = [part for part in SUBSECTION_MARK.split(provision) if _AGE_WORDS.search(part)]
     cases = [(part, bounds) for part in parts if (bounds := _bounds(part))]
     if len(cases) > 1:  # several cases: only one bounded on both sides ("under … but not younger than …") is told apart
         cases = [(part, bounds) for part, bounds in cases if len({_SIDE[b] for _, b in bounds}) == 2]

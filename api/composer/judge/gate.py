@@ -296,11 +296,13 @@ _SOURCES = re.compile(
 # for …", "… is not provided for in the Act". Only with the law as the subject of "provide" (a contract, a will or a
 # landlord that "does not provide" something is the law's subject matter).
 _LAW = r"(?:Act|law|legislation|statute|Code|Constitution|Regulations|section|subsection|provision)"
-_LAW_LACKS = re.compile(
+# The law, then up to four words that open no clause of their own ("section 34 … does not provide").
+_LAW_SUBJECT = (
     rf"\b{_LAW}(?:\s*\d+\w*(?:\(\w+\))*)?,?\s+(?:(?!(?:who|whom|that|which|if|where|when)\b)[\w,()]+\s+){{0,4}}?"
-    rf"(?:(?:does|do|did)\s+not|doesn['’]t|didn['’]t)\s+(?:\w+ly\s+)?provide\b"
-    rf"|\b{_LAW}(?:\s*\d+\w*(?:\(\w+\))*)?,?\s+(?:(?!(?:who|whom|that|which|if|where|when)\b)[\w,()]+\s+){{0,4}}?"
-    rf"makes?\s+no\s+(?:\w+\s+)?provision\b"
+)
+_LAW_LACKS = re.compile(
+    rf"{_LAW_SUBJECT}(?:(?:does|do|did)\s+not|doesn['’]t|didn['’]t)\s+(?:\w+ly\s+)?provide\b"
+    rf"|{_LAW_SUBJECT}makes?\s+no\s+(?:\w+\s+)?provision\b"
     rf"|\bnot\s+provided\s+for\s+(?:in|by|under)\s+(?:the|this|that|any)\s+(?:[A-Z][\w()'’-]*\s+){{0,5}}?{_LAW}\b",
     re.I,
 )

@@ -284,23 +284,25 @@ _DESCRIBED = re.compile(
 _OTHER_PARTY = re.compile(r"\b(?:to|from|with|against)\s+(?:the|a|an|any|such|that)\s+([\w-]+)", re.I)
 
 
-def _counterpart(who: str, holder: str, words: PartyWords) -> bool:
+def _counterpart(who: str, named: set[str], words: PartyWords) -> bool:
     """Whether a general holder ("any person who has paid to the lender") is described by its dealings with the party
-    the sentence's ``holder`` is (by its head noun: "a lender who was overpaid" is a lender), as the other party of
-    what it did, and is not named as that party itself. Only a party counts as the other one: a body one is
-    appointed to or a fund one pays into ("any person who is appointed to the Board") is not ("a Board member")."""
+    ``named`` names (``_head_named``), as the other party of what it did, and is not named as that party itself. Only
+    a party counts as the other one: a body one is appointed to or a fund one pays into ("any person who is appointed
+    to the Board") is not ("a Board member")."""
     described = _DESCRIBED.search(who)
-    if described is None:
+    if described is None or not named:
         return False
-    head = re.findall(r"[A-Za-z][\w'’-]*", _HOLDER_QUALIFIED.split(holder)[0])[-1:]
-    if not head:
-        return False
-    named = _named(head[0], words)
     clause = described.group("clause")
     others = {stem(m.group(1).lower()) for m in _OTHER_PARTY.finditer(clause) if _is_party(m.group(1), words)}
     first = _OTHER_PARTY.search(clause)
     before = _stems(clause[: first.start()]) if first else set()
     return bool(others & named) and not (before & named)
+
+
+def _head_named(holder: str, words: PartyWords) -> set[str]:
+    """The names of a sentence's party by its head noun ("a lender who was overpaid" is a lender)."""
+    head = re.findall(r"[A-Za-z][\w'’-]*", _HOLDER_QUALIFIED.split(holder)[0])[-1:]
+    return _named(head[0], words) if head else set()
 
 
 # Where a sentence's party is qualified after its head noun: "a lender who was overpaid", "a tenant in arrears".
@@ -380,7 +382,8 @@ def wrong_holder(sentence: str, provision: str) -> list[str]:
         if any(_general(h.who) for h in same):
             # "Any person who … has paid to the lender … shall be entitled to recover": a holder described by its
             # dealings with the party the sentence names is that party's counterpart, not that party.
-            if all(_general(h.who) and _counterpart(h.who, holding.who, words) for h in same):
+            head = _head_named(holding.who, words)
+            if all(_general(h.who) and _counterpart(h.who, head, words) for h in same):
                 wrong.append(holding.who)
             continue
         if not all(holders):

@@ -329,7 +329,7 @@ def requires_factor(sentence: str, provision: str) -> bool:
     if len(words) < 2:
         return False
     for weigh in _MAY_WEIGH.finditer(provision):
-        end = _NEXT_SUBSECTION.search(provision, weigh.end())
+        end = SUBSECTION_MARK.search(provision, weigh.end())
         listed = provision[weigh.end() : end.start() if end else len(provision)]
         if _DUTY.search(listed):
             continue
@@ -341,7 +341,7 @@ def requires_factor(sentence: str, provision: str) -> bool:
     return False
 
 
-_NEXT_SUBSECTION = re.compile(r"\s\(\d{1,3}[A-Za-z]?\)\s")
+SUBSECTION_MARK = re.compile(r"\s\(\d{1,3}[A-Za-z]?\)\s")
 
 
 # "shall be competent to witness", "shall be entitled to": a status the clause gives, not a duty it imposes.
