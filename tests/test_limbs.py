@@ -282,6 +282,46 @@ def test_a_rule_said_to_hold_even_in_the_case_a_proviso_takes_out_is_turned_roun
     ).supported
 
 
+REGISTER = (
+    "14. New owner to register (1) Subject to subsection (3), the new owner of a vehicle shall, within fourteen days "
+    "after acquiring it, apply for the change of ownership to be registered. (2) The officer shall register the "
+    "change. (3) Subsection (1) shall not apply in relation to any vehicle which— (a) is acquired by a dealer who "
+    "keeps it for resale; or (b) is acquired by an insurer as a result of a claim."
+)
+COOLING_OFF = (
+    "25. Cooling-off period (1) This section does not apply to a transaction— (a) by way of an auction; or (b) where "
+    "the goods— (i) are made to the consumer's own specifications; or (ii) are clearly personalised. (2) A consumer "
+    "may rescind a transaction resulting from direct marketing within five business days."
+)
+NOTICE = (
+    "9. Notice of claims (1) A claimant shall give notice of a claim within thirty days after the loss: Provided that "
+    "where the claimant was in hospital, the notice may be given within ninety days after discharge."
+)
+
+
+def test_a_case_named_among_those_a_rule_covers_that_a_list_or_proviso_sets_apart_is_turned_round() -> None:
+    for sentence, provision in (
+        # A list item read with its opening: the opening takes every item out of the rule.
+        ("Every new owner, including a dealer who keeps the vehicle for resale, must register within 14 days.",
+         REGISTER),
+        ("A consumer may cancel a direct-marketing purchase, even of goods made to their own specifications, within "
+         "five business days.", COOLING_OFF),
+        # A proviso changes its rule in the case it names.
+        ("Notice of a claim must be given within thirty days, even where the claimant was in hospital.", NOTICE),
+    ):  # fmt: skip
+        verdict = support(sentence, provision)
+        assert verdict.opposite and not verdict.supported, sentence
+    # A case the rule does cover, and the exception said as the provision says it, pass.
+    for sentence, provision in (
+        ("Every new owner, including one who bought at an auction, must apply within fourteen days.", REGISTER),
+        ("A dealer who keeps a vehicle for resale need not register the change of ownership.", REGISTER),
+        ("A consumer may rescind a direct-marketing transaction within five business days, including one for "
+         "ordinary goods.", COOLING_OFF),
+        ("A claimant who was in hospital may give notice within ninety days after discharge.", NOTICE),
+    ):  # fmt: skip
+        assert support(sentence, provision).supported, sentence
+
+
 def test_an_even_if_the_provision_itself_keeps_is_not_turned_round() -> None:
     kept = (
         "39. Grants (3) A grant shall be made notwithstanding that the agent has since died or ceased to practise. (4) "

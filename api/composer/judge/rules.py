@@ -407,8 +407,13 @@ def permits_supposed(sentence: str, clause: str) -> bool:
     return False
 
 
-# A case a sentence says its rule holds in all the same ("even if …", "regardless of whether …").
-_DESPITE = re.compile(r"\b(?:even\s+(?:if|though|where|when)|regardless\s+of\s+whether|whether\s+or\s+not)\b", re.I)
+# A case a sentence says its rule holds in all the same ("even if …", "regardless of whether …"), or names as one of
+# those it covers ("including a dealer buying for resale", "even of goods made to order").
+_DESPITE = re.compile(
+    r"\b(?:even\s+(?:if|though|where|when)|even(?=\s+(?!(?:so|more|less|further|greater|higher|lower|longer|shorter|"
+    r"better|worse|then|now|still|just|only)\b)\w)|regardless\s+of\s+whether|whether\s+or\s+not|including)\b",
+    re.I,
+)
 _DESPITE_IN_LAW = re.compile(
     r"\b(?:notwithstanding|even\s+(?:if|though|where|when)|whether\s+or\s+not|despite)\b"
     r"|\bwhether\b[^.;]{0,120}\bor\s+not\b",
@@ -417,6 +422,12 @@ _DESPITE_IN_LAW = re.compile(
 # A provision's limbs: its clauses between full stops, semicolons, colons and dashes, where a proviso's exceptions
 # stand apart.
 _LIMB = re.compile(r"[;:—–]|\.\s")
+# A list's opening ("Subsection (1) shall not apply to any vehicle which—") says of each item what it says; a new
+# subsection starts afresh.
+_NEW_SUBSECTION = re.compile(r"^\s*\(\d{1,3}[A-Z]?\)\s")
+# A proviso: it changes its rule in the case it names ("Provided that a creditor shall be deemed to have become aware
+# … if he could have acquired knowledge … by exercising reasonable care").
+_PROVISO = re.compile(r"^\s*(?:and\s+)?provided\s+(?:further\s+|always\s+)?that\b", re.I)
 DESPITE_SHARE = 0.5
 """Share of the case's words (two or more) a limb that denies the rule must hold for the case to be its exception."""
 
@@ -438,13 +449,37 @@ def despite_excepted(sentence: str, provision: str) -> bool:
     case = content_terms(sentence[found.end() : found.end() + end.start() if end else len(sentence)])
     if len(case) < 2:
         return False
-    limbs = [(limb, content_terms(limb)) for limb in _LIMB.split(provision)]
-    held = [in_its_words(case, terms) & terms for _, terms in limbs]
+    limbs = _limbs(provision)
+    held = [in_its_words(case, terms) & terms for _, terms, _ in limbs]
     holds = [len(words) >= 2 and len(words) >= DESPITE_SHARE * len(case) for words in held]
     # The provision may itself keep its rule in the case ("notwithstanding that the agent has died").
-    if any(hold and _DESPITE_IN_LAW.search(limb) for hold, (limb, _) in zip(holds, limbs, strict=True)):
+    if any(hold and _DESPITE_IN_LAW.search(limb) for hold, (limb, _, _) in zip(holds, limbs, strict=True)):
         return False
-    return any(hold and taken_out(limb) for hold, (limb, _) in zip(holds, limbs, strict=True))
+    return any(
+        hold and any(taken_out(part) or bool(_PROVISO.match(part)) for part in (limb, *opened))
+        for hold, (limb, _, opened) in zip(holds, limbs, strict=True)
+    )
+
+
+def _limbs(provision: str) -> list[tuple[str, set[str], tuple[str, ...]]]:
+    """The limbs of ``provision``, each with its words and the openings of the lists it is an item of (its
+    subsection's first list and the nearest one); an item's words are read with the nearest opening's, which names
+    what the item is ("… any registered vehicle which— (a) is acquired by any dealer …")."""
+    found: list[tuple[str, set[str], tuple[str, ...]]] = []
+    first = nearest = ""
+    start = 0
+    for cut in [*_LIMB.finditer(provision), None]:
+        limb = provision[start : cut.start() if cut else len(provision)]
+        if _NEW_SUBSECTION.match(limb):
+            first = nearest = ""
+        opened = tuple(dict.fromkeys(o for o in (first, nearest) if o))
+        found.append((limb, content_terms(" ".join((limb, nearest))) if nearest else content_terms(limb), opened))
+        if cut is not None and cut.group().strip() in "—–":
+            first, nearest = first or limb, limb
+        if cut is None:
+            break
+        start = cut.end()
+    return found
 
 
 # A sentence that makes a time a wait before an act ("a period of one year … before it can be renounced", "must wait
