@@ -322,6 +322,42 @@ def test_a_case_named_among_those_a_rule_covers_that_a_list_or_proviso_sets_apar
         assert support(sentence, provision).supported, sentence
 
 
+EXPERIMENTS = (
+    "3. Performance of experiments (1) The performance, in accordance with this Act, of an experiment shall be "
+    "lawful. (2) No person other than a licensee shall perform an experiment on an animal. (3) Any person who "
+    "contravenes subsection (2) shall be guilty of an offence and liable to a fine not exceeding level five."
+)
+TITLES = (
+    '4. Use of certain words (1) No person shall include the words "savings bank" in his name unless he is '
+    "registered in terms of this Act. (2) Any person who contravenes subsection (1) shall be guilty of an offence."
+)
+UNFIT = (
+    "5. Sale of food (1) No person shall sell any food which is unfit for human consumption. (2) Any person who "
+    "contravenes subsection (1) shall be guilty of an offence and liable to a fine not exceeding level seven."
+)
+
+
+def test_an_act_said_to_be_no_offence_that_the_provision_makes_one_is_turned_round() -> None:
+    for sentence, provision in (
+        # The act is what a subsection forbids, and the clause that makes the offence names that subsection.
+        ("Performing an experiment on an animal without a licence is not a crime.", EXPERIMENTS),
+        ("You do not commit an offence if you sell food that is unfit for human consumption.", UNFIT),
+        ('Someone who is not registered cannot be prosecuted for putting "savings bank" in his name.', TITLES),
+    ):
+        verdict = support(sentence, provision)
+        assert verdict.opposite and not verdict.supported, sentence
+    # The case the act is spared in, said as the provision gives it, and the offence itself, pass.
+    for sentence, provision in (
+        ("A licensee who performs an experiment on an animal in accordance with the Act commits no offence.",
+         EXPERIMENTS),
+        ("A person registered under the Act does not commit an offence by using \"savings bank\" in his name.",
+         TITLES),
+        ("Performing an experiment with a licence is not an offence.", EXPERIMENTS),
+        ("Selling food that is unfit for human consumption is an offence.", UNFIT),
+    ):  # fmt: skip
+        assert support(sentence, provision).supported, sentence
+
+
 def test_an_even_if_the_provision_itself_keeps_is_not_turned_round() -> None:
     kept = (
         "39. Grants (3) A grant shall be made notwithstanding that the agent has since died or ceased to practise. (4) "

@@ -212,7 +212,7 @@ OPENING_WORDS = 3
 
 
 @lru_cache(maxsize=16)
-def _subsections(provision: str) -> tuple[tuple[int, int, str], ...]:
+def subsection_spans(provision: str) -> tuple[tuple[int, int, str], ...]:
     """The provision's subsections ([start, end) and number), as ``api.text.provisions`` reads their markers (a
     number after "subsection", "section 109 (4) or …" is a reference, not a subsection)."""
     marks = [(at, pid[1:-1]) for at, pid in provision_starts(provision, "") if _TOP_SUBSECTION.fullmatch(pid)]
@@ -240,7 +240,7 @@ def mixed_subsections(sentence: str, provision: str) -> list[str]:
     split = _split(sentence)
     if split is None:
         return []
-    subsections = _subsections(provision)
+    subsections = subsection_spans(provision)
     if len(subsections) < 3:
         return []
     texts = [_EXCLUDED.sub(" ", provision[a:b]) for a, b, _ in subsections]
@@ -292,7 +292,7 @@ def _naming(provision: str) -> tuple[tuple[int, int, str, frozenset[tuple[str, s
     """Each subsection of ``provision`` with the (mark, subsection) of every item of another subsection it names,
     read once per provision."""
     out = []
-    for start, end, number in _subsections(provision):
+    for start, end, number in subsection_spans(provision):
         named = {
             (mark, found.group("subsection"))
             for found in _NAMES_IN.finditer(provision, start, end)

@@ -235,6 +235,35 @@ _NOT_OFFENCE = re.compile(
     r"|\b(?:cannot|can['’]t|may\s+not)\s+be\s+(?:charged|prosecuted|convicted)\b",
     re.I,
 )
+# A sentence that says an act is no offence in so many words ("is not a crime", "you do not commit an offence",
+# "cannot be prosecuted"), and a clause that makes one of contravening what a provision forbids.
+_DENIES_OFFENCE = re.compile(
+    r"\b(?:is|are|was|were|be)\s+not\s+(?:\w+\s+){0,2}?(?:an?\s+)?(?:criminal\s+)?(?:offen[cs]e|crime)\b"
+    r"|\bnot\s+(?:a\s+)?criminal\b|\b(?:do|does|did|will|would)\s+not\s+commit\s+(?:an?\s+|any\s+)?(?:criminal\s+)?"
+    r"offen[cs]e\b|\bcommits?\s+no\s+(?:criminal\s+)?offen[cs]e\b"
+    r"|\b(?:cannot|can['’]t|may\s+not|will\s+not)\s+be\s+(?:charged|prosecuted|convicted|punished)\b",
+    re.I,
+)
+_GUILTY = re.compile(r"\b(?:shall\s+be|is|are)\s+guilty\s+of\s+an\s+offen[cs]e\b|\bcommits\s+an\s+offen[cs]e\b", re.I)
+
+
+def denies_offence(sentence: str) -> str | None:
+    """What ``sentence`` says is no offence (the sentence with its denial taken out), or None if it denies none."""
+    found = _DENIES_OFFENCE.search(sentence)
+    return None if found is None else sentence[: found.start()] + " " + sentence[found.end() :]
+
+
+def makes_offence(clause: str) -> bool:
+    """Whether ``clause`` makes an offence ("shall be guilty of an offence", "commits an offence")."""
+    return bool(_GUILTY.search(clause))
+
+
+def takes_out_of_offence(text: str) -> bool:
+    """Whether ``text`` takes an act out of an offence ("shall not constitute an offence", "does not commit an
+    offence")."""
+    return bool(_NO_OFFENCE.search(text))
+
+
 # A duty to give something back ("shall refund any payment received"), and a sentence letting it be kept ("may keep
 # any payment received"); not where the clause itself lets part be kept ("refunded …, less any amount due for damage").
 _GIVE_BACK = re.compile(r"\b(?:refund|return|repay|reimburse)(?:s|ed|ing)?\b|\b(?:give|pay|hand)\s+back\b", re.I)

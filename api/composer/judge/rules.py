@@ -13,7 +13,15 @@ from functools import lru_cache
 
 from .conditions import dropped_condition, dropped_item_condition
 from .facts import facts, missing_facts
-from .limbs import ITEM_MARK, dropped_requirement, items_named, mixed_items, mixed_subsections, subsections_naming
+from .limbs import (
+    ITEM_MARK,
+    dropped_requirement,
+    items_named,
+    mixed_items,
+    mixed_subsections,
+    subsection_spans,
+    subsections_naming,
+)
 from .meaning import (
     SUPPORT_THRESHOLD,
     WORD,
@@ -30,12 +38,15 @@ from .meaning import (
 )
 from .parties import party_faults
 from .polarity import (
+    denies_offence,
     excludes,
     forbids,
     imposes_discretion,
+    makes_offence,
     opposite,
     requires_factor,
     takes_out,
+    takes_out_of_offence,
     without_leading_condition,
 )
 from .topic import Topic, topic_strays
@@ -279,6 +290,7 @@ def support(
     flipped = flipped or supposition_as_fact(claim, provision[units[clause][0] : units[clause][1]])
     flipped = flipped or permits_supposed(claim, provision[units[clause][0] : units[clause][1]])
     flipped = flipped or despite_excepted(claim, provision)
+    flipped = flipped or offence_denied(claim, provision)
     flipped = flipped or waits_for_deadline(claim, provision)
     flipped = flipped or declared_as_fact(claim, provision)
     # The closest clause, with the lead-in it completes, may give its rule only under a condition the sentence drops.
@@ -480,6 +492,60 @@ def _limbs(provision: str) -> list[tuple[str, set[str], tuple[str, ...]]]:
             break
         start = cut.end()
     return found
+
+
+# What keeps an act out of an offence in a sentence's own words: a condition it is done under ("with a licence",
+# "unless …") may be the provision's exception, so only a sentence that names the offence's own negative case
+# ("without a licence", "not registered") or none is read against it.
+_NEGATIVE_CASE = re.compile(
+    r"\b(?:without|other\s+than|otherwise\s+than|not|no|never|un(?:licen[cs]ed|registered|authori[sz]ed|lawful\w*)"
+    r"|illegal\w*)\b",
+    re.I,
+)
+# The offence's own case in the forbidding text: the act is forbidden only without something ("unless he is
+# registered", "other than a licensee"); the prohibition's own "no person shall" is not such a case.
+_OFFENCE_CASE = re.compile(r"\b(?:without|other\s+than|otherwise\s+than|unless|except)\b", re.I)
+_SPARED = re.compile(r"\b(?:unless|except|with|if\s+(?:you|he|she|they|it)\s+(?:has|have|hold|holds|is|are))\b", re.I)
+_CONTRAVENES = re.compile(
+    r"\b(?:contravenes?|fails?\s+to\s+comply\s+with)\s+(?:(?:the\s+)?provisions?\s+of\s+)?"
+    r"(?P<refs>sub-?sections?\s+\(\w+\)(?:\s*(?:,|or|and)\s*(?:sub-?section\s+)?\(\w+\))*)",
+    re.I,
+)
+_CLAUSE_AROUND = re.compile(r"[.;](?:\s|$)")
+OFFENCE_SHARE = 0.6
+"""Share of the act's words (two or more) the forbidding text must hold for a denied offence to be its offence."""
+
+
+def offence_denied(sentence: str, provision: str) -> bool:
+    """Whether ``sentence`` says an act is no offence ("Performing a scientific experiment without a licence is not a
+    crime") that the provision makes one: a clause that makes an offence ("shall be guilty of an offence") holds at
+    least ``OFFENCE_SHARE`` of the act's words, or the subsections it says are contravened do ("(2) No person other
+    than a licensee shall perform a scientific experiment. … (4) Any person who contravenes subsection (2) … shall be
+    guilty of an offence"). Left alone where the provision itself takes an act out of an offence, and where the
+    sentence names a case the act is spared in ("with a licence", "unless …") rather than the offence's own."""
+    rest = denies_offence(sentence)
+    if rest is None or takes_out_of_offence(provision) or _SPARED.search(rest):
+        return False
+    act = content_terms(rest) - {"offenc", "offence", "crime", "criminal", "not", "no"}
+    if len(act) < 2:
+        return False
+    numbered = {number: provision[start:end] for start, end, number in subsection_spans(provision)}
+    cuts = [0, *(found.end() for found in _CLAUSE_AROUND.finditer(provision)), len(provision)]
+    for a, b in zip(cuts, cuts[1:], strict=False):
+        clause = provision[a:b]
+        if not makes_offence(clause):
+            continue
+        forbidding = [clause]
+        for found in _CONTRAVENES.finditer(clause):
+            forbidding += [numbered[n] for n in re.findall(r"\((\w+)\)", found.group("refs")) if n in numbered]
+        for text in forbidding:
+            terms = content_terms(text)
+            held = in_its_words(act, terms) & terms
+            if len(held) >= 2 and len(held) >= OFFENCE_SHARE * len(act):
+                # The offence's own negative case ("other than a licensee") must be the sentence's too.
+                if not _OFFENCE_CASE.search(text) or _NEGATIVE_CASE.search(rest):
+                    return True
+    return False
 
 
 # A sentence that makes a time a wait before an act ("a period of one year … before it can be renounced", "must wait
