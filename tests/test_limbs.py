@@ -358,6 +358,43 @@ def test_an_act_said_to_be_no_offence_that_the_provision_makes_one_is_turned_rou
         assert support(sentence, provision).supported, sentence
 
 
+ADOPTION = (
+    "64. Effect of adoption order (1) An adoption order shall confer the surname of the adopter on the child. (2) Upon "
+    "an adoption order being made, all rights, duties and obligations of the parents of the child shall be "
+    "extinguished and shall vest in the adopter."
+)
+DEEMED = (
+    "10. Deemed refusal (1) If an officer fails to notify a decision on a request within the period, the officer shall "
+    "be deemed to have refused the request. (2) The applicant may then appeal to the Commission."
+)
+REMOVED = (
+    "84. Removal of insolvent curators (1) Every curator whose estate is sequestrated shall cease to hold office. (2) "
+    "The removal shall not relieve him from any liability attaching to him at the time of his removal."
+)
+
+
+def test_an_outcome_the_provision_gives_the_opposite_of_is_turned_round() -> None:
+    for sentence, provision in (
+        ("After an adoption order, the birth parents keep their duties towards the child.", ADOPTION),
+        ("If the officer misses the deadline, the request is treated as granted.", DEEMED),
+        ("A curator whose estate is sequestrated continues to hold office.", REMOVED),
+    ):
+        verdict = support(sentence, provision)
+        assert verdict.opposite and not verdict.supported, sentence
+    for sentence, provision in (
+        ("After an adoption order, the parents' duties towards the child are extinguished and pass to the adopter.",
+         ADOPTION),
+        ("If the officer misses the deadline, the request is treated as refused.", DEEMED),
+        # What the provision says stays (a liability it does not relieve), and an outcome said with its end.
+        ("A curator whose estate is sequestrated loses his office but remains liable for what he owed then.",
+         REMOVED),
+        ("A curator continues to hold office until his estate is sequestrated.", REMOVED),
+        # A duty to keep a thing in a state is not a status that stays.
+        ("The adopter must keep the child's surname registered.", ADOPTION),
+    ):  # fmt: skip
+        assert not support(sentence, provision).opposite, sentence
+
+
 def test_an_even_if_the_provision_itself_keeps_is_not_turned_round() -> None:
     kept = (
         "39. Grants (3) A grant shall be made notwithstanding that the agent has since died or ceased to practise. (4) "

@@ -291,6 +291,7 @@ def support(
     flipped = flipped or permits_supposed(claim, provision[units[clause][0] : units[clause][1]])
     flipped = flipped or despite_excepted(claim, provision)
     flipped = flipped or offence_denied(claim, provision)
+    flipped = flipped or outcome_turned(claim, provision, units)
     flipped = flipped or waits_for_deadline(claim, provision)
     flipped = flipped or declared_as_fact(claim, provision)
     # The closest clause, with the lead-in it completes, may give its rule only under a condition the sentence drops.
@@ -545,6 +546,82 @@ def offence_denied(sentence: str, provision: str) -> bool:
                 # The offence's own negative case ("other than a licensee") must be the sentence's too.
                 if not _OFFENCE_CASE.search(text) or _NEGATIVE_CASE.search(rest):
                     return True
+    return False
+
+
+# Outcomes that exclude each other, by their own words (the thesaurus folds "the end of the lease" into "cease"): a
+# request granted is not one refused; a right, duty, appointment or body that stays is not one the law ends.
+_OUTCOMES = (
+    (
+        re.compile(r"\b(?:grant(?:s|ed)?|approv(?:e|es|ed)|accept(?:s|ed)?)\b", re.I),
+        re.compile(r"\b(?:refus(?:e|es|ed|al)|reject(?:s|ed)?|denied|declin(?:e|es|ed))\b", re.I),
+    ),
+    (
+        re.compile(
+            r"\b(?:keeps?|kept|retain(?:s|ed)?|remain(?:s|ed)?|continu(?:e|es|ed)|surviv(?:e|es|ed)|stay(?:s|ed)?"
+            r"|persist(?:s|ed)?)\b",
+            re.I,
+        ),
+        re.compile(
+            r"\b(?:extinguish(?:es|ed)?|ceas(?:e|es|ed)|laps(?:e|es|ed)|terminat(?:e|es|ed)|revok(?:e|es|ed)|omitted"
+            r"|forfeit(?:s|ed)?|abolish(?:es|ed)?|reliev(?:e|es|ed)|ends|ended)\b",
+            re.I,
+        ),
+    ),
+)
+_NEGATED = re.compile(r"\b(?:not|no|never|neither|nor|cannot)\b|n['’]t\b", re.I)
+# A case that turns an outcome round in time or by exception ("continues until she remarries", "unless revoked"): the
+# sentence then says when the other outcome comes, which the provision may say too.
+_TURNING_CASE = re.compile(r"\b(?:unless|until|except|before|other\s+than|till)\b", re.I)
+# The other outcome denied ("shall not relieve him from any liability"): the word after a negation.
+_DENIED = re.compile(r"\b(?:not|no|never)\s+(?:be\s+|have\s+|\w+ly\s+)?(\w+)", re.I)
+# "Keep … displayed", "keep … closed": a duty to keep a thing in a state, not a right or a status that stays.
+_KEPT_SO = re.compile(
+    r"\b(?:keep|keeps|kept|keeping|retain|retains|retained)\s+(?:[\w'’-]+,?\s+){0,8}?\w+(?:ed|en)\b", re.I
+)
+OUTCOME_SHARE = 0.5
+"""Share of the sentence's other words (two or more) a provision's sentence must hold to be about what it says."""
+
+
+def outcome_turned(sentence: str, provision: str, units: list[tuple[int, int]]) -> bool:
+    """Whether ``sentence`` gives an outcome ("the birth parents keep their duty to maintain the child", "the request
+    is treated as granted") where a sentence of the provision about the same things (at least ``OUTCOME_SHARE`` of
+    the sentence's other words) gives the one that excludes it ("all … duties … of the parents … shall be
+    extinguished", "shall be deemed to have refused the request") and none of them gives the sentence's own. Left
+    alone: a sentence that negates anything or says until when, or unless what, its outcome holds."""
+    if _NEGATED.search(sentence) or _TURNING_CASE.search(sentence):
+        return False
+    return any(_outcome_turned(part, provision, units) for part in _BUT.split(sentence))
+
+
+# Claims joined by "but" or a semicolon are read one by one ("loses his office but remains liable …").
+_BUT = re.compile(r",?\s+but\s+|;\s+", re.I)
+
+
+def _outcome_turned(sentence: str, provision: str, units: list[tuple[int, int]]) -> bool:
+    kept_so = _KEPT_SO.search(sentence)
+    for first, second in _OUTCOMES:
+        for own, other in ((first, second), (second, first)):
+            said = [found for found in own.finditer(sentence) if not (kept_so and kept_so.start() == found.start())]
+            if not said or other.search(sentence):
+                continue
+            rest = content_terms(own.sub(" ", sentence)) - {"shall", "may", "must"}
+            about = []
+            for a, b in units:
+                clause = provision[a:b]
+                terms = content_terms(clause)
+                held = in_its_words(rest, terms) & terms
+                if len(held) >= 2 and len(held) >= OUTCOME_SHARE * len(rest):
+                    denied = any(other.match(found.group(1)) for found in _DENIED.finditer(clause))
+                    about.append((clause, denied))
+            # One sentence about the same things giving the sentence's own outcome, or denying the other ("shall not
+            # relieve him from any liability"), is enough for it.
+            if (
+                about
+                and not any(own.search(clause) or denied for clause, denied in about)
+                and any(other.search(clause) for clause, _ in about)
+            ):
+                return True
     return False
 
 
