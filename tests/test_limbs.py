@@ -493,6 +493,18 @@ def test_a_rule_for_a_party_narrowed_by_an_age_is_not_given_to_anyone() -> None:
         "If you find a dead body you must give notice of the death to the registrar.",
     ):
         assert support(sentence, FINDER).dropped == (), sentence
+    # The party's age clause goes on into what the party does ("… eighteen years finding such child").
+    abandoned = (
+        "15. Notice of birth of abandoned child If any new-born child is found abandoned it shall be the duty of any "
+        "person who has attained the age of eighteen years finding such child to give to the registrar notice of the "
+        "birth."
+    )
+    wrong = support("Anyone who finds an abandoned child must give notice of the birth to the registrar.", abandoned)
+    assert not wrong.supported and "18 year" in wrong.dropped
+    assert support(
+        "Anyone eighteen or older who finds an abandoned new-born child must notify the registrar of the birth.",
+        abandoned,
+    ).supported
 
 
 BEES = (

@@ -361,7 +361,12 @@ def _item_starts(provision: str, unit: tuple[int, int]) -> list[int]:
 _SUPPOSES = re.compile(
     r"\b(?:notwithstanding\s+that|even\s+(?:if|though|where)|in\s+the\s+event\s+that|if|where|unless)\b", re.I
 )
-_SUPPOSITION_END = re.compile(r"[,;:]\s|\s[—–-]\s|—")
+# A supposition ends at a clause's punctuation, or where the main clause's subject and modal begin without a comma
+# ("If any child is found abandoned it shall be the duty of …").
+_SUPPOSITION_END = re.compile(
+    r"[,;:]\s|\s[—–-]\s|—|\s(?=(?:it|he|she|they|there|(?:the|such)\s+[\w-]+(?:\s+[\w-]+)?)\s+(?:shall|must|will)\b)",
+    re.I,
+)
 _UNLESS = re.compile(r"\b(?:without|unless|except|until|provided\s+that|subject\s+to)\b", re.I)
 
 
