@@ -51,8 +51,9 @@ class RetrievalResult:
     warnings: list[tuple[WarningCode, str]] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     stages: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
-    """(chunk id, score) per stage: dense, bm25, fused (with the headings' ranking when it ran), before_headings (the
-    two searches' fusion alone, when the headings' ranking ran), learned (the learned ranker's log-odds), reranked."""
+    """(chunk id, score) per stage: dense, bm25, heading_search (provisions found by their heading, when
+    ``heading_source`` is on), fused (with the headings' ranking when it ran), before_headings (the searches' fusion
+    alone, when the headings' ranking ran), learned (the learned ranker's log-odds), reranked."""
     cache_hits: dict[str, int] = field(default_factory=dict)
     expansion: list[str] = field(default_factory=list)
     """Terms query expansion added to the BM25 query, if it ran."""
