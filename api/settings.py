@@ -475,6 +475,18 @@ class RetrievalSettings(BaseModel):
         description="Weight, in fusion, of the ranking of the found provisions by how close their heading (with their "
         "law's title) is in meaning to the question; 0 turns it off (hybrid searches only).",
     )
+    heading_source: int = Field(
+        0,
+        ge=0,
+        le=200,
+        description="Provisions found by their heading alone: this many provisions whose headings (with their law's "
+        "title), out of every provision's, are closest in meaning to the question, their first chunks fused in as one "
+        "more list beside the two searches' (hybrid searches only; the headings' vectors are read from those ingestion "
+        "kept, or embedded once, at the first search that asks); 0 turns it off.",
+    )
+    heading_source_weight: float = Field(
+        1.0, ge=0, description="Weight, in fusion, of the list of provisions found by their heading (heading_source)."
+    )
     rrf_k: int = Field(60, ge=1, description="Reciprocal rank fusion constant: a list's rank r adds weight / (k + r).")
     dense_weight: float = Field(1.0, ge=0, description="Weight of the dense list in fusion (gweta tune may raise it).")
     bm25_weight: float = Field(1.0, ge=0, description="Weight of the BM25 list in fusion.")

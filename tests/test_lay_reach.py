@@ -1,10 +1,12 @@
 """Lay questions reaching their provision: the provisions' headings ranked by meaning and fused into the hybrid
-search, and a ``related`` reply that shows the closest distinct provisions (issue 41)."""
+search, every provision's heading searched as a source of candidates, and a ``related`` reply that shows the closest
+distinct provisions (issue 41)."""
 
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from api.composer.related import related_quotes, related_text
@@ -12,8 +14,10 @@ from api.schemas.documents import Chunk
 from api.services import Services, open_services
 from api.settings import EmbeddingSettings, RetrievalSettings, Settings
 from api.text.units import heading_text
+from api.tools.chunk_table import ChunkTable
 from api.tools.embeddings import Embedder, build_embedder
-from api.tools.retrieval import Retrieved, with_headings
+from api.tools.retrieval import HeadingIndex, Retrieved, provision_headings, with_headings
+from api.tools.vector_store import SearchFilters
 
 # Nothing in the question says "evict" or "court order"; its words ("changed the locks", "my stuff") are closer to the
 # tenancy Act's deposit and rent provisions. The heading "Eviction only by court order" is what it is about.
@@ -79,6 +83,74 @@ def test_headings_reorder_by_provision_and_a_provision_without_one_keeps_its_sco
     assert ranked[3].chunk == c and ranked[3].score == 0.027 and "heading" not in ranked[3].ranks
     # Only the eviction heading among the closest: that provision comes first.
     assert [h.chunk.chunk_id for h in with_headings(fused, [heading_text(b)], 1.0, 60)][0] == b.chunk_id
+
+
+def test_every_provision_heading_is_kept_once_with_the_first_chunk_of_each_provision_it_heads() -> None:
+    deposits = chunk("s3", 0, "Deposits", "A landlord may require a deposit.")
+    deposits_2 = chunk("s3", 1, "Deposits", "The deposit shall be refunded within fourteen days.")
+    rent = chunk("s4", 0, "Rent increases", "Rent shall not be increased more than once a year.")
+    untitled = chunk("s7", 0, "", "The Minister may make regulations.")
+    deposits_again = chunk("s8", 0, "Deposits", "A deposit paid before this Act commenced is kept.")
+    table = ChunkTable.build([deposits, deposits_2, rent, untitled, deposits_again])
+    try:
+        texts, provisions = provision_headings(table)
+    finally:
+        table.close()
+    # One heading heading two provisions of the law is one text; a provision without a heading is not searched.
+    assert texts == [heading_text(deposits), heading_text(rent)]
+    assert provisions == [[deposits.chunk_id, deposits_again.chunk_id], [rent.chunk_id]]
+
+
+def test_the_heading_search_takes_the_closest_headings_provisions_among_those_admitted() -> None:
+    index = HeadingIndex(
+        ["A — Deposits", "A — Rent", "A — Eviction"],
+        np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]], dtype=np.float32),
+        [["d1", "d2"], ["r1"], ["e1"]],
+    )
+    query = np.array([0.0, 1.0], dtype=np.float32)
+    every = index.search(query, 10, lambda _: True)
+    assert [h.chunk_id for h in every] == ["r1", "e1", "d1", "d2"]  # one heading's provisions in the corpus's order
+    assert [h.score for h in every] == pytest.approx([1.0, 0.8, 0.0, 0.0])
+    assert [h.chunk_id for h in index.search(query, 2, lambda _: True)] == ["r1", "e1"]
+    assert [h.chunk_id for h in index.search(query, 2, lambda cid: cid != "r1")] == ["e1", "d1"]
+    assert index.search(query, 0, lambda _: True) == []
+
+
+async def test_the_heading_search_brings_in_provisions_neither_search_found(private_data_dir: Path) -> None:
+    # Each search asked for two chunks only, so that what the heading search adds is visible on the small corpus.
+    cfg = RetrievalSettings(cache_ttl_s=0, candidates=2, heading_source=3, heading_source_weight=1.0)
+    async with open_services(Settings(data_dir=private_data_dir, retrieval=cfg)) as services:
+        retriever = services.orchestrator.deps.retriever
+        index = await retriever.heading_index()
+        assert await retriever.heading_index() is index  # built once for the corpus version
+        chunks = list(services.corpus.chunks.values())
+        assert set(index.texts) == {heading_text(c) for c in chunks} - {""}
+        assert np.allclose(index.vectors, await retriever.embedder.embed_documents(index.texts), atol=1e-5)
+        result = await retriever.retrieve(LOCKED_OUT, top_k=10)
+        listed = [cid for cid, _ in result.stages["heading_search"]]
+        assert len(listed) == 3 and "heading_search" in result.timings
+        found = [services.corpus.chunks[cid] for cid in listed]
+        assert found[0].section_id == EVICTION  # "Eviction only by court order" names the situation
+        assert len({c.section_id for c in found}) == 3 and all(heading_text(c) for c in found)
+        searched = {cid for stage in ("dense", "bm25") for cid, _ in result.stages[stage]}
+        brought = [h for h in result.hits if h.chunk.chunk_id not in searched]
+        assert brought and all(set(h.ranks) <= {"heading_search", "heading"} for h in brought)
+        assert {h.chunk.chunk_id for h in brought} <= set(listed)
+        # A filter applies to the heading search's provisions as to the searches'.
+        other = SearchFilters(excluded=(found[0].doc_key,))
+        filtered = await retriever.retrieve(LOCKED_OUT, top_k=10, filters=other)
+        assert all(not cid.startswith(found[0].doc_key) for cid, _ in filtered.stages["heading_search"])
+        assert all(h.chunk.doc_key != found[0].doc_key for h in filtered.hits)
+        # A search by meaning only (an expansion's hypothetical passage) is left as it was.
+        dense = await retriever.retrieve(LOCKED_OUT, mode="dense")
+        assert "heading_search" not in dense.stages and all("heading_search" not in h.ranks for h in dense.hits)
+
+
+async def test_the_heading_search_is_off_by_default(services: Services) -> None:
+    retriever = services.orchestrator.deps.retriever
+    assert retriever.cfg.heading_source == 0
+    result = await retriever.retrieve(LOCKED_OUT, top_k=10)
+    assert "heading_search" not in result.stages and all("heading_search" not in h.ranks for h in result.hits)
 
 
 @pytest.fixture(scope="module")

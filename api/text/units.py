@@ -22,7 +22,12 @@ def heading_text(chunk: Chunk) -> str:
     """What a provision's heading says it is about, as the search's heading ranking embeds it: its law's title and
     its own heading ("Labour Act — Unfair dismissal"); empty for a provision without a heading. Its vector is kept
     with the sentences' (``api.tools.sentence_vectors``), so a search never embeds a heading ingestion saw."""
-    return f"{chunk.title} — {chunk.section_heading}" if chunk.section_heading.strip() else ""
+    return provision_heading(chunk.title, chunk.section_heading)
+
+
+def provision_heading(title: str, heading: str) -> str:
+    """``heading_text`` from a law's title and a provision's heading, as a chunk holds them."""
+    return f"{title} — {heading}" if heading.strip() else ""
 
 
 def quotable_units(chunk: Chunk) -> list[str]:

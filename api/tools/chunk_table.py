@@ -192,6 +192,10 @@ class ChunkTable(Mapping[str, Chunk]):
         }  # fmt: skip
         return [near.get(r) for r in rows]
 
+    def headings(self) -> Iterator[tuple[str, str, str, str]]:
+        """Each chunk's id, section id, law title and section heading, in order, without reading its text."""
+        yield from self._db().execute("SELECT chunk_id, section_id, title, section_heading FROM chunks ORDER BY row")
+
     def doc_keys(self) -> Iterator[tuple[str, str]]:
         """Each chunk's id and its document's key, in order, without parsing the chunks."""
         yield from self._db().execute("SELECT chunk_id, doc_key FROM chunks ORDER BY row")
