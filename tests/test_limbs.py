@@ -395,6 +395,86 @@ def test_an_outcome_the_provision_gives_the_opposite_of_is_turned_round() -> Non
         assert not support(sentence, provision).opposite, sentence
 
 
+LICENCE = (
+    "17D. Grant of licence (1) After conducting such investigation as it considers necessary, the Board may issue or "
+    "refuse to issue a licence to the applicant, and may specify conditions in it."
+)
+TERM = (
+    "8. Terms of office (1) A member shall hold office for a period of three years from the date of his appointment, "
+    "and shall cease to hold office only in terms of this Act."
+)
+EX_OFFICIO = (
+    "8. Chief Executive as member The Chief Executive shall be a member of the Board and shall cease to be a member "
+    "upon his ceasing to hold office as Chief Executive."
+)
+MAINTENANCE_ORDER = (
+    "8. When orders cease An order for the periodic payment of maintenance for a child shall cease— (a) when the "
+    "child attains the age of eighteen years; or (b) when the child is adopted; or (c) when the child becomes "
+    "self-supporting."
+)
+TRIALS = (
+    "45. Representation At all trials held under this Act the accused shall be entitled to be represented and "
+    "assisted by a registered legal practitioner: Provided that where the trial is held before a board of officers, "
+    "the accused shall be entitled to be represented and assisted by a member."
+)
+AIRCRAFT = (
+    "3. Application (1) This Act applies to all aircraft while in or over the country. (2) This Act shall not apply "
+    "to— (a) aircraft belonging to the defence forces; or (b) aircraft belonging to any foreign government, whilst "
+    "used exclusively for military purposes."
+)
+PLANS = (
+    "385. Plans (1) No person shall furnish a plan of a mining location to another person without the permission of "
+    "the holder. (2) Any person who contravenes subsection (1) shall be guilty of an offence. (3) Subsection (1) "
+    "shall not apply in respect of any plan relating to a mining location which has been abandoned."
+)
+LOITERING = (
+    "85. Loitering near prisons Any person who— (a) loiters within one hundred metres of a prison; or (b) refuses to "
+    "leave the vicinity of a prison when asked to do so by a prison officer; shall be guilty of an offence."
+)
+SEALS = (
+    "153. Seals Any person who tampers with a lock or seal affixed by an officer shall be guilty of an offence and "
+    "liable to a fine."
+)
+VACATE = (
+    "8. Vacation of office An appointed member shall vacate his office if he becomes a member of Parliament or if he "
+    "is convicted of an offence."
+)
+
+
+def test_the_new_readings_leave_alone_what_only_looks_like_their_case() -> None:
+    for sentence, provision in (
+        # The provision's own word for the outcome, offered beside its opposite; a term said to end only so.
+        ("The Board may grant a licence to the applicant after conducting an investigation.", LICENCE),
+        ("A member remains in office for three years from the date of his appointment.", TERM),
+        ("The Chief Executive remains a member of the Board as long as he holds office as Chief Executive.",
+         EX_OFFICIO),
+        # Cases of an ending, not cases set apart from it.
+        ("A maintenance order for a child ends in several cases, including when the child is adopted.",
+         MAINTENANCE_ORDER),
+        ("A maintenance order for a child can end even before the child turns eighteen.", MAINTENANCE_ORDER),
+        # A proviso's case said with what the proviso says of it.
+        ("At every trial the accused may be represented, including at a trial held before a board of officers, "
+         "where a member may represent him.", TRIALS),
+        # An item's case is only the item's own kind: a foreign airline is not a foreign government.
+        ("The Act applies to all aircraft in or over the country, including aircraft belonging to a foreign airline.",
+         AIRCRAFT),
+        # An act a limb lifts out of the offence.
+        ("Furnishing a plan of an abandoned mining location without the holder's permission is not an offence.",
+         PLANS),
+    ):  # fmt: skip
+        assert support(sentence, provision).supported, sentence
+    for sentence, provision in (
+        # The acts of an offence listed under its "Any person who—".
+        ("Loitering within one hundred metres of a prison is not an offence.", LOITERING),
+        # "Tampering with" is the act, not a case the act is spared in.
+        ("Tampering with a lock or seal affixed by an officer is not an offence.", SEALS),
+        # The provision's own word for an ending.
+        ("An appointed member keeps his office after he becomes a member of Parliament.", VACATE),
+    ):
+        verdict = support(sentence, provision)
+        assert verdict.opposite and not verdict.supported, sentence
+
+
 def test_an_even_if_the_provision_itself_keeps_is_not_turned_round() -> None:
     kept = (
         "39. Grants (3) A grant shall be made notwithstanding that the agent has since died or ceased to practise. (4) "

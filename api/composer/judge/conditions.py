@@ -56,11 +56,13 @@ _NARROWED = re.compile(
 # A party narrowed by a relative clause that ends its limb and holds a figure ("… on full pay to a female employee
 # who has served for at least one year."): the rule is given only to those who meet it. Without a figure such a clause
 # mostly names who the rule is about ("any person who contravenes …"), which a sentence says in its own words. The
-# clause may run on into what the party does or where it is ("… eighteen years finding such child", "… present at").
+# clause may go on describing the party by a participle or by where it is ("… who has attained the age of eighteen
+# years finding such child", "… present at the birth"), not by a word that opens something else ("during", "being").
 _RESTRICTED = re.compile(
     r"\b(?:who|whose|which|that)\s+(?:has|have|had|is|are|was|were)\s+(?:not\s+)?[^,;:.—–()]{0,100}?"
     r"\b(?:years?|months?|weeks?|days?)(?:\s+of\s+age|\s+or\s+(?:more|above|over|older|less|under))?"
-    r"(?=\s*(?:[.;:,]|$)|\s+(?:is|are|shall|may|must|has|have|\w+ing|present|resident)\b)",
+    r"(?=\s*(?:[.;:,]|$)|\s+(?:is|are|shall|may|must|has|have|present|resident"
+    r"|(?!(?:during|including|according|being|concerning|regarding|notwithstanding)\b)\w+ing)\b)",
     re.I,
 )
 _LIMB_END = re.compile(r"[;.](?:\s|$)")

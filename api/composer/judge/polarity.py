@@ -238,10 +238,8 @@ _NOT_OFFENCE = re.compile(
 # A sentence that says an act is no offence in so many words ("is not a crime", "you do not commit an offence",
 # "cannot be prosecuted"), and a clause that makes one of contravening what a provision forbids.
 _DENIES_OFFENCE = re.compile(
-    r"\b(?:is|are|was|were|be)\s+not\s+(?:\w+\s+){0,2}?(?:an?\s+)?(?:criminal\s+)?(?:offen[cs]e|crime)\b"
-    r"|\bnot\s+(?:a\s+)?criminal\b|\b(?:do|does|did|will|would)\s+not\s+commit\s+(?:an?\s+|any\s+)?(?:criminal\s+)?"
-    r"offen[cs]e\b|\bcommits?\s+no\s+(?:criminal\s+)?offen[cs]e\b"
-    r"|\b(?:cannot|can['’]t|may\s+not|will\s+not)\s+be\s+(?:charged|prosecuted|convicted|punished)\b",
+    rf"{_NO_OFFENCE.pattern}|\b(?:is|are|was|were|be)\s+not\s+(?:\w+\s+){{0,2}}?(?:an?\s+)?(?:criminal\s+)?(?:offen[cs]e|crime)\b"
+    r"|\bnot\s+(?:a\s+)?criminal\b|\b(?:cannot|can['’]t|may\s+not|will\s+not)\s+be\s+(?:charged|prosecuted|convicted|punished)\b",
     re.I,
 )
 _GUILTY = re.compile(r"\b(?:shall\s+be|is|are)\s+guilty\s+of\s+an\s+offen[cs]e\b|\bcommits\s+an\s+offen[cs]e\b", re.I)
