@@ -613,9 +613,9 @@ def test_a_power_to_declare_a_kind_is_not_the_thing_being_of_it() -> None:
 
 
 def test_the_case_readers_leave_alone_what_only_looks_like_their_case() -> None:
+    from api.composer.judge.cases import despite_excepted, waits_for_deadline
     from api.composer.judge.limbs import items_named
     from api.composer.judge.polarity import opposite, takes_out
-    from api.composer.judge.rules import despite_excepted, waits_for_deadline
 
     # "no" inside a condition does not deny the duty the clause then imposes.
     assert not opposite(
