@@ -116,14 +116,11 @@ _DESPITE_IN_LAW = re.compile(
 _LIMB = re.compile(r"[;:—–]|\.\s")
 # A proviso: it changes its rule in the case it names ("Provided that a creditor shall be deemed to have become aware
 # … if he could have acquired knowledge … by exercising reasonable care"), perhaps after an amendment's note.
-_PROVISO = re.compile(r"^\s*(?:\[[^\]]{0,200}\]\s*)?(?:and\s+)?provided\s+(?:further\s+|always\s+)?that\b", re.I)
+_PROVISO_OPENS = r"^\s*(?:\[[^\]]{0,200}\]\s*)?(?:and\s+)?provided\s+(?:further\s+|always\s+)?that\b"
+_PROVISO = re.compile(_PROVISO_OPENS, re.I)
 # A proviso's own case ("Provided that, if any person who is managing … is present …, he shall also be guilty"), and
 # words that say only how it says what follows.
-_PROVISO_CASE = re.compile(
-    r"^\s*(?:\[[^\]]{0,200}\]\s*)?(?:and\s+)?provided\s+(?:further\s+|always\s+)?that\b[,\s]*"
-    r"(?:if|where|when|in\s+the\s+case\s+of)\b[^,]*,",
-    re.I,
-)
+_PROVISO_CASE = re.compile(_PROVISO_OPENS + r"[,\s]*(?:if|where|when|in\s+the\s+case\s+of)\b[^,]*,", re.I)
 _MODAL_WORDS = frozenset({"may", "shall", "must", "provid", "also"})
 # A rule that is itself an ending ("an order … ends in several cases, including when the child is adopted"): the case
 # it names is one of the ending's, not one set apart from it.
@@ -188,12 +185,13 @@ def despite_excepted(sentence: str, provision: str) -> bool:
     return False
 
 
-def _limbs(provision: str) -> list[tuple[str, set[str], tuple[str, ...]]]:
+@lru_cache(maxsize=64)
+def _limbs(provision: str) -> tuple[tuple[str, frozenset[str], tuple[str, ...]], ...]:
     """The limbs of ``provision``, each with its words and the openings of the lists it is an item of (its
     subsection's first list and the nearest one, until a full stop or a new subsection ends them); an item's words
     are read with the nearest opening's, which names what the item is ("… any registered vehicle which— (a) is
-    acquired by any dealer …")."""
-    found: list[tuple[str, set[str], tuple[str, ...]]] = []
+    acquired by any dealer …"). Read once per provision: every sentence judged against it asks."""
+    found: list[tuple[str, frozenset[str], tuple[str, ...]]] = []
     first = nearest = ""
     start = 0
     for cut in [*_LIMB.finditer(provision), None]:
@@ -201,7 +199,7 @@ def _limbs(provision: str) -> list[tuple[str, set[str], tuple[str, ...]]]:
         if SUBSECTION_MARK.match(f" {limb.lstrip()}"):
             first = nearest = ""
         opened = tuple(dict.fromkeys(o for o in (first, nearest) if o))
-        found.append((limb, content_terms(" ".join((limb, nearest))) if nearest else content_terms(limb), opened))
+        found.append((limb, frozenset(content_terms(f"{limb} {nearest}" if nearest else limb)), opened))
         if cut is None:
             break
         if cut.group().strip() in {"—", "–"}:
@@ -209,7 +207,7 @@ def _limbs(provision: str) -> list[tuple[str, set[str], tuple[str, ...]]]:
         elif cut.group().startswith("."):
             first = nearest = ""
         start = cut.end()
-    return found
+    return tuple(found)
 
 
 # What keeps an act out of an offence in a sentence's own words: a condition it is done under ("with a licence",
@@ -277,14 +275,14 @@ def offence_denied(sentence: str, provision: str) -> bool:
                 forbidding.append(provision)
             else:
                 forbidding += [numbered[n] for n in _REFERENCE.findall(found.group("refs")) if n in numbered]
-    offence_words = set().union(*(content_terms(text) for text in forbidding)) if forbidding else set()
+    offence_words = set().union(*(content_terms(text) for text in forbidding))
     for limb, terms, opened in _limbs(provision):
         if excludes(limb) or _LIFTS.search(limb) or any(excludes(o) or _LIFTS.search(o) for o in opened):
             if (in_its_words(act, terms) & terms) - offence_words:
                 return False
     for text in forbidding:
-        terms = content_terms(text)
-        held = in_its_words(act, terms) & terms
+        words = content_terms(text)
+        held = in_its_words(act, words) & words
         if len(held) >= 2 and len(held) >= OFFENCE_SHARE * len(act):
             # The offence's own negative case ("other than a licensee") must be the sentence's too.
             if not _OFFENCE_CASE.search(text) or _NEGATIVE_CASE.search(rest):
@@ -341,20 +339,21 @@ OUTCOME_SHARE = 0.5
 """Share of the sentence's other words (two or more) a provision's sentence must hold to be about what it says."""
 
 
-def outcome_turned(sentence: str, provision: str, units: list[tuple[int, int]]) -> bool:
+def outcome_turned(sentence: str, provision: str, units: list[tuple[int, int]], unit_terms: list[set[str]]) -> bool:
     """Whether ``sentence`` gives an outcome ("the birth parents keep their duty to maintain the child", "the request
     is treated as granted") where a sentence of the provision about the same things (at least ``OUTCOME_SHARE`` of
     the sentence's other words) gives the one that excludes it ("all … duties … of the parents … shall be
     extinguished", "shall be deemed to have refused the request") and none of them gives the sentence's own. An
     outcome inside what a clause supposes ("… that it should remain registered") is not the clause's; one offered
     beside the sentence's ("may issue or refuse"), denied, or said to come only so, gives no turn. Left alone: a
-    sentence that negates anything or says until when, as long as what, or unless what, its outcome holds."""
+    sentence that negates anything or says until when, as long as what, or unless what, its outcome holds.
+    ``unit_terms``: each unit's words, as the caller read them."""
     if _NEGATED.search(sentence) or _TURNING_CASE.search(sentence):
         return False
-    return any(_outcome_turned(part, provision, units) for part in CLAIM_JOINS.split(sentence))
+    return any(_outcome_turned(part, provision, units, unit_terms) for part in CLAIM_JOINS.split(sentence))
 
 
-def _outcome_turned(sentence: str, provision: str, units: list[tuple[int, int]]) -> bool:
+def _outcome_turned(sentence: str, provision: str, units: list[tuple[int, int]], unit_terms: list[set[str]]) -> bool:
     kept_so = _KEPT_SO.search(sentence)
     for (first, second), (first_in_law, second_in_law) in zip(_OUTCOMES, _IN_LAW, strict=True):
         for own, other, own_in_law, other_in_law in (
@@ -368,9 +367,8 @@ def _outcome_turned(sentence: str, provision: str, units: list[tuple[int, int]])
             gives_own = _either(own, own_in_law)
             gives_other = _either(other, other_in_law)
             about = []
-            for a, b in units:
+            for (a, b), terms in zip(units, unit_terms, strict=True):
                 clause = provision[a:b]
-                terms = content_terms(clause)
                 held = in_its_words(rest, terms) & terms
                 if len(held) >= 2 and len(held) >= OUTCOME_SHARE * len(rest):
                     stated = _SUPPOSED.sub(" ", clause)

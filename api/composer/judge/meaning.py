@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Set as AbstractSet
 from functools import lru_cache
 
 from api.composer.jurisdiction import JURISDICTION
@@ -153,7 +154,7 @@ def provision_units(text: str) -> list[tuple[int, int]]:
             for a, b in units]  # fmt: skip
 
 
-def in_its_words(wanted: set[str], source: set[str]) -> set[str]:
+def in_its_words(wanted: AbstractSet[str], source: AbstractSet[str]) -> set[str]:
     """``wanted`` with each term the provision (its terms ``source``) does not use replaced by one of the same word
     family that it does ("prescribes" for "prescription", "voluntarily" for "voluntary"): the stemmer is deliberately
     small, and a suffix must not make a faithful sentence seem to say something the provision does not."""

@@ -291,7 +291,7 @@ def support(
     flipped = flipped or permits_supposed(claim, provision[units[clause][0] : units[clause][1]])
     flipped = flipped or despite_excepted(claim, provision)
     flipped = flipped or offence_denied(claim, provision)
-    flipped = flipped or outcome_turned(claim, provision, units)
+    flipped = flipped or outcome_turned(claim, provision, units, unit_terms)
     flipped = flipped or waits_for_deadline(claim, provision)
     flipped = flipped or declared_as_fact(claim, provision)
     # The closest clause, with the lead-in it completes, may give its rule only under a condition the sentence drops.
