@@ -193,3 +193,97 @@ def test_a_marker_that_opens_a_sentence_starts_a_provision_even_after_a_referenc
     assert provision_ids(text) == ["s15(6)", "s15(7)"]
     # A reference's next label is followed by its own words in lower case: no provision starts there.
     assert provision_ids("(1) Subject to section 120 (2) (b) of the Act, he shall act.") == ["s15(1)"]
+
+
+BURIAL_S60 = (
+    "60. Days of grace, paid-up policies and non-forfeiture provisions: burial policies (1) If a premium under a "
+    "burial policy has not been paid on its due date, the insurer liable under the policy shall, despite any agreement "
+    "to the contrary, keep the policy in force for the full value of the benefits— (a) if the insurer is bound to send "
+    "a person to the owner of the policy to collect the premiums, for a period of one month from the due date of the "
+    "first unpaid premium; (b) if paragraph (a) does not apply, for a period ending on the date given in a written "
+    "notice which the insurer has served on the owner of the policy at least fourteen days before that date. (2) If a "
+    "premium referred to in subsection (1) is paid within the period given in paragraph (a) or (b), the insurer shall "
+    "renew the policy. (3) If, in the case of a burial policy on which premiums have been paid for five years or more, "
+    "a premium is not paid within the period given in subsection (1), the policy shall remain in force for the period "
+    "fixed in terms of subsection (6) without further premiums. (4) If an insurer's liability under a burial policy is "
+    "contingent upon the death of two or more persons and the policy provides a benefit on the death of a person who "
+    "is under the age of twenty-one years, no benefit shall be claimable on that person's death if it occurs after he "
+    "or she has turned twenty-one. (5) If an insurer's liability under a burial policy is contingent upon the death "
+    "of one person only, who was under nine years of age when the policy was issued, the period fixed in terms of "
+    "subsection (6) shall be computed as if the policy had been issued on the anniversary of its issue when that "
+    "person was between nine and ten years of age. (6) A burial policy shall remain in force for the period set out "
+    "in the Schedule."
+)
+
+
+def test_a_quote_framed_only_by_where_it_comes_from_is_judged_as_the_quote() -> None:
+    # The opening built from the heading ("deals with days of grace, …") names the provision; read as the sentence's
+    # own case, its "days" pointed at another item of the provision, and the verbatim quote was refused.
+    heading = "Days of grace, paid-up policies and non-forfeiture provisions: burial policies"
+    hits = [hit("sample/act/1987/27", "Insurance Act", "60", heading, BURIAL_S60, 0)]
+    start = BURIAL_S60.index("If an insurer's liability under a burial policy is contingent upon the death of one")
+    quote = BURIAL_S60[start : BURIAL_S60.index(" (6) A burial")]
+    citation = Citation(index=1, doc_key="sample/act/1987/27", title="Insurance Act", section="section 60(5)",
+                        section_id="sample/act/1987/27#s60", heading=heading, chunk_id="c0", quote=quote)  # fmt: skip
+    framed = f"Section 60 of the Insurance Act deals with days of grace, paid-up policies and non-forfeiture provisions: burial policies: “{quote}” [1]"  # noqa: E501
+    assert gated(framed, [citation], hits) == []
+    # Words of its own around a quote are still judged with it: a denial, a case the quote does not name.
+    assert gated(f"Section 60 of the Insurance Act does not provide: “{quote}” [1]", [citation], hits)
+    # The quote is judged as quoted: the law's own words, never read as the sentence giving a right to a party.
+    right = (
+        "The parent or guardian of a person sentenced to correction in terms of this section shall have the right to "
+        "be present when the correction is inflicted, and the court shall advise the parent or guardian, if present "
+        "when the sentence is imposed, of his right to be present when it is inflicted."
+    )
+    text = f"(1) A court may sentence a person under eighteen to moderate correction. (2) {right}"
+    hits = [hit("sample/act/1899/4", "Procedure Act", "353", "Correction of juveniles", text, 0)]
+    citation = citation.model_copy(update={"section_id": "sample/act/1899/4#s353", "heading": "", "quote": right})
+    assert gated(f"It also provides: “{right}” [1]", [citation], hits) == []
+
+
+def test_a_note_or_the_next_provisions_lead_in_is_never_quoted_as_part_of_a_sentence() -> None:
+    from api.text.units import quotable_units
+
+    text = (
+        "(3b) A member who has served on shall retire on attaining the age of seventy years. [subsection (3b) "
+        "inserted by section 3 of Act 2 of 2024 ] (4) A member appointed before the fixed date shall have a "
+        "pensionable age of fifty years. (5) A consumer may cancel the transaction within five business days after "
+        "the goods were delivered to the consumer. (6) A supplier must— (a) return any payment received within "
+        "fifteen business days; (b) not charge for the return."
+    )
+    units = quotable_units(hit("d", "Police Act", "22", "Retirement", text, 0).chunk)
+    assert units[:3] == [
+        "A member who has served on shall retire on attaining the age of seventy years.",
+        "A member appointed before the fixed date shall have a pensionable age of fifty years.",
+        "A consumer may cancel the transaction within five business days after the goods were delivered to the "
+        "consumer.",
+    ]
+    assert not any("inserted by" in unit for unit in units)
+
+
+def test_a_paragraph_that_goes_on_from_a_quote_left_out_names_its_provision() -> None:
+    from api.composer.extractive import standalone
+
+    citation = Citation(index=2, doc_key="d", title="Insurance Act", section="section 60(4)", section_id="d#s60",
+                        heading="Burial policies", chunk_id="c0", quote="q")  # fmt: skip
+    assert standalone("It also provides: “q …” [2]", citation) == (
+        "Section 60(4) of the Insurance Act (Burial policies) provides: “q …” [2]"
+    )
+    assert standalone("Section 3 of the Act provides: “q” [2]", citation) == "Section 3 of the Act provides: “q” [2]"
+
+
+def test_a_definition_is_quoted_without_the_next_parts_heading_or_an_editors_note() -> None:
+    from api.composer.definitions import meaning_of
+    from api.tools.links import Definition
+
+    def meaning(text: str) -> str:
+        return meaning_of(Definition(term="member", doc_key="d", provision_id="d#s2", text=text))
+
+    last = "“member” means a member of the Force . Part II – Command [Part amended by Act 5 of 2011 to read “Chief”]"
+    assert meaning(last) == "means a member of the Force ."
+    assert meaning("“chief” means the chief appointed under section 9; [definition amended by Act 5 ]") == (
+        "means the chief appointed under section 9;"
+    )
+    assert meaning("“board” means the board established under Part II of this Act;") == (
+        "means the board established under Part II of this Act;"
+    )

@@ -237,6 +237,14 @@ SPLITS = [
     # ... and a line break still ends whatever it follows.
     ("It provides: “the rule” [1]\n\nSection 13 provides: “the other” [2]\n[amended by Act 7 ]\n(2) On it [3].",
      ["It provides: “the rule” [1]", "Section 13 provides: “the other” [2]", "[amended by Act 7 ]", "(2) On it [3]."]),
+    # A quoted passage of several sentences is one statement, in curly or straight marks ...
+    ("Section 22 provides: “A member shall retire at seventy. (4) A member shall retire at fifty.” [2] Next one.",
+     ["Section 22 provides: “A member shall retire at seventy. (4) A member shall retire at fifty.” [2]", "Next one."]),
+    ('It says: "No child may marry. Such a marriage is void." Both hold [1].',
+     ['It says: "No child may marry. Such a marriage is void."', "Both hold [1]."]),
+    # ... and a mark never closed holds its line at most.
+    ("It says: “No child may marry. Such a marriage is void.\nNext line. Last.",
+     ["It says: “No child may marry. Such a marriage is void.", "Next line.", "Last."]),
 ]  # fmt: skip
 
 

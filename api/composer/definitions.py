@@ -184,12 +184,20 @@ def definitions_of(term: str, links: Links, doc_keys: Sequence[str]) -> list[Def
     return found
 
 
+_NEXT_HEADING = re.compile(r"\s(?:PART|Part|CHAPTER|Chapter)\s+[IVXLC\d]+[A-Z]?\s*[–—-]\s")
+_NOTES_AT_END = re.compile(r"(?:\s*\[[^\[\]]*\])+\s*$")
+
+
 def meaning_of(definition: Definition) -> str:
     """The definition's words after its quoted term ("means a party to a marriage …"), cut at an item or clause
     boundary when long: a verbatim slice of the defining provision."""
     text = definition.text
     closing = next((i for i, ch in enumerate(text[1:], 1) if ch in _QUOTES), 0)
     meaning = text[closing + 1 :].lstrip(" ,")
+    # The last definition of a section runs on to the end of its text: the heading of the Part that follows and an
+    # editor's note ("[definition amended by …]") are not its words.
+    heading = _NEXT_HEADING.search(meaning)
+    meaning = _NOTES_AT_END.sub("", meaning[: heading.start()] if heading else meaning)
     if len(meaning) > MAX_QUOTED_CHARS:
         cut = max(meaning.rfind(";", 0, MAX_QUOTED_CHARS), meaning.rfind(":", 0, MAX_QUOTED_CHARS))
         meaning = meaning[: cut + 1] if cut > 40 else meaning[:MAX_QUOTED_CHARS].rsplit(" ", 1)[0]

@@ -41,6 +41,8 @@ MIN_SCORE = 0.2
 # provision's rank, so that of two sentences of similar merit the better-ranked provision's comes first.
 RANK_SHARE = 0.3
 MIN_MERIT = 0.12  # below this a sentence does not answer, whatever its rank
+CONTINUES = "It also provides"
+"""How a paragraph quoting the same provision as the one before it opens."""
 CLOSE_ENOUGH = 0.75  # an answer's further quotes score at least this share of its best quote's score
 LAY_TERM_WEIGHT = 0.5  # a thesaurus term counts half as much as one of the question's own words
 
@@ -267,7 +269,7 @@ def _written(
     for index, quote in enumerate(quotes, start=start):
         citations.append(make_citation(index, quote.hit.chunk, quote.text, quote_provision(quote)))
         if quote.hit.chunk.section_id == previous_section:
-            lead = "It also provides"
+            lead = CONTINUES
         elif not lines and question:
             lead = opening(quote, question, lay_terms)
         else:
@@ -275,6 +277,16 @@ def _written(
         lines.append(f"{lead}: “{shown(quote.text)}” [{index}]")
         previous_section = quote.hit.chunk.section_id
     return "\n\n".join(lines), citations
+
+
+def standalone(paragraph: str, citation: Citation) -> str:
+    """A paragraph that goes on from a quote of the same provision ("It also provides: “…”"), written to stand on
+    its own when that quote is not shown (left out by verification): it names its provision, as a first quote does."""
+    if not paragraph.startswith(f"{CONTINUES}:"):
+        return paragraph
+    heading = f" ({citation.heading})" if citation.heading else ""
+    label = citation.section
+    return f"{label[:1].upper()}{label[1:]} of the {citation.title}{heading} provides{paragraph[len(CONTINUES) :]}"
 
 
 def abstention(question: str, searched: int) -> str:

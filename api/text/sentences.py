@@ -28,9 +28,12 @@ def sentence_spans(text: str) -> list[tuple[str, str, int]]:
     """``split_sentences`` with, for each sentence, the offset in ``text`` where its following whitespace ends."""
     pieces: list[tuple[str, str, int]] = []
     start = 0
+    quoting = _Quoting(text)
     for match in _SENTENCE_END.finditer(text):
         head = text[start : match.start()]
         boundary = match.start() + len(match.group(0).rstrip())
+        if not match.group(0).startswith("\n") and quoting.open_at(boundary):
+            continue  # a quoted passage of several sentences is one statement: the words of the one it quotes
         if match.group("after_marker") is not None:
             if not _CITED_END.search(text[start:boundary]):
                 continue  # "[1] and [2]", "[Chapter 5:13]. the": not a cited sentence's end
@@ -45,3 +48,24 @@ def sentence_spans(text: str) -> list[tuple[str, str, int]]:
     if text[start:].strip():
         pieces.append((text[start:].strip(), "", len(text)))
     return pieces
+
+
+class _Quoting:
+    """Whether a point of a text lies inside a quotation: after an opening mark (“, or an odd straight ") not yet
+    closed. A line break ends a quotation left open, so a mark that is never closed holds one paragraph at most."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.at = 0
+        self.open = False
+
+    def open_at(self, position: int) -> bool:
+        for char in self.text[self.at : position]:
+            if char == "“":
+                self.open = True
+            elif char in "”\n":
+                self.open = False
+            elif char == '"':
+                self.open = not self.open
+        self.at = max(self.at, position)
+        return self.open

@@ -12,8 +12,13 @@ from api.schemas.documents import Chunk
 
 MAX_QUOTE_WORDS = 70
 MIN_UNIT_WORDS = 5
-# Sentences end at a line break, or after . ; : before what looks like the next sentence or provision.
-_UNIT = re.compile(r"\n+|(?<=[.;:])\s+(?=[(\"“A-Z])")
+# Sentences end at a line break, or after . ; : before what looks like the next sentence or provision. An editor's
+# note in square brackets after a sentence ("… seventy years. [subsection (3b) inserted by …] (4) …") ends it too,
+# and is itself no sentence of the provision.
+_UNIT = re.compile(r"\n+|(?<=[.;:])\s+(?:\[[^\[\]\n]{1,300}\](?:\s+|$))?(?=[(\"“A-Z]|$)")
+# A piece too short to stand alone that opens what follows ("(4) A supplier must—"): a list's lead-in, not an item.
+_NOTE = re.compile(r"\[[^\[\]]*\]")
+_LEAD_IN_END = re.compile(r"(?:[:—–]|\s-)\s*$")
 _LEADING_MARKER = re.compile(r"^(?:\(\w{1,4}\)\s+)+")
 _CLAUSE_END = re.compile(r"[,;]\s")
 
@@ -44,18 +49,25 @@ def quotable_units(chunk: Chunk) -> list[str]:
         if chunk.section_heading and unit.startswith(chunk.section_heading):
             unit = unit[len(chunk.section_heading) :].lstrip()
         bare = _LEADING_MARKER.sub("", unit).strip()
-        if len(bare.split()) >= MIN_UNIT_WORDS:
+        if _NOTE.fullmatch(bare):
+            joinable = False  # an editor's note on a line of its own: no words of the provision's
+        elif len(bare.split()) >= MIN_UNIT_WORDS:
             units.append(bare)
-            joinable = "\n" not in separator
-        elif joinable and bare != unit:
+            joinable = _joins(separator)
+        elif joinable and bare != unit and not _LEAD_IN_END.search(bare):
             # A numbered item too short to stand alone ("(ii) a judgment debt;") is quoted with the sentence before
             # it, which carries the list's lead-in: dropped, the item a question asks about could never be quoted.
             units[-1] = f"{units[-1]}{before}{unit}"  # the text's own spacing: the quote stays verbatim
-            joinable = "\n" not in separator
+            joinable = _joins(separator)
         else:
             joinable = False
         before = separator
     return [_shorten(unit) for unit in units]
+
+
+def _joins(separator: str) -> bool:
+    """Whether the piece after ``separator`` may be quoted with the one before: on the same line, no note between."""
+    return "\n" not in separator and "[" not in separator
 
 
 def _pieces(text: str) -> list[tuple[str, str]]:

@@ -486,9 +486,15 @@ def _check_sentence(
         if contradicted and index not in named and index not in quote_homes:
             continue  # (a verbatim quote shows where its words come from: a mis-numbered marker is a slip)
         cited = offered[index]
+        claim = sentence
+        if index in quote_homes and _only_names(sentence, check.quotes, identity(cited)):
+            # A verbatim quote whose framing only names where it comes from ("Section 60 of the Insurance Act
+            # (Heading) provides: “…”") claims what the quote says: the quote is judged (marked as quoted, the
+            # provision's own words), without the heading's words read as a case or a rule of their own.
+            claim = " … ".join(f"“{quote}”" for quote in check.quotes)
         result = max(
             (
-                _shifted(judge.judge(sentence, texts[index][a:b], identity=identity(cited), topic=topic,
+                _shifted(judge.judge(claim, texts[index][a:b], identity=identity(cited), topic=topic,
                                      heading=cited.heading), a)
                 for a, b in _places(texts[index], carried.get(index, []), within.get(index, []), cited.section_id)
             ),
@@ -609,6 +615,17 @@ def _quote_carries(sentence: str, quotes: list[str], provision: str, named: str 
     rest = _around_quotes(sentence, quotes)
     claimed = content_terms(rest) - content_terms(named)
     return len(claimed) < MIN_CLAIM_TERMS or support(rest, provision, identity=named).score >= SUPPORT_THRESHOLD
+
+
+# The verbs by which a sentence says what a provision it names does ("… deals with", "… sets out", "… provides").
+_SAYS = content_terms("deals with sets out refers to provides states says reads")
+
+
+def _only_names(sentence: str, quotes: list[str], named: str) -> bool:
+    """Whether the words around a sentence's quotes only name the provision they come from (its title, section
+    and heading, in ``named``) and say that it says them: no word of their own that could qualify or deny them."""
+    rest = _around_quotes(sentence, quotes)
+    return not (content_terms(rest) - content_terms(named) - _SAYS) and not _DENIAL.search(rest)
 
 
 def _around_quotes(sentence: str, quotes: list[str]) -> str:

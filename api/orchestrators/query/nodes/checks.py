@@ -12,6 +12,7 @@ from langgraph.runtime import Runtime
 
 from api.composer.answerability import topic_words
 from api.composer.citations import MARKER, CitationTracker, stream_words
+from api.composer.extractive import standalone
 from api.composer.judge.choice import ExtractiveAnswer, choose_final, corrective_query
 from api.composer.judge.gate import (
     GateResult,
@@ -99,8 +100,12 @@ async def _verify_quotes(state: QueryState, runtime: Runtime[QueryDeps], start: 
     failed_quotes: list[str] = []
     rejected = 0
     answer, cited = state.answer, list(state.citations)
+    shown_section = ""  # the provision the last paragraph sent quotes
     for paragraph in paragraphs(state.draft):
         citations = [offered[int(m)] for m in MARKER.findall(paragraph) if int(m) in offered]
+        if citations and citations[0].section_id != shown_section:
+            # A paragraph that goes on from a quote left out ("It also provides: …") names its provision instead.
+            paragraph = standalone(paragraph, citations[0])
         unread = [c for c in citations if c.section_id not in read]
         if unread:
             runtime.stream_writer(StatusEvent(stage="checking"))
@@ -128,6 +133,7 @@ async def _verify_quotes(state: QueryState, runtime: Runtime[QueryDeps], start: 
             continue
         step = send(runtime, replace(state, answer=answer, citations=cited), paragraph, citations)
         answer, cited = step["answer"], step["citations"]
+        shown_section = citations[0].section_id if citations else ""
         await asyncio.sleep(0)  # the stream's writer gets its turn: this quote goes out before the next is checked
     whole = verify_answer(without_repeal_notes(state.draft), offered, provisions, relevant)
     if rejected and not failed_quotes:
