@@ -287,3 +287,36 @@ def test_a_definition_is_quoted_without_the_next_parts_heading_or_an_editors_not
     assert meaning("“board” means the board established under Part II of this Act;") == (
         "means the board established under Part II of this Act;"
     )
+
+
+def test_words_beside_a_true_quote_are_judged_on_their_own() -> None:
+    heading = "Days of grace, paid-up policies and non-forfeiture provisions: burial policies"
+    hits = [hit("sample/act/1987/27", "Insurance Act", "60", heading, BURIAL_S60, 0)]
+    start = BURIAL_S60.index("If an insurer's liability under a burial policy is contingent upon the death of one")
+    quote = BURIAL_S60[start : BURIAL_S60.index(" (6) A burial")]
+    citation = Citation(index=1, doc_key="sample/act/1987/27", title="Insurance Act", section="section 60(5)",
+                        section_id="sample/act/1987/27#s60", heading=heading, chunk_id="c0", quote=quote)  # fmt: skip
+    # Read with the quote, a false claim beside it is a few words among the many the quote shares with the provision.
+    false = f"Under section 60 a burial policy lapses immediately when a premium is late: “{quote}” [1]"
+    assert gated(false, [citation], hits) == [false]
+    # Words that only say where the quote comes from, or that another provision refers to it, claim nothing.
+    last = "A burial policy shall remain in force for the period set out in the Schedule."
+    reference = citation.model_copy(update={"quote": last, "section": "section 60(6)"})
+    named = f"Section 60(6) of the Insurance Act, 1987, referred to above (in terms of section 60(6)): “{last}” [1]"
+    assert gated(named, [reference], hits) == []
+    uses = "uses “burial policy”, which the same law defines by the provision cited above"
+    assert gated(f"Section 60(5) of the Insurance Act {uses}: “{quote}” [1]", [citation], hits) == []
+
+
+def test_a_provisions_own_quotation_marks_inside_a_quote_are_part_of_it() -> None:
+    vows = (
+        "(1) In solemnising any marriage the marriage officer shall cause each of the parties to make the following "
+        'declaration: "I solemnly declare that I know of no lawful impediment to this marriage." and each of the '
+        'parties shall say to the other: "I take you to be my lawful wedded spouse."'
+    )
+    hits = [hit("sample/act/2022/9", "Marriages Act, 2022", "31", "Marriage formula", vows, 0)]
+    quote = vows[4:]
+    citation = Citation(index=1, doc_key="sample/act/2022/9", title="Marriages Act, 2022", section="section 31",
+                        section_id="sample/act/2022/9#s31", heading="", chunk_id="c0", quote=quote)  # fmt: skip
+    text = f"Section 31 of the Marriages Act, 2022, referred to above (in terms of section 31): “{quote}” [1]"
+    assert gated(text, [citation], hits) == []

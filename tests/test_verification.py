@@ -242,6 +242,8 @@ SPLITS = [
      ["Section 22 provides: “A member shall retire at seventy. (4) A member shall retire at fifty.” [2]", "Next one."]),
     ('It says: "No child may marry. Such a marriage is void." Both hold [1].',
      ['It says: "No child may marry. Such a marriage is void."', "Both hold [1]."]),
+    ('It provides: “Each shall declare: "I know of no impediment." Each shall then say: "I take you."” [1] Next.',
+     ['It provides: “Each shall declare: "I know of no impediment." Each shall then say: "I take you."” [1]', "Next."]),
     # ... and a mark never closed holds its line at most.
     ("It says: “No child may marry. Such a marriage is void.\nNext line. Last.",
      ["It says: “No child may marry. Such a marriage is void.", "Next line.", "Last."]),

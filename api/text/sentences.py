@@ -51,21 +51,25 @@ def sentence_spans(text: str) -> list[tuple[str, str, int]]:
 
 
 class _Quoting:
-    """Whether a point of a text lies inside a quotation: after an opening mark (“, or an odd straight ") not yet
-    closed. A line break ends a quotation left open, so a mark that is never closed holds one paragraph at most."""
+    """Whether a point of a text lies inside a quotation: after an opening mark (“, or an odd straight " outside
+    curly marks, where straight ones are the quoted text's own) not yet closed. A line break ends a quotation left
+    open, so a mark that is never closed holds one paragraph at most."""
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.at = 0
-        self.open = False
+        self.curly = False
+        self.straight = False
 
     def open_at(self, position: int) -> bool:
         for char in self.text[self.at : position]:
             if char == "“":
-                self.open = True
-            elif char in "”\n":
-                self.open = False
-            elif char == '"':
-                self.open = not self.open
+                self.curly = True
+            elif char == "”":
+                self.curly = False
+            elif char == "\n":
+                self.curly = self.straight = False
+            elif char == '"' and not self.curly:
+                self.straight = not self.straight
         self.at = max(self.at, position)
-        return self.open
+        return self.curly or self.straight

@@ -137,7 +137,17 @@ def verify_answer(
 MIN_GATE_QUOTE_WORDS = 3
 MIN_CLAIM_TERMS = 3
 MAX_REMOVED_SHARE = 0.5
-_GATE_QUOTED = re.compile(r"[“\"]([^“”\"]+?)[”\"]")
+_CURLY_QUOTED = re.compile(r"“([^“”]+?)”")
+_STRAIGHT_QUOTED = re.compile(r"\"([^\"]+?)\"")
+
+
+def quoted_spans(text: str) -> list[str]:
+    """The passages ``text`` quotes: each in curly marks whole (a provision's own straight-quoted words inside it
+    are part of it), then each in straight marks outside those."""
+    curly = _CURLY_QUOTED.findall(text)
+    return [*curly, *_STRAIGHT_QUOTED.findall(_CURLY_QUOTED.sub(" ", text))]
+
+
 _LIST_PREFIX = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
 _NOT_A_CLAIM = re.compile(
     r"could not find|cannot find|can't find|not legal advice|consult (?:a|an|your) (?:lawyer|legal|attorney)|"
@@ -415,7 +425,7 @@ def _check_sentence(
     sentence = _LIST_PREFIX.sub("", _strip_markers(_as_read(check.text)))  # a list item's number states nothing
     check.markers = [int(m) for m in MARKER.findall(check.text)]
     # A marker written inside the closing quotation mark ("… partnership [1].”) cites the quote; it is not quoted.
-    check.quotes = [_strip_markers(q).rstrip() for q in _GATE_QUOTED.findall(check.text)
+    check.quotes = [_strip_markers(q).rstrip() for q in quoted_spans(check.text)
                     if len(_strip_markers(q).split()) >= MIN_GATE_QUOTE_WORDS]  # fmt: skip
     check.claim = _is_claim(sentence, check.markers, check.quotes)
     if not check.claim or _uncheckable(sentence, check.quotes):
@@ -507,12 +517,11 @@ def _check_sentence(
         results.append(result)
         if index in quote_homes and result.opposite and not _framing_denies(sentence, check.quotes, cited.title):
             result = replace(result, opposite=False)
-        if (
-            index in quote_homes
-            and not result.missing
-            and _quote_carries(sentence, check.quotes, texts[index], identity(cited))
-        ):
-            result = replace(result, score=max(result.score, SUPPORT_THRESHOLD))
+        if index in quote_homes:
+            if not _quote_carries(sentence, check.quotes, texts[index], identity(cited), cited.title):
+                result = replace(result, missing=(*result.missing, "what the words beside the quote say"))
+            elif not result.missing:
+                result = replace(result, score=max(result.score, SUPPORT_THRESHOLD))
         if not result.supported:
             if (
                 conditional is None and result.dropped and result.score >= result.threshold
@@ -607,18 +616,30 @@ def _shifted(result: Support, offset: int) -> Support:
     return replace(result, span=(result.span[0] + offset, result.span[1] + offset)) if offset else result
 
 
-def _quote_carries(sentence: str, quotes: list[str], provision: str, named: str = "") -> bool:
+def _quote_carries(sentence: str, quotes: list[str], provision: str, named: str = "", title: str = "") -> bool:
     """Whether a verified quote may stand for the sentence's meaning: what the sentence says around its quotes is
     itself supported by the provision (or says nothing of substance: "The Act provides"; the words that only name the
-    provision, its instrument's title, number and heading in ``named``, are no claim). A true quote must not carry
-    claims of its own beside it ("Pets are banned …, as “A landlord shall keep every deposit”")."""
+    provision, its instrument's ``title``, number and heading in ``named``, and the references by which it is named,
+    are no claim). A true quote must not carry claims of its own beside it ("Pets are banned …, as “A landlord shall
+    keep every deposit”"): read with the quote, they would be a few words among the many it shares with the
+    provision."""
     rest = _around_quotes(sentence, quotes)
-    claimed = content_terms(rest) - content_terms(named)
-    return len(claimed) < MIN_CLAIM_TERMS or support(rest, provision, identity=named).score >= SUPPORT_THRESHOLD
+    flat = " ".join(provision.lower().split())
+    # A term quoted in passing ("uses “civil partnership”, which …") that the provision has is its word, not a claim.
+    rest = _around_quotes(rest, [t for t in quoted_spans(rest) if " ".join(t.lower().split()) in flat])
+    if title:
+        rest = re.sub(r"\s+".join(map(re.escape, title.split())), " ", rest, flags=re.I)
+    rest = without_references(rest)
+    claimed = content_terms(rest) - content_terms(named) - _SAYS
+    return len(claimed) < MIN_CLAIM_TERMS or support(rest, provision, identity=named).supported
 
 
-# The verbs by which a sentence says what a provision it names does ("… deals with", "… sets out", "… provides").
-_SAYS = content_terms("deals with sets out refers to provides states says reads")
+# The words by which a sentence says what a provision it names does ("… deals with", "… sets out", "… provides") or
+# how it stands to another ("referred to above (in terms of …)", "uses …, which the same law defines").
+_SAYS = content_terms(
+    "deals with sets out refers to provides states says reads defines referred to above cited in terms of subject to "
+    "uses which the same law defines by the provision"
+)
 
 
 def _only_names(sentence: str, quotes: list[str], named: str) -> bool:
