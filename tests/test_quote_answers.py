@@ -320,3 +320,137 @@ def test_a_provisions_own_quotation_marks_inside_a_quote_are_part_of_it() -> Non
                         section_id="sample/act/2022/9#s31", heading="", chunk_id="c0", quote=quote)  # fmt: skip
     text = f"Section 31 of the Marriages Act, 2022, referred to above (in terms of section 31): “{quote}” [1]"
     assert gated(text, [citation], hits) == []
+
+
+@pytest.mark.parametrize(
+    "framing",
+    ["Section 60 of the Insurance Act gives 30 days of grace", "In 2010 section 60 of the Insurance Act provided"],
+)
+def test_a_figure_beside_a_quote_is_a_claim_of_its_own(framing: str) -> None:
+    # A number is no content word, yet it is the sentence's own claim: judged as the quote alone, a figure the
+    # provision never states would pass.
+    heading = "Days of grace, paid-up policies and non-forfeiture provisions: burial policies"
+    hits = [hit("sample/act/1987/27", "Insurance Act", "60", heading, BURIAL_S60, 0)]
+    last = "A burial policy shall remain in force for the period set out in the Schedule."
+    citation = Citation(index=1, doc_key="sample/act/1987/27", title="Insurance Act", section="section 60",
+                        section_id="sample/act/1987/27#s60", heading=heading, chunk_id="c0", quote=last)  # fmt: skip
+    sentence = f"{framing}: “{last}” [1]"
+    assert gated(sentence, [citation], hits) == [sentence]
+
+
+REFUNDS = (
+    "(1) A buyer may cancel an online sale without reason within seven days after receiving the goods. (2) Where the "
+    "buyer has paid, the seller shall refund the payment within fourteen days of the cancellation. (3) Nothing in "
+    "this section limits any other right of the buyer."
+)
+
+
+def refunds() -> tuple[list[Retrieved], Citation]:
+    hits = [hit("sample/act/2019/5", "Consumer Act", "53", "Cooling-off period", REFUNDS, 0)]
+    citation = Citation(index=1, doc_key="sample/act/2019/5", title="Consumer Act", section="section 53",
+                        section_id="sample/act/2019/5#s53", heading="Cooling-off period", chunk_id="c0",
+                        quote=REFUNDS[4:60])  # fmt: skip
+    return hits, citation
+
+
+def test_a_quote_of_several_sentences_is_judged_a_sentence_at_a_time_as_its_provision_states_them() -> None:
+    # Each figure is where the quote says it is: read as one statement, "seven days" and "fourteen days" would have
+    # to be stated together in one place of the provision.
+    hits, citation = refunds()
+    quote = REFUNDS[4 : REFUNDS.index(" (3) Nothing")]
+    assert gated(f"Section 53 of the Consumer Act provides: “{quote}” [1]", [citation], hits) == []
+
+
+def test_a_quotation_mark_never_closed_does_not_carry_the_sentences_after_it() -> None:
+    hits, citation = refunds()
+    false = "The seller may keep the payment for ninety days [1]."
+    for mark in ("“", '"'):
+        text = f"Under section 53 a buyer may cancel within seven days [1]. It also says {mark}the seller shall refund. {false}"  # noqa: E501
+        assert false in gated(text, [citation], hits), mark
+
+
+async def streamed(text: str, citation: Citation, hits: list[Retrieved], step: int) -> str:
+    """``text`` fed to verified streaming ``step`` characters at a time: what the reader is sent."""
+    from api.composer.judge.gate import SentenceGate
+    from api.composer.judge.streaming import GatedTracker
+
+    offered = {citation.index: citation}
+    provisions = {h.chunk.section_id: h.chunk.text for h in hits}
+    tracker = GatedTracker(offered, lambda event: None, SentenceGate(offered, provisions))
+    for k in range(0, len(text), step):
+        tracker.feed(text[k : k + step])
+        await tracker.settle()
+    await tracker.close(True)
+    return tracker.shown
+
+
+async def test_a_quotation_streamed_is_judged_as_it_is_judged_whole() -> None:
+    # While a quotation is open the sentences inside it wait: once it closes it is one statement, and a mark that
+    # is never closed leaves each sentence to be judged on its own, streamed or whole.
+    hits, citation = refunds()
+    quote = REFUNDS[4 : REFUNDS.index(" (3) Nothing")]
+    answers = [
+        f"Section 53 of the Consumer Act provides: “{quote}” [1] So the seller must refund the buyer within "
+        "fourteen days [1].",
+        "Under section 53 a buyer may cancel within seven days [1]. It also says “the seller shall refund. The seller "
+        "may keep the payment for ninety days [1].\nA buyer may cancel an online sale without reason within seven "
+        "days [1].",
+    ]
+    for text in answers:
+        whole = gate_model_answer(text, {1: citation}, {h.chunk.section_id: h.chunk.text for h in hits}).answer
+        for step in (1, 4, 9):
+            assert " ".join((await streamed(text, citation, hits, step)).split()) == " ".join(whole.split()), step
+    assert "ninety" not in whole
+
+
+def test_the_next_parts_heading_is_never_quoted_as_a_sentence() -> None:
+    from api.text.units import quotable_units
+
+    text = (
+        "(10) A nursing mother shall be entitled to the benefits under subsection (8) for six months. [section "
+        "substituted by section 13 of Act 17 of 2002 ] Part V – Advisory councils and wage control [heading amended "
+        "by section 37 of Act 7 of 2005]"
+    )
+    units = quotable_units(hit("sample/act/1985/16", "Labour Act", "18", "Maternity leave", text, 0).chunk)
+    assert units == ["A nursing mother shall be entitled to the benefits under subsection (8) for six months."]
+
+
+@pytest.mark.parametrize(
+    ("text", "meaning"),
+    [
+        ("“violence” means the application of force to a person’s body. B – Theft, stock theft and making off",
+         "means the application of force to a person’s body."),
+        ("“Act” means the Criminal Procedure Act [Chapter 9:07]", "means the Criminal Procedure Act [Chapter 9:07]"),
+    ],
+)  # fmt: skip
+def test_a_definition_keeps_its_own_brackets_and_drops_a_sub_parts_heading(text: str, meaning: str) -> None:
+    from api.composer.definitions import meaning_of
+    from api.tools.links import Definition
+
+    assert meaning_of(Definition(term="x", doc_key="d", provision_id="d#s2", text=text)) == meaning
+
+
+def test_a_figure_beside_a_quote_that_the_quote_itself_states_is_no_claim_of_its_own() -> None:
+    rule = (
+        "A person who has ceased to be a citizen in terms of section nine or thirteen may apply to the Minister in "
+        "the prescribed form for the restoration of his citizenship."
+    )
+    hits = [hit("sample/act/1984/23", "Citizenship Act", "14", "Restoration of citizenship", f"(1) {rule}", 0)]
+    citation = Citation(index=1, doc_key="sample/act/1984/23", title="Citizenship Act", section="section 14(1)",
+                        section_id="sample/act/1984/23#s14", heading="Restoration of citizenship", chunk_id="c0",
+                        quote=rule)  # fmt: skip
+    text = f"Section 14(1) of the Citizenship Act refers to the provision cited above (in terms of section nine or thirteen): “{rule}” [1]"  # noqa: E501
+    assert gated(text, [citation], hits) == []
+
+
+def test_a_definition_quoted_with_the_term_it_defines_passes() -> None:
+    text = (
+        "2. Interpretation In this Act— “breeder” means a person who breeds a new variety of plant; “farmer” means a "
+        "person who normally derives his sole or principal means of livelihood from agriculture carried on by him;"
+    )
+    meaning = "means a person who normally derives his sole or principal means of livelihood from agriculture"
+    hits = [hit("sample/act/1973/53", "Plant Breeders Act", "2", "Interpretation", text, 0)]
+    citation = Citation(index=1, doc_key="sample/act/1973/53", title="Plant Breeders Act", section="section 2",
+                        section_id="sample/act/1973/53#s2", heading="Interpretation", chunk_id="c0",
+                        quote=meaning)  # fmt: skip
+    assert gated(f"Section 2 of the Plant Breeders Act defines “farmer”: “{meaning}” [1]", [citation], hits) == []

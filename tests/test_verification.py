@@ -244,9 +244,9 @@ SPLITS = [
      ['It says: "No child may marry. Such a marriage is void."', "Both hold [1]."]),
     ('It provides: “Each shall declare: "I know of no impediment." Each shall then say: "I take you."” [1] Next.',
      ['It provides: “Each shall declare: "I know of no impediment." Each shall then say: "I take you."” [1]', "Next."]),
-    # ... and a mark never closed holds its line at most.
-    ("It says: “No child may marry. Such a marriage is void.\nNext line. Last.",
-     ["It says: “No child may marry. Such a marriage is void.", "Next line.", "Last."]),
+    # ... but a mark never closed in its line holds nothing: what follows it is judged a sentence at a time.
+    ("It says: “No child may marry. Any parent may consent [1].\nNext line. Last.",
+     ["It says: “No child may marry.", "Any parent may consent [1].", "Next line.", "Last."]),
 ]  # fmt: skip
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from api.schemas.documents import Chunk, Document
 from api.schemas.events import Citation
+from api.text.units import HEADING
 from api.tools.links import Definition, Links
 
 from .citations import make_citation, provision_label, subsection_label
@@ -184,8 +185,11 @@ def definitions_of(term: str, links: Links, doc_keys: Sequence[str]) -> list[Def
     return found
 
 
-_NEXT_HEADING = re.compile(r"\s(?:PART|Part|CHAPTER|Chapter)\s+[IVXLC\d]+[A-Z]?\s*[–—-]\s")
-_NOTES_AT_END = re.compile(r"(?:\s*\[[^\[\]]*\])+\s*$")
+_NEXT_HEADING = re.compile(rf"(?<=[.;:])\s+{HEADING}|\s(?:PART|Part|CHAPTER|Chapter)\s+[IVXLC\d]+[A-Z]?\s*[–—-]\s")
+# An editor's note ("[definition amended by …]"), not a bracket that is the definition's own ("[Chapter 9:07]").
+_NOTES_AT_END = re.compile(
+    r"(?:\s*\[[^\[\]]*\b(?:amended|inserted|substituted|repealed|added|deleted|renumbered)\b[^\[\]]*\])+\s*$", re.I
+)
 
 
 def meaning_of(definition: Definition) -> str:

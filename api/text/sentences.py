@@ -51,25 +51,41 @@ def sentence_spans(text: str) -> list[tuple[str, str, int]]:
 
 
 class _Quoting:
-    """Whether a point of a text lies inside a quotation: after an opening mark (“, or an odd straight " outside
-    curly marks, where straight ones are the quoted text's own) not yet closed. A line break ends a quotation left
-    open, so a mark that is never closed holds one paragraph at most."""
+    """Whether a point of a text lies inside a quotation that closes in the same line: between a “ and its ”, or
+    between two straight " outside curly marks (where straight ones are the quoted text's own). A mark never closed
+    in its line holds nothing: the sentences after it are judged each on its own."""
 
     def __init__(self, text: str) -> None:
-        self.text = text
-        self.at = 0
-        self.curly = False
-        self.straight = False
+        self.regions = [region for line in _lines(text) for region in _quotations(text, *line)]
 
     def open_at(self, position: int) -> bool:
-        for char in self.text[self.at : position]:
-            if char == "“":
-                self.curly = True
-            elif char == "”":
-                self.curly = False
-            elif char == "\n":
-                self.curly = self.straight = False
-            elif char == '"' and not self.curly:
-                self.straight = not self.straight
-        self.at = max(self.at, position)
-        return self.curly or self.straight
+        return any(start < position < end for start, end in self.regions)
+
+
+def _lines(text: str) -> list[tuple[int, int]]:
+    starts = [0, *(m.end() for m in re.finditer(r"\n", text))]
+    return [(a, (text.find("\n", a) + 1 or len(text) + 1) - 1) for a in starts]
+
+
+def _quotations(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The quotations of ``text[start:end]`` (one line) that close in it, as (opening, after closing) offsets."""
+    curly = [(m.start() + start, m.end() + start) for m in re.finditer(r"“[^“”]*”", text[start:end])]
+    straight: list[tuple[int, int]] = []
+    opened: int | None = None
+    for k in range(start, end):
+        if text[k] == '"' and not any(a <= k < b for a, b in curly):
+            if opened is None:
+                opened = k
+            else:
+                straight.append((opened, k + 1))
+                opened = None
+    return curly + straight
+
+
+def open_quotation(text: str) -> int | None:
+    """Where a quotation opens in the last line of ``text`` that has not closed yet (the text may still close it):
+    a sentence that ends after it is not complete until it closes or the line ends."""
+    start = text.rfind("\n") + 1
+    closed = _quotations(text, start, len(text))
+    marks = [k for k in range(start, len(text)) if text[k] in '“"' and not any(a <= k < b for a, b in closed)]
+    return marks[0] if marks else None

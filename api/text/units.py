@@ -18,6 +18,10 @@ MIN_UNIT_WORDS = 5
 _UNIT = re.compile(r"\n+|(?<=[.;:])\s+(?:\[[^\[\]\n]{1,300}\](?:\s+|$))?(?=[(\"“A-Z]|$)")
 # A piece too short to stand alone that opens what follows ("(4) A supplier must—"): a list's lead-in, not an item.
 _NOTE = re.compile(r"\[[^\[\]]*\]")
+# The heading of a Part, Chapter or lettered sub-part run onto a section's end ("Part V – Advisory councils …",
+# "B – Theft, stock theft …").
+HEADING = r"(?:(?:PART|Part|CHAPTER|Chapter)\s+[IVXLC\d]+[A-Z]?|[A-Z])\s*[–—]\s*[A-Z]"
+_HEADING = re.compile(HEADING)
 _LEAD_IN_END = re.compile(r"(?:[:—–]|\s-)\s*$")
 _LEADING_MARKER = re.compile(r"^(?:\(\w{1,4}\)\s+)+")
 _CLAUSE_END = re.compile(r"[,;]\s")
@@ -49,8 +53,8 @@ def quotable_units(chunk: Chunk) -> list[str]:
         if chunk.section_heading and unit.startswith(chunk.section_heading):
             unit = unit[len(chunk.section_heading) :].lstrip()
         bare = _LEADING_MARKER.sub("", unit).strip()
-        if _NOTE.fullmatch(bare):
-            joinable = False  # an editor's note on a line of its own: no words of the provision's
+        if _NOTE.fullmatch(bare) or _HEADING.match(bare):
+            joinable = False  # an editor's note, or the heading of the Part that follows: no words of the provision's
         elif len(bare.split()) >= MIN_UNIT_WORDS:
             units.append(bare)
             joinable = _joins(separator)

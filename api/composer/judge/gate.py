@@ -496,20 +496,26 @@ def _check_sentence(
         if contradicted and index not in named and index not in quote_homes:
             continue  # (a verbatim quote shows where its words come from: a mis-numbered marker is a slip)
         cited = offered[index]
-        claim = sentence
-        if index in quote_homes and _only_names(sentence, check.quotes, identity(cited)):
+        claims = [sentence]
+        if index in quote_homes and _only_names(sentence, check.quotes, texts[index], cited):
             # A verbatim quote whose framing only names where it comes from ("Section 60 of the Insurance Act
             # (Heading) provides: “…”") claims what the quote says: the quote is judged (marked as quoted, the
-            # provision's own words), without the heading's words read as a case or a rule of their own.
-            claim = " … ".join(f"“{quote}”" for quote in check.quotes)
-        result = max(
-            (
-                _shifted(judge.judge(claim, texts[index][a:b], identity=identity(cited), topic=topic,
-                                     heading=cited.heading), a)
-                for a, b in _places(texts[index], carried.get(index, []), within.get(index, []), cited.section_id)
-            ),
-            key=lambda r: (r.supported, r.score),
-        )  # fmt: skip
+            # provision's own words), a sentence of it at a time as the provision states them, without the heading's
+            # words read as a case or a rule of their own.
+            claims = [f"“{part}”" for quote in check.quotes for part, _ in split_sentences(quote)]
+        verdicts = [
+            max(
+                (
+                    _shifted(judge.judge(claim, texts[index][a:b], identity=identity(cited), topic=topic,
+                                         heading=cited.heading), a)
+                    for a, b in _places(texts[index], carried.get(index, []), within.get(index, []),
+                                        cited.section_id)
+                ),
+                key=lambda r: (r.supported, r.score),
+            )
+            for claim in claims
+        ]  # fmt: skip
+        result = next((verdict for verdict in verdicts if not verdict.supported), verdicts[0])
         if cited.doc_key in repealed and not says_not_in_force(sentence):
             # Later law wins: a repealed law's provision supports a sentence about the law only when the sentence
             # says it is no longer in force; stated as today's law, it is a fact the corpus contradicts.
@@ -518,7 +524,7 @@ def _check_sentence(
         if index in quote_homes and result.opposite and not _framing_denies(sentence, check.quotes, cited.title):
             result = replace(result, opposite=False)
         if index in quote_homes:
-            if not _quote_carries(sentence, check.quotes, texts[index], identity(cited), cited.title):
+            if not _quote_carries(sentence, check.quotes, texts[index], cited):
                 result = replace(result, missing=(*result.missing, "what the words beside the quote say"))
             elif not result.missing:
                 result = replace(result, score=max(result.score, SUPPORT_THRESHOLD))
@@ -616,22 +622,33 @@ def _shifted(result: Support, offset: int) -> Support:
     return replace(result, span=(result.span[0] + offset, result.span[1] + offset)) if offset else result
 
 
-def _quote_carries(sentence: str, quotes: list[str], provision: str, named: str = "", title: str = "") -> bool:
-    """Whether a verified quote may stand for the sentence's meaning: what the sentence says around its quotes is
-    itself supported by the provision (or says nothing of substance: "The Act provides"; the words that only name the
-    provision, its instrument's ``title``, number and heading in ``named``, and the references by which it is named,
-    are no claim). A true quote must not carry claims of its own beside it ("Pets are banned …, as “A landlord shall
-    keep every deposit”"): read with the quote, they would be a few words among the many it shares with the
-    provision."""
+def _framing(sentence: str, quotes: list[str], provision: str, cited: Citation, terms: bool = True) -> str:
+    """The sentence's own words beside its verified ``quotes``, without what names the provision ``cited``: its
+    instrument's title and heading as written, the references by which it is named, and (``terms``) a term quoted
+    in passing ("uses “civil partnership”, which …") that the provision has (its word, not a claim)."""
     rest = _around_quotes(sentence, quotes)
-    flat = " ".join(provision.lower().split())
-    # A term quoted in passing ("uses “civil partnership”, which …") that the provision has is its word, not a claim.
-    rest = _around_quotes(rest, [t for t in quoted_spans(rest) if " ".join(t.lower().split()) in flat])
-    if title:
-        rest = re.sub(r"\s+".join(map(re.escape, title.split())), " ", rest, flags=re.I)
-    rest = without_references(rest)
+    if terms:
+        flat = " ".join(provision.lower().split())
+        rest = _around_quotes(rest, [t for t in quoted_spans(rest) if " ".join(t.lower().split()) in flat])
+    for name in (cited.title, cited.heading):
+        if name.strip():
+            # (a title may be written with its year: "the Insurance Act, 1987")
+            rest = re.sub(r"\s+".join(map(re.escape, name.split())) + r"(?:,?\s+\d{4}\b)?", " ", rest, flags=re.I)
+    return without_references(rest)
+
+
+def _quote_carries(sentence: str, quotes: list[str], provision: str, cited: Citation) -> bool:
+    """Whether a verified quote may stand for the sentence's meaning: what the sentence says around its quotes
+    (``_framing``) is itself supported by the provision, or says nothing of substance ("The Act provides": a few
+    words, no figure). A true quote must not carry claims of its own beside it ("Pets are banned …, as “A landlord
+    shall keep every deposit”"): read with the quote, they would be a few words among the many it shares with the
+    provision."""
+    rest = _framing(sentence, quotes, provision, cited)
+    named = identity(cited)
     claimed = content_terms(rest) - content_terms(named) - _SAYS
-    return len(claimed) < MIN_CLAIM_TERMS or support(rest, provision, identity=named).supported
+    if len(claimed) < MIN_CLAIM_TERMS and not _own_facts(rest, quotes):
+        return True
+    return support(rest, provision, identity=named).supported
 
 
 # The words by which a sentence says what a provision it names does ("… deals with", "… sets out", "… provides") or
@@ -642,11 +659,20 @@ _SAYS = content_terms(
 )
 
 
-def _only_names(sentence: str, quotes: list[str], named: str) -> bool:
-    """Whether the words around a sentence's quotes only name the provision they come from (its title, section
-    and heading, in ``named``) and say that it says them: no word of their own that could qualify or deny them."""
-    rest = _around_quotes(sentence, quotes)
-    return not (content_terms(rest) - content_terms(named) - _SAYS) and not _DENIAL.search(rest)
+def _only_names(sentence: str, quotes: list[str], provision: str, cited: Citation) -> bool:
+    """Whether the words around a sentence's quotes only name the provision they come from (its title, section and
+    heading) and say that it says them: no word or figure of their own that could qualify or deny them. A term they
+    quote ("defines “farmer”: “means …”") is what the quote speaks of: the sentence is judged whole."""
+    rest = _framing(sentence, quotes, provision, cited, terms=False)
+    own = content_terms(rest) - content_terms(identity(cited)) - _SAYS
+    return not own and not _own_facts(rest, quotes) and not _DENIAL.search(rest)
+
+
+def _own_facts(rest: str, quotes: list[str]) -> bool:
+    """Whether the words beside a sentence's quotes state a figure, month or body of their own: one the quotes do
+    not state themselves ("refers to it (in terms of section nine or thirteen): “… section nine or thirteen …”")."""
+    said, quoted = facts(rest), facts(" ".join(quotes))
+    return bool(said.numbers - quoted.numbers or said.months - quoted.months or said.bodies - quoted.bodies)
 
 
 def _around_quotes(sentence: str, quotes: list[str]) -> str:

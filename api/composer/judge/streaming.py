@@ -17,7 +17,7 @@ import asyncio
 from collections.abc import Mapping
 
 from api.schemas.events import Citation, StatusEvent
-from api.text.sentences import sentence_spans
+from api.text.sentences import open_quotation, sentence_spans
 
 from ..citations import CitationTracker, Emit
 from .gate import (
@@ -96,8 +96,11 @@ class GatedTracker:
         rest = self.text[self._judged :]
         spans = sentence_spans(rest)
         if not last:
-            # The last piece may go on; a sentence is complete once text that is not its marker follows it.
-            spans = [s for s in spans if rest[s[2] :].strip() and not rest[s[2] :].lstrip().startswith("[")]
+            # The last piece may go on; a sentence is complete once text that is not its marker follows it, and it
+            # does not end inside a quotation the text may still close (closed, the quotation is one statement).
+            opened = open_quotation(rest)
+            spans = [s for s in spans if rest[s[2] :].strip() and not rest[s[2] :].lstrip().startswith("[")
+                     and (opened is None or s[2] <= opened)]  # fmt: skip
         if spans:
             start = self._judged
             self._judged += spans[-1][2]
