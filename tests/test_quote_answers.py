@@ -216,15 +216,25 @@ BURIAL_S60 = (
 )
 
 
+BURIAL_HEADING = "Days of grace, paid-up policies and non-forfeiture provisions: burial policies"
+
+
+def burial(quote: str = "") -> tuple[list[Retrieved], Citation, str]:
+    """The burial-policy section offered, a citation of it, and the quote (by default its subsection (5))."""
+    hits = [hit("sample/act/1987/27", "Insurance Act", "60", BURIAL_HEADING, BURIAL_S60, 0)]
+    if not quote:
+        start = BURIAL_S60.index("If an insurer's liability under a burial policy is contingent upon the death of one")
+        quote = BURIAL_S60[start : BURIAL_S60.index(" (6) A burial")]
+    citation = Citation(index=1, doc_key="sample/act/1987/27", title="Insurance Act", section="section 60",
+                        section_id="sample/act/1987/27#s60", heading=BURIAL_HEADING, chunk_id="c0",
+                        quote=quote)  # fmt: skip
+    return hits, citation, quote
+
+
 def test_a_quote_framed_only_by_where_it_comes_from_is_judged_as_the_quote() -> None:
     # The opening built from the heading ("deals with days of grace, …") names the provision; read as the sentence's
     # own case, its "days" pointed at another item of the provision, and the verbatim quote was refused.
-    heading = "Days of grace, paid-up policies and non-forfeiture provisions: burial policies"
-    hits = [hit("sample/act/1987/27", "Insurance Act", "60", heading, BURIAL_S60, 0)]
-    start = BURIAL_S60.index("If an insurer's liability under a burial policy is contingent upon the death of one")
-    quote = BURIAL_S60[start : BURIAL_S60.index(" (6) A burial")]
-    citation = Citation(index=1, doc_key="sample/act/1987/27", title="Insurance Act", section="section 60(5)",
-                        section_id="sample/act/1987/27#s60", heading=heading, chunk_id="c0", quote=quote)  # fmt: skip
+    hits, citation, quote = burial()
     framed = f"Section 60 of the Insurance Act deals with days of grace, paid-up policies and non-forfeiture provisions: burial policies: “{quote}” [1]"  # noqa: E501
     assert gated(framed, [citation], hits) == []
     # Words of its own around a quote are still judged with it: a denial, a case the quote does not name.
@@ -290,12 +300,7 @@ def test_a_definition_is_quoted_without_the_next_parts_heading_or_an_editors_not
 
 
 def test_words_beside_a_true_quote_are_judged_on_their_own() -> None:
-    heading = "Days of grace, paid-up policies and non-forfeiture provisions: burial policies"
-    hits = [hit("sample/act/1987/27", "Insurance Act", "60", heading, BURIAL_S60, 0)]
-    start = BURIAL_S60.index("If an insurer's liability under a burial policy is contingent upon the death of one")
-    quote = BURIAL_S60[start : BURIAL_S60.index(" (6) A burial")]
-    citation = Citation(index=1, doc_key="sample/act/1987/27", title="Insurance Act", section="section 60(5)",
-                        section_id="sample/act/1987/27#s60", heading=heading, chunk_id="c0", quote=quote)  # fmt: skip
+    hits, citation, quote = burial()
     # Read with the quote, a false claim beside it is a few words among the many the quote shares with the provision.
     false = f"Under section 60 a burial policy lapses immediately when a premium is late: “{quote}” [1]"
     assert gated(false, [citation], hits) == [false]
@@ -329,11 +334,7 @@ def test_a_provisions_own_quotation_marks_inside_a_quote_are_part_of_it() -> Non
 def test_a_figure_beside_a_quote_is_a_claim_of_its_own(framing: str) -> None:
     # A number is no content word, yet it is the sentence's own claim: judged as the quote alone, a figure the
     # provision never states would pass.
-    heading = "Days of grace, paid-up policies and non-forfeiture provisions: burial policies"
-    hits = [hit("sample/act/1987/27", "Insurance Act", "60", heading, BURIAL_S60, 0)]
-    last = "A burial policy shall remain in force for the period set out in the Schedule."
-    citation = Citation(index=1, doc_key="sample/act/1987/27", title="Insurance Act", section="section 60",
-                        section_id="sample/act/1987/27#s60", heading=heading, chunk_id="c0", quote=last)  # fmt: skip
+    hits, citation, last = burial("A burial policy shall remain in force for the period set out in the Schedule.")
     sentence = f"{framing}: “{last}” [1]"
     assert gated(sentence, [citation], hits) == [sentence]
 
