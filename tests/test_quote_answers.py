@@ -455,3 +455,13 @@ def test_a_definition_quoted_with_the_term_it_defines_passes() -> None:
                         section_id="sample/act/1973/53#s2", heading="Interpretation", chunk_id="c0",
                         quote=meaning)  # fmt: skip
     assert gated(f"Section 2 of the Plant Breeders Act defines “farmer”: “{meaning}” [1]", [citation], hits) == []
+
+
+def test_a_quote_must_be_in_the_subsection_the_sentence_places_it_in() -> None:
+    hits, citation, quote = burial()  # subsection (5)'s words
+    assert gated(f"Section 60(5) of the Insurance Act provides: “{quote}” [1]", [citation], hits) == []
+    # Subsection (3) speaks of the same policy remaining in force: the words are found, the place is wrong.
+    hits, citation, last = burial("A burial policy shall remain in force for the period set out in the Schedule.")
+    assert gated(f"Section 60(6) of the Insurance Act provides: “{last}” [1]", [citation], hits) == []
+    misplaced = f"Section 60(3) of the Insurance Act provides: “{last}” [1]"
+    assert gated(misplaced, [citation], hits) == [misplaced]

@@ -474,6 +474,14 @@ def _check_sentence(
             continue
         spans = locate_quote(quote, texts[home]) or []
         longest = max(spans, key=lambda s: s[1] - s[0])
+        if within.get(home) and not any(
+            a <= longest[0] and longest[1] <= b
+            for a, b in _places(texts[home], [], within[home], offered[home].section_id)
+        ):
+            # "Section 14A(5) provides: “…”" quoting subsection (3): the words are the provision's, the place the
+            # sentence gives them is not (a citation labelled with one subsection while quoting another).
+            check.missing_facts = [f"the quote in {' or '.join(within[home])}, where the sentence places it"]
+            return
         quote_homes.setdefault(home, texts[home][longest[0] : longest[1]])
         if _cut_from_negation(quote, texts[home], _around_quotes(sentence, [quote])):
             # "person shall employ … a child" quoted from "No person shall employ … a child": verbatim, and saying
