@@ -465,3 +465,18 @@ def test_a_quote_must_be_in_the_subsection_the_sentence_places_it_in() -> None:
     assert gated(f"Section 60(6) of the Insurance Act provides: “{last}” [1]", [citation], hits) == []
     misplaced = f"Section 60(3) of the Insurance Act provides: “{last}” [1]"
     assert gated(misplaced, [citation], hits) == [misplaced]
+
+
+def test_words_that_relate_two_quotes_must_be_the_provisions_own() -> None:
+    hits, citation = refunds()
+    cancel = "A buyer may cancel an online sale without reason within seven days after receiving the goods"
+    refund = "the seller shall refund the payment within fourteen days of the cancellation"
+    # Each quote is verbatim; "only when" and "and then" are the sentence's own claims of how the rules relate.
+    for joined in (f"“{cancel}” only when “{refund}” [1]", f"“{cancel}” and then “{refund}” [1]"):
+        sentence = f"Section 53 of the Consumer Act provides that {joined}"
+        assert gated(sentence, [citation], hits) == [sentence]
+    # Side by side, each is simply the provision's; and a relation the provision states between them stands.
+    assert gated(f"Section 53 of the Consumer Act provides “{cancel}” and “{refund}” [1]", [citation], hits) == []
+    hits, citation, keep = burial("keep the policy in force for the full value of the benefits")
+    bound = "the insurer is bound to send a person to the owner of the policy to collect the premiums"
+    assert gated(f"The insurer must “{keep}” if “{bound}” [1]", [citation], hits) == []

@@ -491,6 +491,9 @@ def _check_sentence(
             return
     if check.quotes_failed:
         return
+    if _relation_unshown(sentence, check.quotes, [texts[i] for i in order]):
+        check.missing_facts = ["how the words between its quotes relate them (no provision states it so)"]
+        return
     # Then the claim: the named provisions if one supports it, else any offered provision that does. A named
     # provision that speaks to the sentence (its words are there) but gives other figures or says the opposite is
     # contradicted, not mis-cited: the claim moves only to the provision its verbatim quote comes from, never to one
@@ -681,6 +684,40 @@ def _own_facts(rest: str, quotes: list[str]) -> bool:
     not state themselves ("refers to it (in terms of section nine or thirteen): “… section nine or thirteen …”")."""
     said, quoted = facts(rest), facts(" ".join(quotes))
     return bool(said.numbers - quoted.numbers or said.months - quoted.months or said.bodies - quoted.bodies)
+
+
+# Words by which a sentence relates two of its quotes ("“…” only when “…”", "“…” and then “…”"): a condition, a time
+# or a consequence that the quoted words themselves cannot show.
+_RELATION = re.compile(
+    r"\b(?:only|when|whenever|if|unless|until|because|then|so|therefore|thus|after|before|once|where|provided|since|"
+    r"while)\b",
+    re.I,
+)
+MAX_JOIN_WORDS = 8
+"""Most words between two quotes that a provision may hold between them to state them in that relation."""
+
+
+def _relation_unshown(sentence: str, quotes: list[str], provisions: Sequence[str]) -> bool:
+    """Whether the sentence relates two consecutive quotes by a word of its own (``_RELATION``) that no provision
+    states between them: each quote is verbatim, the relation is the sentence's claim, and it holds only where a
+    provision has the second quote shortly after the first with that word between them."""
+    placed = sorted((sentence.find(quote), quote) for quote in quotes if sentence.find(quote) >= 0)
+    for (start, first), (end, second) in zip(placed, placed[1:], strict=False):
+        said = {w.lower() for w in _RELATION.findall(_strip_markers(sentence[start + len(first) : end]))}
+        if not said:
+            continue
+        shown = False
+        for text in provisions:
+            one, two = locate_quote(first, text), locate_quote(second, text)
+            if not one or not two or two[0][0] < one[-1][1]:
+                continue
+            gap = text[one[-1][1] : two[0][0]]
+            if len(gap.split()) <= MAX_JOIN_WORDS and said <= {w.lower() for w in _RELATION.findall(gap)}:
+                shown = True
+                break
+        if not shown:
+            return True
+    return False
 
 
 def _around_quotes(sentence: str, quotes: list[str]) -> str:
