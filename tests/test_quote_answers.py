@@ -480,3 +480,24 @@ def test_words_that_relate_two_quotes_must_be_the_provisions_own() -> None:
     hits, citation, keep = burial("keep the policy in force for the full value of the benefits")
     bound = "the insurer is bound to send a person to the owner of the policy to collect the premiums"
     assert gated(f"The insurer must “{keep}” if “{bound}” [1]", [citation], hits) == []
+
+
+def test_a_quote_that_stops_before_its_clauses_exception_leaves_the_exception_out() -> None:
+    rule = (
+        "(1) No boy under the age of eighteen years and no girl under the age of sixteen years shall be capable of "
+        "contracting a valid marriage except with the written permission of the Minister: Provided that the Minister "
+        "shall not grant permission unless the parents consent."
+    )
+    hits = [hit("sample/act/1964/3", "Marriage Act", "22", "Marriage of persons under certain ages", rule, 0)]
+    cut = "no girl under the age of sixteen years shall be capable of contracting a valid marriage"
+    citation = Citation(index=1, doc_key="sample/act/1964/3", title="Marriage Act", section="section 22",
+                        section_id="sample/act/1964/3#s22", heading="", chunk_id="c0", quote=cut)  # fmt: skip
+    stopped = f"Section 22 of the Marriage Act provides: “{cut}” [1]"
+    assert gated(stopped, [citation], hits) == [stopped]
+    # Marked as going on, or with the exception in the sentence's own words, the quote hides nothing.
+    assert gated(f"Section 22 of the Marriage Act provides: “{cut} …” [1]", [citation], hits) == []
+    said = f"Except with the Minister's written permission, “{cut}” [1]"
+    assert gated(said, [citation], hits) == []
+    # A quote that ends on the colon opening a proviso shows that the provision goes on.
+    whole = f"{cut} except with the written permission of the Minister:"
+    assert gated(f"Section 22 of the Marriage Act provides: “{whole}” [1]", [citation], hits) == []

@@ -387,6 +387,30 @@ _SAYS_NEGATION = re.compile(
 )
 
 
+# An exception or condition that opens right after a clause ("… a valid marriage except with the written permission
+# of the Minister", "…, unless …"): a quote that stops before it states the clause as if it held without it.
+_EXCEPTION_NEXT = re.compile(
+    r"\s*[,;:]?\s*[—–-]?\s*(?P<words>(?:except|unless|save|provided\s+that|other\s+than|subject\s+to|only\s+if|if|"
+    r"where|until)\b[^.;:]{0,200})",
+    re.I,
+)
+
+
+def _cut_before_exception(quote: str, provision: str, end: int, sentence: str) -> bool:
+    """Whether a verbatim quote ends where its provision's clause goes on with an exception or condition
+    (``_EXCEPTION_NEXT``) that the sentence does not state in its own words either; a quote marked as going on
+    ("… a valid marriage …”", or ending on the colon or dash that opens a proviso or a list) says that it stops
+    short."""
+    if quote.rstrip().endswith(("…", "...", ":", "—", "–")):
+        return False
+    following = _EXCEPTION_NEXT.match(provision, end)
+    if following is None:
+        return False
+    exception = content_terms(following.group("words"))
+    said = content_terms(_around_quotes(sentence, [quote]))
+    return len(exception & said) * 2 < len(exception)
+
+
 def _cut_from_negation(quote: str, provision: str, around: str) -> bool:
     """Whether every place ``quote`` starts in ``provision`` follows a negation of the same sentence that the words
     around the quote (``around``) do not say themselves."""
@@ -483,6 +507,10 @@ def _check_sentence(
             check.missing_facts = [f"the quote in {' or '.join(within[home])}, where the sentence places it"]
             return
         quote_homes.setdefault(home, texts[home][longest[0] : longest[1]])
+        if _cut_before_exception(quote, texts[home], spans[-1][1], sentence):
+            check.dropped = ["the exception the provision states right after the quoted words"]
+            check.missing_facts = ["the exception the provision states right after the quoted words"]
+            return
         if _cut_from_negation(quote, texts[home], _around_quotes(sentence, [quote])):
             # "person shall employ … a child" quoted from "No person shall employ … a child": verbatim, and saying
             # the opposite of the provision it comes from.
