@@ -501,3 +501,15 @@ def test_a_quote_that_stops_before_its_clauses_exception_leaves_the_exception_ou
     # A quote that ends on the colon opening a proviso shows that the provision goes on.
     whole = f"{cut} except with the written permission of the Minister:"
     assert gated(f"Section 22 of the Marriage Act provides: “{whole}” [1]", [citation], hits) == []
+
+
+def test_a_law_named_by_another_year_is_another_law() -> None:
+    rule = "No person under the age of eighteen years may contract a marriage."
+    hits = [hit("sample/act/2022/9", "Marriages Act, 2022", "3", "Minimum age of marriage", f"(1) {rule}", 0)]
+    citation = Citation(index=1, doc_key="sample/act/2022/9", title="Marriages Act, 2022", section="section 3",
+                        section_id="sample/act/2022/9#s3", heading="Minimum age of marriage", chunk_id="c0",
+                        quote=rule)  # fmt: skip
+    assert gated(f"Section 3 of the Marriages Act, 2022 provides: “{rule}” [1]", [citation], hits) == []
+    assert gated(f"Section 3 of the Marriages Act provides: “{rule}” [1]", [citation], hits) == []
+    older = f"Section 3 of the Marriages Act, 1964 provides: “{rule}” [1]"
+    assert gated(older, [citation], hits) == [older]

@@ -484,6 +484,11 @@ def _check_sentence(
     for surface, words in instruments_named(sentence):
         carriers = {i for i, text in flat.items() if " ".join(surface.lower().split()) in text}
         titled = {i for i, citation in offered.items() if names(citation.title, words)}
+        year = re.search(re.escape(surface) + r",?\s+(?:of\s+)?(\d{4})\b", sentence)
+        if year is not None:
+            # "the Marriages Act, 1964" is not the Marriages Act, 2022: a title that carries its year must carry the
+            # year the sentence names it by.
+            titled = {i for i in titled if _title_year(offered[i].title) in ("", year.group(1))}
         allowed = (allowed if allowed is not None else set(offered)) & (titled | carriers)
     named = [i for i in (*check.markers, *check.referenced) if i in offered]
     order = [i for i in check.referenced if i in offered] if check.pinned else list(dict.fromkeys([*named, *offered]))
@@ -655,6 +660,12 @@ def _places(
                 a, b = units[max(0, k - 1)][0], units[min(len(units) - 1, k + 1)][1]
             places.append((a, b))
     return places or [(0, len(provision))]
+
+
+def _title_year(title: str) -> str:
+    """The year a title ends with ("Marriages Act, 2022"), or ""."""
+    found = re.search(r",?\s+(\d{4})\s*$", title)
+    return found.group(1) if found else ""
 
 
 def _shifted(result: Support, offset: int) -> Support:
