@@ -16,12 +16,12 @@ MIN_UNIT_WORDS = 5
 # note in square brackets after a sentence ("… seventy years. [subsection (3b) inserted by …] (4) …") ends it too,
 # and is itself no sentence of the provision.
 _UNIT = re.compile(r"\n+|(?<=[.;:])\s+(?:\[[^\[\]\n]{1,300}\](?:\s+|$))?(?=[(\"“A-Z]|$)")
-# A piece too short to stand alone that opens what follows ("(4) A supplier must—"): a list's lead-in, not an item.
 _NOTE = re.compile(r"\[[^\[\]]*\]")
 # The heading of a Part, Chapter or lettered sub-part run onto a section's end ("Part V – Advisory councils …",
 # "B – Theft, stock theft …").
 HEADING = r"(?:(?:PART|Part|CHAPTER|Chapter)\s+[IVXLC\d]+[A-Z]?|[A-Z])\s*[–—]\s*[A-Z]"
 _HEADING = re.compile(HEADING)
+# A piece too short to stand alone that opens what follows ("(4) A supplier must—"): a list's lead-in, not an item.
 _LEAD_IN_END = re.compile(r"(?:[:—–]|\s-)\s*$")
 _LEADING_MARKER = re.compile(r"^(?:\(\w{1,4}\)\s+)+")
 _CLAUSE_END = re.compile(r"[,;]\s")
