@@ -42,6 +42,17 @@ def hit(doc: str, title: str, number: str, heading: str, text: str, rank: int) -
     return Retrieved(chunk, 1.0 / (1 + rank), {"dense": rank})
 
 
+def offer(
+    doc: str, title: str, number: str, heading: str, text: str, quote: str, section: str = "", cited_heading: str = "-"
+) -> tuple[list[Retrieved], Citation]:
+    """One section offered (``hit``) and a citation of it quoting ``quote`` (labelled ``section``, else by its number;
+    its heading ``cited_heading`` where that differs from the section's)."""
+    citation = Citation(index=1, doc_key=doc, title=title, section=section or f"section {number}",
+                        section_id=f"{doc}#s{number}", heading=heading if cited_heading == "-" else cited_heading,
+                        chunk_id="c0", quote=quote)  # fmt: skip
+    return [hit(doc, title, number, heading, text, 0)], citation
+
+
 def gated(text: str, citations: list[Citation], hits: list[Retrieved]) -> list[str]:
     """The sentences of ``text`` the gate does not pass, checked against the full provisions they cite."""
     offered = {c.index: c for c in citations}
@@ -221,13 +232,10 @@ BURIAL_HEADING = "Days of grace, paid-up policies and non-forfeiture provisions:
 
 def burial(quote: str = "") -> tuple[list[Retrieved], Citation, str]:
     """The burial-policy section offered, a citation of it, and the quote (by default its subsection (5))."""
-    hits = [hit("sample/act/1987/27", "Insurance Act", "60", BURIAL_HEADING, BURIAL_S60, 0)]
     if not quote:
         start = BURIAL_S60.index("If an insurer's liability under a burial policy is contingent upon the death of one")
         quote = BURIAL_S60[start : BURIAL_S60.index(" (6) A burial")]
-    citation = Citation(index=1, doc_key="sample/act/1987/27", title="Insurance Act", section="section 60",
-                        section_id="sample/act/1987/27#s60", heading=BURIAL_HEADING, chunk_id="c0",
-                        quote=quote)  # fmt: skip
+    hits, citation = offer("sample/act/1987/27", "Insurance Act", "60", BURIAL_HEADING, BURIAL_S60, quote)
     return hits, citation, quote
 
 
@@ -319,10 +327,9 @@ def test_a_provisions_own_quotation_marks_inside_a_quote_are_part_of_it() -> Non
         'declaration: "I solemnly declare that I know of no lawful impediment to this marriage." and each of the '
         'parties shall say to the other: "I take you to be my lawful wedded spouse."'
     )
-    hits = [hit("sample/act/2022/9", "Marriages Act, 2022", "31", "Marriage formula", vows, 0)]
     quote = vows[4:]
-    citation = Citation(index=1, doc_key="sample/act/2022/9", title="Marriages Act, 2022", section="section 31",
-                        section_id="sample/act/2022/9#s31", heading="", chunk_id="c0", quote=quote)  # fmt: skip
+    hits, citation = offer("sample/act/2022/9", "Marriages Act, 2022", "31", "Marriage formula", vows, quote,
+                           cited_heading="")  # fmt: skip
     text = f"Section 31 of the Marriages Act, 2022, referred to above (in terms of section 31): “{quote}” [1]"
     assert gated(text, [citation], hits) == []
 
@@ -347,11 +354,7 @@ REFUNDS = (
 
 
 def refunds() -> tuple[list[Retrieved], Citation]:
-    hits = [hit("sample/act/2019/5", "Consumer Act", "53", "Cooling-off period", REFUNDS, 0)]
-    citation = Citation(index=1, doc_key="sample/act/2019/5", title="Consumer Act", section="section 53",
-                        section_id="sample/act/2019/5#s53", heading="Cooling-off period", chunk_id="c0",
-                        quote=REFUNDS[4:60])  # fmt: skip
-    return hits, citation
+    return offer("sample/act/2019/5", "Consumer Act", "53", "Cooling-off period", REFUNDS, REFUNDS[4:60])
 
 
 def test_a_quote_of_several_sentences_is_judged_a_sentence_at_a_time_as_its_provision_states_them() -> None:
@@ -436,10 +439,8 @@ def test_a_figure_beside_a_quote_that_the_quote_itself_states_is_no_claim_of_its
         "A person who has ceased to be a citizen in terms of section nine or thirteen may apply to the Minister in "
         "the prescribed form for the restoration of his citizenship."
     )
-    hits = [hit("sample/act/1984/23", "Citizenship Act", "14", "Restoration of citizenship", f"(1) {rule}", 0)]
-    citation = Citation(index=1, doc_key="sample/act/1984/23", title="Citizenship Act", section="section 14(1)",
-                        section_id="sample/act/1984/23#s14", heading="Restoration of citizenship", chunk_id="c0",
-                        quote=rule)  # fmt: skip
+    hits, citation = offer("sample/act/1984/23", "Citizenship Act", "14", "Restoration of citizenship", f"(1) {rule}",
+                           rule, section="section 14(1)")  # fmt: skip
     text = f"Section 14(1) of the Citizenship Act refers to the provision cited above (in terms of section nine or thirteen): “{rule}” [1]"  # noqa: E501
     assert gated(text, [citation], hits) == []
 
@@ -450,10 +451,7 @@ def test_a_definition_quoted_with_the_term_it_defines_passes() -> None:
         "person who normally derives his sole or principal means of livelihood from agriculture carried on by him;"
     )
     meaning = "means a person who normally derives his sole or principal means of livelihood from agriculture"
-    hits = [hit("sample/act/1973/53", "Plant Breeders Act", "2", "Interpretation", text, 0)]
-    citation = Citation(index=1, doc_key="sample/act/1973/53", title="Plant Breeders Act", section="section 2",
-                        section_id="sample/act/1973/53#s2", heading="Interpretation", chunk_id="c0",
-                        quote=meaning)  # fmt: skip
+    hits, citation = offer("sample/act/1973/53", "Plant Breeders Act", "2", "Interpretation", text, meaning)
     assert gated(f"Section 2 of the Plant Breeders Act defines “farmer”: “{meaning}” [1]", [citation], hits) == []
 
 
@@ -488,10 +486,9 @@ def test_a_quote_that_stops_before_its_clauses_exception_leaves_the_exception_ou
         "contracting a valid marriage except with the written permission of the Minister: Provided that the Minister "
         "shall not grant permission unless the parents consent."
     )
-    hits = [hit("sample/act/1964/3", "Marriage Act", "22", "Marriage of persons under certain ages", rule, 0)]
     cut = "no girl under the age of sixteen years shall be capable of contracting a valid marriage"
-    citation = Citation(index=1, doc_key="sample/act/1964/3", title="Marriage Act", section="section 22",
-                        section_id="sample/act/1964/3#s22", heading="", chunk_id="c0", quote=cut)  # fmt: skip
+    hits, citation = offer("sample/act/1964/3", "Marriage Act", "22", "Marriage of persons under certain ages", rule,
+                           cut, cited_heading="")  # fmt: skip
     stopped = f"Section 22 of the Marriage Act provides: “{cut}” [1]"
     assert gated(stopped, [citation], hits) == [stopped]
     # Marked as going on, or with the exception in the sentence's own words, the quote hides nothing.
@@ -505,10 +502,8 @@ def test_a_quote_that_stops_before_its_clauses_exception_leaves_the_exception_ou
 
 def test_a_law_named_by_another_year_is_another_law() -> None:
     rule = "No person under the age of eighteen years may contract a marriage."
-    hits = [hit("sample/act/2022/9", "Marriages Act, 2022", "3", "Minimum age of marriage", f"(1) {rule}", 0)]
-    citation = Citation(index=1, doc_key="sample/act/2022/9", title="Marriages Act, 2022", section="section 3",
-                        section_id="sample/act/2022/9#s3", heading="Minimum age of marriage", chunk_id="c0",
-                        quote=rule)  # fmt: skip
+    hits, citation = offer("sample/act/2022/9", "Marriages Act, 2022", "3", "Minimum age of marriage", f"(1) {rule}",
+                           rule)  # fmt: skip
     assert gated(f"Section 3 of the Marriages Act, 2022 provides: “{rule}” [1]", [citation], hits) == []
     assert gated(f"Section 3 of the Marriages Act provides: “{rule}” [1]", [citation], hits) == []
     older = f"Section 3 of the Marriages Act, 1964 provides: “{rule}” [1]"

@@ -28,11 +28,11 @@ def sentence_spans(text: str) -> list[tuple[str, str, int]]:
     """``split_sentences`` with, for each sentence, the offset in ``text`` where its following whitespace ends."""
     pieces: list[tuple[str, str, int]] = []
     start = 0
-    quoting = _Quoting(text)
+    quoted = [region for line in re.finditer(r"[^\n]+", text) for region in _quotations(text, *line.span())]
     for match in _SENTENCE_END.finditer(text):
         head = text[start : match.start()]
         boundary = match.start() + len(match.group(0).rstrip())
-        if not match.group(0).startswith("\n") and quoting.open_at(boundary):
+        if not match.group(0).startswith("\n") and any(a < boundary < b for a, b in quoted):
             continue  # a quoted passage of several sentences is one statement: the words of the one it quotes
         if match.group("after_marker") is not None:
             if not _CITED_END.search(text[start:boundary]):
@@ -50,30 +50,16 @@ def sentence_spans(text: str) -> list[tuple[str, str, int]]:
     return pieces
 
 
-class _Quoting:
-    """Whether a point of a text lies inside a quotation that closes in the same line: between a “ and its ”, or
-    between two straight " outside curly marks (where straight ones are the quoted text's own). A mark never closed
-    in its line holds nothing: the sentences after it are judged each on its own."""
-
-    def __init__(self, text: str) -> None:
-        self.regions = [region for line in _lines(text) for region in _quotations(text, *line)]
-
-    def open_at(self, position: int) -> bool:
-        return any(start < position < end for start, end in self.regions)
-
-
-def _lines(text: str) -> list[tuple[int, int]]:
-    starts = [0, *(m.end() for m in re.finditer(r"\n", text))]
-    return [(a, (text.find("\n", a) + 1 or len(text) + 1) - 1) for a in starts]
-
-
 def _quotations(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """The quotations of ``text[start:end]`` (one line) that close in it, as (opening, after closing) offsets."""
+    """The quotations of ``text[start:end]`` (one line) that close in it, as (opening, after closing) offsets: each
+    “ with its ”, and each pair of straight " outside those (where straight ones are the quoted text's own). A mark
+    never closed in its line holds nothing: the sentences after it are judged each on its own."""
     curly = [(m.start() + start, m.end() + start) for m in re.finditer(r"“[^“”]*”", text[start:end])]
     straight: list[tuple[int, int]] = []
     opened: int | None = None
-    for k in range(start, end):
-        if text[k] == '"' and not any(a <= k < b for a, b in curly):
+    for mark in re.finditer('"', text[start:end]):
+        k = mark.start() + start
+        if not any(a <= k < b for a, b in curly):
             if opened is None:
                 opened = k
             else:

@@ -681,10 +681,16 @@ def _framing(sentence: str, quotes: list[str], provision: str, cited: Citation, 
         flat = " ".join(provision.lower().split())
         rest = _around_quotes(rest, [t for t in quoted_spans(rest) if " ".join(t.lower().split()) in flat])
     for name in (cited.title, cited.heading):
-        if name.strip():
-            # (a title may be written with its year: "the Insurance Act, 1987")
-            rest = re.sub(r"\s+".join(map(re.escape, name.split())) + r"(?:,?\s+\d{4}\b)?", " ", rest, flags=re.I)
+        rest = _without_name(rest, name)
     return without_references(rest)
+
+
+def _without_name(text: str, name: str) -> str:
+    """``text`` without the instrument's title or heading ``name`` as written, spacing and case aside, with the year
+    a title may be written with ("the Insurance Act, 1987")."""
+    if not name.strip():
+        return text
+    return re.sub(r"\s+".join(map(re.escape, name.split())) + r"(?:,?\s+\d{4}\b)?", " ", text, flags=re.I)
 
 
 def _quote_carries(sentence: str, quotes: list[str], provision: str, cited: Citation) -> bool:
@@ -776,10 +782,7 @@ def _framing_denies(sentence: str, quotes: list[str], title: str = "") -> bool:
     runs over a rule and its exception ("includes …, but does not include …", "regardless of …") can seem to. Only the
     sentence's own words can turn its meaning round, so the opposite-meaning verdict stands only when they might; the
     instrument's ``title`` among them ("Amendment (No. 20) Act") names it and denies nothing."""
-    around = _around_quotes(sentence, quotes)
-    if title:
-        around = re.sub(r"\s+".join(map(re.escape, title.split())), " ", around, flags=re.I)
-    return bool(_DENIAL.search(around))
+    return bool(_DENIAL.search(_without_name(_around_quotes(sentence, quotes), title)))
 
 
 def _record_failure(check: SentenceCheck, result: Support) -> None:
