@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 
 from api.auth import Caller
-from api.composer.definitions import MAX_DEFINITIONS, asked_term, needed_definitions
+from api.composer.definitions import MAX_DEFINITIONS, asked_term, meaning_of, needed_definitions
 from api.main import create_app
 from api.schemas.documents import Chunk, Document
 from api.schemas.events import Citation, FinalEvent
@@ -125,6 +125,22 @@ def test_at_most_two_definitions_never_of_everyday_terms_and_only_from_a_readabl
     # A definition whose words are not in its document as read now is never quoted.
     changed = BOARD.model_copy(update={"sections": [*BOARD.sections[:1], BOARD.sections[2]]})
     assert needed_definitions("Who may?", cited, links, chunks_of(BOARD), {BOARD.doc_key: changed}, "") == []
+
+
+def test_terms_sharing_one_definition_are_quoted_once_by_its_meaning_alone() -> None:
+    market = law(
+        "t/2001/3", "Market Stalls Act", "",
+        "1. Interpretation In this Act— “stall” means a booth let by a council; “ trader ” or “stallholder”, in "
+        "relation to a market, means a person to whom a stall is let.",
+        "2. Rent A trader shall pay the rent of the stall. A stallholder may not sublet.",
+    )  # fmt: skip
+    links = find_links([market])
+    cited = [cite(market, 2, "A trader shall pay the rent of the stall. A stallholder may not sublet.")]
+    found = needed_definitions("Who pays the rent?", cited, links, chunks_of(market), {market.doc_key: market}, "")
+    assert [meaning_of(n.definition) for n in found] == [
+        "in relation to a market, means a person to whom a stall is let.",
+        "means a booth let by a council",
+    ]
 
 
 PRIVATE_ACT = """<!-- id: acme/act/2024/1; jurisdiction: SAMPLE -->

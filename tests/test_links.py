@@ -103,6 +103,33 @@ def test_a_definition_ends_where_the_next_item_or_provision_begins() -> None:
     }
 
 
+def test_terms_that_share_one_meaning_are_each_defined_and_end_no_definition_before_them() -> None:
+    market = law(
+        "t/2001/3", "Market Stalls Act", "",
+        "2. Interpretation In this Act— “stall” means a booth let by a council; “ trader ” or “stallholder”, in "
+        "relation to a market, means a person to whom a stall is let; “sell”, “selling” and “sale” include barter; "
+        "“council” means a local authority; “levy” [definition repealed by Act 2 of 2009] “ pitch ”, for the purposes "
+        "of a market day, means a place marked out for a stall; “ rent ”— (a) in relation to a stall, means the sum "
+        "a trader pays.",
+    )  # fmt: skip
+    found = {d.term: d.text for d in find_definitions(market)}
+    assert found == {
+        "stall": "“stall” means a booth let by a council",
+        "trader": "“ trader ” or “stallholder”, in relation to a market, means a person to whom a stall is let",
+        "stallholder": "“ trader ” or “stallholder”, in relation to a market, means a person to whom a stall is let",
+        "sell": "“sell”, “selling” and “sale” include barter",
+        "selling": "“sell”, “selling” and “sale” include barter",
+        "sale": "“sell”, “selling” and “sale” include barter",
+        "council": "“council” means a local authority",
+        "pitch": "“ pitch ”, for the purposes of a market day, means a place marked out for a stall",
+        "rent": "“ rent ”— (a) in relation to a stall, means the sum a trader pays.",
+    }
+    # A definition that is a list's item ends where the next item begins.
+    fees = law("t/2001/4", "Market Fees Act", "", "5. Fees (1) For this section— (a) “fee” does not include a fine; "
+               "(b) the council shall publish its fees.")  # fmt: skip
+    assert [d.text for d in find_definitions(fees)] == ["“fee” does not include a fine"]
+
+
 def test_references_resolve_to_the_finest_provision_that_exists() -> None:
     links = find_links([LABOUR, PENSIONS])
     pairs = {(r.source, r.target, r.relation) for r in links.references}

@@ -45,7 +45,12 @@ _LAW = (
     r"(?:\s+(?:under|in|for the purposes of|according to|as used in|in terms of|of)\s+"
     r"(?:the\s+|this\s+)?(?-i:[A-Z]).*)?"
 )
-_DEFINES = re.compile(rf"\s*[{_QUOTES}][^{_QUOTES}]{{1,80}}[{_QUOTES}]\s*,?\s*(?:means|includes|has the)\b")
+# Another quoted term sharing a definition's meaning: ", “the court”", " or “the court”".
+_ALIAS = rf"\s*,?\s*(?:(?:and|or)\s+)?[{_QUOTES}][^{_QUOTES}\n]{{1,80}}[{_QUOTES}]"
+_ALIAS_RUN = re.compile(rf"^(?:{_ALIAS})+")
+_DEFINES = re.compile(
+    rf"\s*[{_QUOTES}][^{_QUOTES}]{{1,80}}[{_QUOTES}](?:{_ALIAS})*\s*,?\s*(?:means|includes|has the)\b"
+)
 _ASKS = [
     re.compile(rf"^\s*what\s+does\s+(?:the\s+(?:term|word|expression)\s+)?{_TERM}\s+mean{_LAW}\s*\??\s*$", re.I),
     re.compile(rf"^\s*(?:define|definition\s+of|meaning\s+of|what\s+is\s+the\s+(?:definition|meaning)\s+of)\s+"
@@ -155,10 +160,11 @@ def needed_definitions(
     found: list[Needed] = []
     seen: set[tuple[str, str]] = set()
     for rank, _, definition in sorted(ranked, key=lambda r: (r[0], r[1])):
-        key = (definition.doc_key, definition.term.casefold())
-        if key in seen or (rank and not _worth_adding(definition)) or _quoted(definition, cited):
+        # Terms that share one definition ("“court” or “the court” means …") are quoted once.
+        keys = {(definition.doc_key, definition.term.casefold()), (definition.doc_key, definition.text)}
+        if keys & seen or (rank and not _worth_adding(definition)) or _quoted(definition, cited):
             continue
-        seen.add(key)
+        seen |= keys
         chunk = defining_chunk(definition, chunks, documents.get(definition.doc_key))
         if chunk is None or chunk.tenant not in ("", tenant):
             continue
@@ -197,7 +203,8 @@ def meaning_of(definition: Definition) -> str:
     boundary when long: a verbatim slice of the defining provision."""
     text = definition.text
     closing = next((i for i, ch in enumerate(text[1:], 1) if ch in _QUOTES), 0)
-    meaning = text[closing + 1 :].lstrip(" ,")
+    # The other terms that share the meaning ("“court” or “the court”, … means") name it; they are not its words.
+    meaning = _ALIAS_RUN.sub("", text[closing + 1 :]).lstrip(" ,")
     # The last definition of a section runs on to the end of its text: the heading of the Part that follows and an
     # editor's note ("[definition amended by …]") are not its words.
     heading = _NEXT_HEADING.search(meaning)

@@ -39,7 +39,7 @@ from api.tools.object_store import ObjectStore, get_json, put_json
 from api.tools.repeals import chapter_number
 
 LINKS_KEY = "indexes/links.json"
-LINKS_READER = 1
+LINKS_READER = 2
 """The version of the reader that finds links, stored with them: raised whenever ``find_links`` reads differently
 (new reference forms, relations or definition shapes), so a data dir whose links an older reader wrote is known to
 be stale until ``gweta ingest`` reads them again (0: written before versions were kept)."""
@@ -79,11 +79,25 @@ FOLLOWED = ("subject to", "referred to in", "specified in", "mentioned in", "des
 _DEPENDS = re.compile(r"\b(" + "|".join(d.replace(" ", r"\s+") for d in DEPENDS) + r")\s+(?:the\s+)?$", re.I)
 _QUOTE_OPEN = "\"“‘'"
 _QUOTE_CLOSE = "\"”’'"
+# A quoted term. A definition may give several that share one meaning ("“court” or “the court” … means", "“write”,
+# “written”, “writing” includes"): each is defined, and none is read as the end of the definition before.
+_QUOTED_TERM = rf"[{_QUOTE_OPEN}]\s*(?P<term>[^{_QUOTE_CLOSE}{_QUOTE_OPEN}\n]{{1,80}}?)\s*[{_QUOTE_CLOSE}]"
+_ALIASES = rf"(?:\s*,?\s*(?:(?:and|or)\s+)?{_QUOTED_TERM.replace('?P<term>', '?:')})*"
+# Between a term and its verb: the setting the meaning holds in ("“court”, in relation to any matter …, means"), and
+# the dash and first item mark of a meaning given as a list ("“premises”— (a) in relation to a shop, means").
 _DEFINITION = re.compile(
-    rf"[{_QUOTE_OPEN}]\s*(?P<term>[^{_QUOTE_CLOSE}{_QUOTE_OPEN}\n]{{1,80}}?)\s*[{_QUOTE_CLOSE}]\s*,?\s*"
-    r"(?:(?:in relation to|in respect of|with reference to|when used in)[^;:]{0,80}?,\s*)?"
-    r"(?P<verb>means|includes|include|has the (?:same )?meaning|shall mean|shall include|refers to)\b",
+    rf"(?P<terms>{_QUOTED_TERM}{_ALIASES})\s*,?\s*(?:[—–]\s*(?:\(\w{{1,4}}\)\s*)?)?"
+    r"(?:(?:in relation to|in respect of|with respect to|in regard to|with reference to|when used (?:in|as)|"
+    r"as applied to|for the purposes? of|in the case of|subject to|save as otherwise)[^;]{0,200}?,\s*)?"
+    r"(?P<verb>means|includes|include|does not include|has the (?:same )?meaning|shall have the (?:same )?meaning|"
+    r"bears the (?:same )?meaning|shall mean|shall include|refers to)\b",
 )
+_ITEM_MARK_BEFORE = re.compile(r"\((?P<mark>[a-z]{1,4})\)\s*$")
+# A definition the law has repealed, left as its term and the editor's note: not part of the definition before it.
+_REPEALED_TERM = re.compile(
+    rf"(?<=[;.\]])\s*{_QUOTED_TERM.replace('?P<term>', '?:')}\s*\[definitions?\b[^\]]*\brepealed"
+)
+_TERM_IN_RUN = re.compile(_QUOTED_TERM)
 _NEXT_ITEM = re.compile(r";\s*\(\w{1,4}\)[^;]*$")
 _NEXT_PROVISION = re.compile(r"(?<=[.;])\s+(?=\(\d{1,3}[A-Za-z]?\)\s|\d{1,3}[A-Z]?\.\s+[A-Z])")
 # "In this Part—", "In this Chapter, unless the context otherwise requires—": the words that open a run of definitions
@@ -268,9 +282,17 @@ def find_definitions(document: Document) -> list[Definition]:
             # A definition ends at its own closing punctuation: the next item's label ("; (b) subsection (1)(b)")
             # or the next subsection or section ("… year. (2) The …", "… members. 2. Terms of …") is not part of it.
             span = _NEXT_ITEM.sub("", span) if i + 1 < len(matches) else _NEXT_PROVISION.split(span, maxsplit=1)[0]
+            span = _REPEALED_TERM.split(span, maxsplit=1)[0]
+            own = _ITEM_MARK_BEFORE.search(text, 0, match.start())
+            if own and len(own["mark"]) == 1 and own["mark"] != "z":
+                # A definition that is itself a list's item ("for which purpose— (a) “shares” does not include …;
+                # (b) the right shall be …") ends where the next item begins.
+                sibling = rf";\s*(?:and\s+|or\s+)?(?=\({chr(ord(own['mark']) + 1)}\)\s)"
+                span = re.split(sibling, span, maxsplit=1)[0]
             span = re.sub(r"\s*(?:;|,)?\s*(?:and|or)?\s*$", "", span).rstrip(" ;,")
-            term = " ".join(match.group("term").split()).strip(" ,")
-            if not term or len(term.split()) > 8:
+            terms = [" ".join(t.group("term").split()).strip(" ,") for t in _TERM_IN_RUN.finditer(match["terms"])]
+            terms = [t for t in dict.fromkeys(terms) if t and len(t.split()) <= 8]
+            if not terms:
                 continue
             # The last "In this …" anywhere before it: a long interpretation section's later definitions are as
             # limited as its first.
@@ -278,8 +300,8 @@ def find_definitions(document: Document) -> list[Definition]:
             # Lettered markers in an interpretation section belong to the definitions before this one ("(a) a
             # document issued …"), so a definition is placed in its subsection at most.
             provision = re.sub(r"(?:\([a-z]{1,3}\))+$", "", provision_at(starts, match.start(), section.section_id))
-            found.append(Definition(term=term, doc_key=document.doc_key, provision_id=provision, text=span[:2000],
-                                    scope=scope))  # fmt: skip
+            found += [Definition(term=term, doc_key=document.doc_key, provision_id=provision, text=span[:2000],
+                                 scope=scope) for term in terms]  # fmt: skip
     return found
 
 
