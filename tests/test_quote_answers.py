@@ -477,7 +477,8 @@ def test_words_that_relate_two_quotes_must_be_the_provisions_own() -> None:
     assert gated(f"Section 53 of the Consumer Act provides “{cancel}” and “{refund}” [1]", [citation], hits) == []
     hits, citation, keep = burial("keep the policy in force for the full value of the benefits")
     bound = "the insurer is bound to send a person to the owner of the policy to collect the premiums"
-    assert gated(f"The insurer must “{keep}” if “{bound}” [1]", [citation], hits) == []
+    unpaid = "If a premium has not been paid on its due date, the insurer must"
+    assert gated(f"{unpaid} “{keep}” if “{bound}” [1]", [citation], hits) == []
 
 
 def test_a_quote_that_stops_before_its_clauses_exception_leaves_the_exception_out() -> None:
@@ -508,3 +509,52 @@ def test_a_law_named_by_another_year_is_another_law() -> None:
     assert gated(f"Section 3 of the Marriages Act provides: “{rule}” [1]", [citation], hits) == []
     older = f"Section 3 of the Marriages Act, 1964 provides: “{rule}” [1]"
     assert gated(older, [citation], hits) == [older]
+
+
+TENANCY = (
+    "(5) Where a tenant has paid no rent for three months, the landlord may end the lease by written notice. (6) The "
+    "notice shall— (a) if the rent is paid within seven days, lapse and have no effect; (b) in any other case, take "
+    "effect after one month. (7) No tenant shall keep animals on the land. (8) For the purposes of this section, a "
+    "month is thirty days."
+)
+
+
+def tenancy(quote: str) -> tuple[list[Retrieved], Citation]:
+    return offer("sample/act/2003/2", "Tenancy Act", "9", "Ending a lease", TENANCY, quote, cited_heading="")
+
+
+@pytest.mark.parametrize(
+    ("cut", "whole"),
+    [
+        ("the landlord may end the lease by written notice",
+         "Where a tenant has paid no rent for three months, the landlord may end the lease by written notice"),
+        ("take effect after one month", "in any other case, take effect after one month"),
+        ("lapse and have no effect", "if the rent is paid within seven days, lapse and have no effect"),
+    ],
+)  # fmt: skip
+def test_a_quote_cut_from_the_case_its_clause_opens_with_states_a_rule_the_provision_does_not(
+    cut: str, whole: str
+) -> None:
+    hits, citation = tenancy(cut)
+    stripped = f"Section 9 of the Tenancy Act provides: “{cut}” [1]"
+    assert gated(stripped, [citation], hits) == [stripped]
+    # Quoted with its case, the clause says what the provision says.
+    assert gated(f"Section 9 of the Tenancy Act provides: “{whole}” [1]", [citation], hits) == []
+
+
+def test_a_quote_after_its_case_passes_when_the_sentence_states_the_case_or_the_case_is_only_drafting() -> None:
+    cut = "the landlord may end the lease by written notice"
+    hits, citation = tenancy(cut)
+    said = f"If the tenant has paid no rent for three months, “{cut}” [1]"
+    assert gated(said, [citation], hits) == []
+    # "For the purposes of this section," limits nothing a reader needs.
+    hits, citation = tenancy("a month is thirty days")
+    assert gated("Section 9 of the Tenancy Act provides: “a month is thirty days” [1]", [citation], hits) == []
+
+
+def test_a_quote_cut_from_the_negated_subject_of_its_verb_says_the_opposite() -> None:
+    hits, citation = tenancy("shall keep animals on the land")
+    cut = "Section 9 of the Tenancy Act provides that a tenant “shall keep animals on the land” [1]"
+    assert gated(cut, [citation], hits) == [cut]
+    assert gated("Under section 9 of the Tenancy Act, no tenant “shall keep animals on the land” [1]", [citation],
+                 hits) == []  # fmt: skip

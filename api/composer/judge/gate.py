@@ -411,24 +411,96 @@ def _cut_before_exception(quote: str, provision: str, end: int, sentence: str) -
     return len(exception & said) * 2 < len(exception)
 
 
-def _cut_from_negation(quote: str, provision: str, around: str) -> bool:
-    """Whether every place ``quote`` starts in ``provision`` follows a negation of the same sentence that the words
-    around the quote (``around``) do not say themselves."""
-    if _SAYS_NEGATION.search(around):
-        return False
+def _starts(quote: str, provision: str) -> list[int]:
+    """Every place in ``provision`` where ``quote``'s first verbatim span starts."""
     spans = quote_spans(quote)
-    if not spans:
-        return False
-    starts, position = [], 0
-    while (found := locate_span(spans[0], provision, position)) is not None:
+    starts: list[int] = []
+    position = 0
+    while spans and (found := locate_span(spans[0], provision, position)) is not None:
         starts.append(found[0])
         position = found[0] + 1
+    return starts
+
+
+# Where a clause of a provision begins: after a sentence's end, a semicolon, a colon, a dash, or a subsection's or a
+# list item's mark.
+_CLAUSE_BOUNDARY = re.compile(r"[.;:]\s|[—–]\s*|(?P<item>\((?:\d{1,3}[A-Za-z]?|[a-z]{1,4})\))\s")
+# A clause's opening words that make what follows hold only in a case ("Where an employee has no leave accrued, he
+# may …", "If a premium is not paid …, the policy shall …").
+_CONDITION_OPENS = re.compile(
+    r"^(?:(?:and|or|but)\s+)?(?:if|where|when|whenever|unless|once|upon|on\s+the|in\s+the\s+(?:case|event)\s+of|in\s+(?:any|every|each|all)\s+(?:other\s+)?cases?|"
+    r"in\s+the\s+event\s+that|except|save|subject\s+to|provided\s+that|after|before|until|while)\b",
+    re.I,
+)
+_OTHER_CASES = re.compile(r"\bin\s+(?:any|every|each|all)\s+other\s+cases?\b", re.I)
+_CONDITION_IN = re.compile(r"\b(?:if|where|unless|when|whenever)\b", re.I)
+_NEGATED_SUBJECT = re.compile(r"^(?:no|nothing|neither|none)\b", re.I)
+_VERB_FIRST = re.compile(r"^\W*(?:shall|may|must|will|can|could|should|is|are|was|were|be|has|have)\b", re.I)
+# Drafting words that make no case of their own ("subject to this section").
+_DRAFTING = frozenset(content_terms("subject to the terms of this Part, a Schedule or regulations"))
+
+
+def _clause_lead(provision: str, start: int) -> tuple[str, str]:
+    """The words of ``start``'s clause before it, and, when the clause is a list's item, the list's opening (the
+    clause before the item's mark); ("", "") when the clause begins there."""
+    window = provision[max(0, start - 600) : start]
+    boundaries = list(_CLAUSE_BOUNDARY.finditer(window))
+    if not boundaries:
+        return window, ""
+    last = boundaries[-1]
+    opening = ""
+    if last.group("item") and last.group("item")[1:-1].isalpha():
+        # The list opens at the last dash or colon before the item, past the items before it.
+        earlier = [b for b in boundaries[:-1] if b.end() <= last.start()]
+        opens = [n for n, b in enumerate(earlier) if b.group().strip() in ("—", "–", ":")]
+        if opens:
+            n = opens[-1]
+            opening = window[earlier[n - 1].end() if n else 0 : earlier[n].start()]
+    return window[last.end() :], opening
+
+
+def _cut_from_condition(quote: str, provision: str, sentence: str) -> bool:
+    """Whether every place ``quote`` starts in ``provision`` is right after the case its clause opens with ("Where an
+    employee has no vacation leave accrued, ” + “he may be granted …”, or a list item's "in the original unopened
+    packaging, ” under "if any goods returned are—") and the sentence does not state that case in its own words: the
+    quote then gives as a rule what holds only in that case."""
+    starts = _starts(quote, provision)
+    if not starts:
+        return False
+    said = content_terms(_around_quotes(sentence, [quote]))
+    for start in starts:
+        lead, opening = _clause_lead(provision, start)
+        if not lead.rstrip().endswith(","):
+            return False
+        if not (_CONDITION_OPENS.match(lead.strip()) or _CONDITION_IN.search(opening)):
+            return False
+        if _OTHER_CASES.match(lead.strip()):
+            # "in any other case, …": every case but those stated before it, which a sentence says as "otherwise".
+            if _OTHER_CASES.search(sentence) or re.search(r"\botherwise\b", sentence, re.I):
+                return False
+            continue
+        case = content_terms(lead) - _DRAFTING
+        if len(case) < 2 or len(case & said) * 2 >= len(case):
+            return False
+    return True
+
+
+def _cut_from_negation(quote: str, provision: str, around: str) -> bool:
+    """Whether every place ``quote`` starts in ``provision`` follows a negation of the same sentence, or a subject
+    the negation governs ("No boy … shall" quoted from "shall"), that the words around the quote (``around``) do not
+    say themselves."""
+    if _SAYS_NEGATION.search(around):
+        return False
+    starts = _starts(quote, provision)
     if not starts:
         return False
     for start in starts:
         before = provision[max(0, start - 24) : start]
         ends = list(_SENTENCE_END.finditer(before))
-        if not _NEGATION_BEFORE.search(before[ends[-1].end() :] if ends else before):
+        if _NEGATION_BEFORE.search(before[ends[-1].end() :] if ends else before):
+            continue
+        lead, _ = _clause_lead(provision, start)
+        if not (_NEGATED_SUBJECT.match(lead.strip()) and _VERB_FIRST.match(quote)):
             return False
     return True
 
@@ -515,6 +587,10 @@ def _check_sentence(
         if _cut_before_exception(quote, texts[home], spans[-1][1], sentence):
             check.dropped = ["the exception the provision states right after the quoted words"]
             check.missing_facts = ["the exception the provision states right after the quoted words"]
+            return
+        if _cut_from_condition(quote, texts[home], sentence):
+            check.dropped = ["the case the provision's clause opens with, before the quoted words"]
+            check.missing_facts = ["the case the provision's clause opens with, before the quoted words"]
             return
         if _cut_from_negation(quote, texts[home], _around_quotes(sentence, [quote])):
             # "person shall employ … a child" quoted from "No person shall employ … a child": verbatim, and saying
