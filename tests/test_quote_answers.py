@@ -512,10 +512,12 @@ def test_a_law_named_by_another_year_is_another_law() -> None:
 
 
 TENANCY = (
-    "(5) Where a tenant has paid no rent for three months, the landlord may end the lease by written notice. (6) The "
-    "notice shall— (a) if the rent is paid within seven days, lapse and have no effect; (b) in any other case, take "
-    "effect after one month. (7) No tenant shall keep animals on the land. (8) For the purposes of this section, a "
-    "month is thirty days."
+    "9. Ending a lease (1) Subject to subsection (5), a lease runs for the term the parties agree. (5) Where a tenant "
+    "has paid no rent for three months, the landlord may end the lease by written notice. (6) The notice shall— (a) "
+    "if the rent is paid within seven days, lapse and have no effect; (b) in any other case, take effect after one "
+    "month. (7) No tenant shall keep animals on the land. (8) For the purposes of this section, a month is thirty "
+    "days. (9) Except as otherwise provided in this Act, a tenant shall pay the rates. (10) Subject to subsection "
+    "(8), no landlord shall enter the land without notice."
 )
 
 
@@ -552,9 +554,40 @@ def test_a_quote_after_its_case_passes_when_the_sentence_states_the_case_or_the_
     assert gated("Section 9 of the Tenancy Act provides: “a month is thirty days” [1]", [citation], hits) == []
 
 
+def test_a_case_stated_before_the_quote_in_its_paragraph_or_in_other_words_is_stated() -> None:
+    cut = "the landlord may end the lease by written notice"
+    hits, citation = tenancy(cut)
+    # In the sentence before, in the same paragraph.
+    then = f"Then “{cut}” [1]."
+    assert then not in gated(f"Section 9 covers a tenant who has paid no rent for three months [1]. {then}",
+                             [citation], hits)  # fmt: skip
+    # Put in a case by the sentence's own words ("where …"), a third of the case's words state it; else half.
+    assert gated(f"Where the rent is months late, “{cut}” [1].", [citation], hits) == []
+    loose = f"With the rent months late the Act says “{cut}” [1]."
+    assert gated(loose, [citation], hits) == [loose]
+    # A sentence in another paragraph states nothing of this one's case.
+    apart = f"Section 9 covers a tenant who has paid no rent for three months [1].\n\n{then}"
+    assert then in gated(apart, [citation], hits)
+
+
+def test_a_saving_for_what_else_the_law_provides_and_a_mark_that_names_a_subsection_make_no_case() -> None:
+    hits, citation = tenancy("a tenant shall pay the rates")
+    assert gated("Section 9 of the Tenancy Act provides: “a tenant shall pay the rates” [1]", [citation], hits) == []
+    # "(5)" in "Subject to subsection (5), " names a subsection: the clause still opens with "Subject to".
+    hits, citation = tenancy("a lease runs for the term the parties agree")
+    assert gated("Section 9(1) provides: “a lease runs for the term the parties agree” [1]", [citation], hits) == []
+    # A subsection's own mark after the section's heading starts its clause: no heading word is read as a case.
+    hits, citation = tenancy("No tenant shall keep animals on the land")
+    assert gated("Section 9(7) provides: “No tenant shall keep animals on the land” [1]", [citation], hits) == []
+
+
 def test_a_quote_cut_from_the_negated_subject_of_its_verb_says_the_opposite() -> None:
     hits, citation = tenancy("shall keep animals on the land")
     cut = "Section 9 of the Tenancy Act provides that a tenant “shall keep animals on the land” [1]"
     assert gated(cut, [citation], hits) == [cut]
     assert gated("Under section 9 of the Tenancy Act, no tenant “shall keep animals on the land” [1]", [citation],
                  hits) == []  # fmt: skip
+    # Behind words that set the rule's scope ("Subject to subsection (8), no landlord shall …").
+    hits, citation = tenancy("shall enter the land without notice")
+    behind = "Section 9 of the Tenancy Act provides that a landlord “shall enter the land without notice” [1]"
+    assert gated(behind, [citation], hits) == [behind]

@@ -368,6 +368,13 @@ def _as_read(text: str) -> str:
     return _WORD_CHARS.sub(latin, text)
 
 
+def _paragraph_before(context: str, sentence: str) -> str:
+    """The sentences of ``sentence``'s paragraph before it, in the answer so far (``context``, which ends with it)."""
+    at = context.rfind(sentence.strip())
+    written = context[:at] if at >= 0 else ""
+    return strip_markers(written.rsplit("\n\n", 1)[-1])
+
+
 def _check_sentence(
     check: SentenceCheck,
     offered: Mapping[int, Citation],
@@ -451,7 +458,7 @@ def _check_sentence(
             check.dropped = ["the exception the provision states right after the quoted words"]
             check.missing_facts = ["the exception the provision states right after the quoted words"]
             return
-        if cut_from_condition(quote, texts[home], sentence):
+        if cut_from_condition(quote, texts[home], sentence, _paragraph_before(context, check.text)):
             check.dropped = ["the case the provision's clause opens with, before the quoted words"]
             check.missing_facts = ["the case the provision's clause opens with, before the quoted words"]
             return

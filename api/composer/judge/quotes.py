@@ -89,29 +89,54 @@ def _starts(quote: str, provision: str) -> list[int]:
     return starts
 
 
-# Where a clause of a provision begins: after a sentence's end, a semicolon, a colon, a dash, or a subsection's or a
-# list item's mark.
-_CLAUSE_BOUNDARY = re.compile(r"[.;:]\s|[—–]\s*|(?P<item>\((?:\d{1,3}[A-Za-z]?|[a-z]{1,4})\))\s")
+# Where a clause of a provision begins: after a sentence's end (a full stop before a capital, a bracket or a quote, not
+# one inside an abbreviation), a semicolon, a colon, a dash, or a subsection's or a list item's mark; a mark that
+# follows the word naming it, or another mark's "and", "or" or comma, is a reference ("subsection (1) has been
+# made", "paragraphs (a) and (b)"): it starts no clause.
+_CLAUSE_BOUNDARY = re.compile(r"\.\s+(?=[A-Z(“\"])|[;:]\s|[—–]\s*|(?P<item>\((?:\d{1,3}[A-Za-z]?|[a-z]{1,4})\))\s")
+_NAMES_MARK = re.compile(
+    r"(?:\b(?:sub-?sections?|sections?|sub-?paragraphs?|paragraphs?|items?|regulations?|rules?|articles?|clauses?|"
+    r"and|or|to|of|in|under)|\)\s*,)\s*$",
+    re.I,
+)
+LEAD_CHARS = 1500
+"""How far back from a quote its clause's opening words are looked for."""
 # A clause's opening words that make what follows hold only in a case ("Where an employee has no leave accrued, he
-# may …", "If a premium is not paid …, the policy shall …").
+# may …", "If a premium is not paid …, the policy shall …", "On production of …, the officer shall …").
 _CONDITION_OPENS = re.compile(
-    r"^(?:(?:and|or|but)\s+)?(?:if|where|when|whenever|unless|once|upon|on\s+the|in\s+the\s+(?:case|event)\s+of|in\s+(?:any|every|each|all)\s+(?:other\s+)?cases?|"
-    r"in\s+the\s+event\s+that|except|save|subject\s+to|provided\s+that|after|before|until|while)\b",
+    r"^(?:(?:and|or|but)\s+)?(?:if|where|when|whenever|unless|once|upon|on|in\s+the\s+(?:case|event)\s+of|"
+    r"in\s+(?:any|every|each|all)\s+(?:other\s+)?cases?|in\s+the\s+event\s+that|except|save|subject\s+to|"
+    r"provided\s+that|after|before|until|while)\b",
     re.I,
 )
 _OTHER_CASES = re.compile(r"\bin\s+(?:any|every|each|all)\s+other\s+cases?\b", re.I)
 _CONDITION_IN = re.compile(r"\b(?:if|where|unless|when|whenever)\b", re.I)
+# A sentence's own words that put what follows in a case ("where the debtor …, “…”", "In that case “…”").
+_SAYS_CASE = re.compile(r"\b(?:if|where|when|whenever|unless|once|after|then|in\s+(?:that|such|which)\s+case)\b", re.I)
 _NEGATED_SUBJECT = re.compile(r"^(?:no|nothing|neither|none)\b", re.I)
 _VERB_FIRST = re.compile(r"^\W*(?:shall|may|must|will|can|could|should|is|are|was|were|be|has|have)\b", re.I)
-# Drafting words that make no case of their own ("subject to this section").
-_DRAFTING = frozenset(content_terms("subject to the terms of this Part, a Schedule or regulations"))
+# Drafting words that make no case of their own ("subject to this section", "except as otherwise provided in this
+# Act", "without prejudice to anything to the contrary").
+_DRAFTING = frozenset(
+    content_terms(
+        "subject to the terms of this Part, a Schedule or regulations; except or save as otherwise expressly provided, "
+        "without prejudice, notwithstanding anything to the contrary contained in any other enactment or law"
+    )
+)
+STATED_SHARE = 0.5
+"""Share of a case's words the sentence must say for it to state the case; a third where the sentence's own words
+put what they quote in a case ("where …", "in that case")."""
 
 
 def _clause_lead(provision: str, start: int) -> tuple[str, str]:
     """The words of ``start``'s clause before it, and, when the clause is a list's item, the list's opening (the
     clause before the item's mark); ("", "") when the clause begins there."""
-    window = provision[max(0, start - 600) : start]
-    boundaries = list(_CLAUSE_BOUNDARY.finditer(window))
+    window = provision[max(0, start - LEAD_CHARS) : start]
+    boundaries = [
+        found
+        for found in _CLAUSE_BOUNDARY.finditer(window)
+        if not (found.group("item") and _NAMES_MARK.search(window, 0, found.start()))
+    ]
     if not boundaries:
         return window, ""
     last = boundaries[-1]
@@ -126,15 +151,18 @@ def _clause_lead(provision: str, start: int) -> tuple[str, str]:
     return window[last.end() :], opening
 
 
-def cut_from_condition(quote: str, provision: str, sentence: str) -> bool:
+def cut_from_condition(quote: str, provision: str, sentence: str, before: str = "") -> bool:
     """Whether every place ``quote`` starts in ``provision`` is right after the case its clause opens with ("Where an
     employee has no vacation leave accrued, ” + “he may be granted …”, or a list item's "in the original unopened
-    packaging, ” under "if any goods returned are—") and the sentence does not state that case in its own words: the
-    quote then gives as a rule what holds only in that case."""
+    packaging, ” under "if any goods returned are—") and neither the sentence nor the sentences ``before`` it in its
+    paragraph state that case: the quote then gives as a rule what holds only in that case. A case is stated by
+    ``STATED_SHARE`` of its words, or a third of them where the sentence's own words put the quote in a case."""
     starts = _starts(quote, provision)
     if not starts:
         return False
-    said = content_terms(around_quotes(sentence, [quote]))
+    own = around_quotes(sentence, [quote])
+    said = content_terms(own) | content_terms(before)
+    share = STATED_SHARE if _SAYS_CASE.search(own) is None else STATED_SHARE * 2 / 3
     for start in starts:
         lead, opening = _clause_lead(provision, start)
         if not lead.rstrip().endswith(","):
@@ -147,7 +175,7 @@ def cut_from_condition(quote: str, provision: str, sentence: str) -> bool:
                 return False
             continue
         case = content_terms(lead) - _DRAFTING
-        if len(case) < 2 or len(case & said) * 2 >= len(case):
+        if len(case) < 2 or len(case & said) >= share * len(case):
             return False
     return True
 
@@ -167,7 +195,9 @@ def cut_from_negation(quote: str, provision: str, around: str) -> bool:
         if _NEGATION_BEFORE.search(before[ends[-1].end() :] if ends else before):
             continue
         lead, _ = _clause_lead(provision, start)
-        if not (_NEGATED_SUBJECT.match(lead.strip()) and _VERB_FIRST.match(quote)):
+        # The subject may follow words that set the rule's scope ("Subject to subsection (2), no person shall").
+        subject = (lead.strip(), lead.rsplit(",", 1)[-1].strip())
+        if not (any(_NEGATED_SUBJECT.match(part) for part in subject) and _VERB_FIRST.match(quote)):
             return False
     return True
 
