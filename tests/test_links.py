@@ -130,6 +130,29 @@ def test_terms_that_share_one_meaning_are_each_defined_and_end_no_definition_bef
     assert [d.text for d in find_definitions(fees)] == ["“fee” does not include a fine"]
 
 
+def test_a_run_of_terms_begins_only_where_a_definition_may_and_never_holds_a_clause_of_the_meaning_before() -> None:
+    court = law(
+        "t/2001/5", "Small Claims Act", "",
+        "2. Interpretation (1) In this Act— “claim” includes “counter-claim”, and “plaintiff” and “defendant” include "
+        "a party to a counter-claim; “small area” means any area which is— (a) a ward; or (b) a village ', or (c) a "
+        "township as defined in the Survey Act', “large area” means any other area; (e) in paragraph (a) “levy” means "
+        "a rate; (f) the court shall sit daily. (2) A claim shall be heard within a month.",
+    )  # fmt: skip
+    found = {d.term: d.text for d in find_definitions(court)}
+    assert found == {
+        # A quoted phrase right after a definition's verb is its meaning, not a term.
+        "claim": "“claim” includes “counter-claim”",
+        "plaintiff": "“plaintiff” and “defendant” include a party to a counter-claim",
+        "defendant": "“plaintiff” and “defendant” include a party to a counter-claim",
+        # A single-quoted clause with a bracket belongs to the meaning before it.
+        "small area": "“small area” means any area which is— (a) a ward; or (b) a village ', or (c) a township as "
+        "defined in the Survey Act'",
+        "large area": "“large area” means any other area",
+        # "(a)" after "paragraph" names an item; the definition's own is (e), and it ends where (f) begins.
+        "levy": "“levy” means a rate",
+    }
+
+
 def test_references_resolve_to_the_finest_provision_that_exists() -> None:
     links = find_links([LABOUR, PENSIONS])
     pairs = {(r.source, r.target, r.relation) for r in links.references}

@@ -82,7 +82,9 @@ _QUOTE_CLOSE = "\"”’'"
 # A quoted term. A definition may give several that share one meaning ("“court” or “the court” … means", "“write”,
 # “written”, “writing” includes"): each is defined, and none is read as the end of the definition before.
 _QUOTED_TERM = rf"[{_QUOTE_OPEN}]\s*(?P<term>[^{_QUOTE_CLOSE}{_QUOTE_OPEN}\n]{{1,80}}?)\s*[{_QUOTE_CLOSE}]"
-_ALIASES = rf"(?:\s*,?\s*(?:(?:and|or)\s+)?{_QUOTED_TERM.replace('?P<term>', '?:')})*"
+# Another term sharing the meaning is quoted in curly or double marks (a single straight mark is as often an
+# apostrophe) and holds no bracket or comma, which a quoted clause of the meaning would.
+_ALIASES = r"(?:\s*,?\s*(?:(?:and|or)\s+)?[“\"]\s*[^”\"“(),\n]{1,80}?\s*[”\"])*"
 # Between a term and its verb: the setting the meaning holds in ("“court”, in relation to any matter …, means"), and
 # the dash and first item mark of a meaning given as a list ("“premises”— (a) in relation to a shop, means").
 _DEFINITION = re.compile(
@@ -92,14 +94,20 @@ _DEFINITION = re.compile(
     r"(?P<verb>means|includes|include|does not include|has the (?:same )?meaning|shall have the (?:same )?meaning|"
     r"bears the (?:same )?meaning|shall mean|shall include|refers to)\b",
 )
-_ITEM_MARK_BEFORE = re.compile(r"\((?P<mark>[a-z]{1,4})\)\s*$")
+# A list item's own mark: the last after a boundary in the definition's clause, not one after the word that names it
+# ("(e) in paragraph (a) “tax” means": the item is (e)).
+_ITEM_MARK_BEFORE = re.compile(r"(?:^|[;:.—–\]]\s*)\((?P<mark>[a-z]{1,4})\)\s[^;:.—–]*$")
+# Where a run of several terms may begin: a boundary, or the ", and" that joins a second definition to a first
+# ("“claim” includes “claims in reconvention”, and “plaintiff” and “defendant” include …"); a quoted phrase right
+# after a definition's verb is its meaning.
+_RUN_STARTS = re.compile(r"(?:^|[;:.—–\])]|,\s*(?:and|or))\s*(?:\[[^\]]*\]\s*)?$")
 # A definition the law has repealed, left as its term and the editor's note: not part of the definition before it.
 _REPEALED_TERM = re.compile(
     rf"(?<=[;.\]])\s*{_QUOTED_TERM.replace('?P<term>', '?:')}\s*\[definitions?\b[^\]]*\brepealed"
 )
 _TERM_IN_RUN = re.compile(_QUOTED_TERM)
 _NEXT_ITEM = re.compile(r";\s*\(\w{1,4}\)[^;]*$")
-_NEXT_PROVISION = re.compile(r"(?<=[.;])\s+(?=\(\d{1,3}[A-Za-z]?\)\s|\d{1,3}[A-Z]?\.\s+[A-Z])")
+_NEXT_PROVISION = re.compile(r"(?<=[.;\]])\s+(?=\(\d{1,3}[A-Za-z]?\)\s|\d{1,3}[A-Z]?\.\s+[A-Z])")
 # "In this Part—", "In this Chapter, unless the context otherwise requires—": the words that open a run of definitions
 # and say where they apply ("In this Act—" says the whole document). A capital "In" and the dash, comma or colon
 # after tell them from a passing "… referred to in this Part".
@@ -267,12 +275,33 @@ def _applies(scope: str, section_id: str, part: str) -> bool:
     return scope == section_id
 
 
+def _anchored(text: str, match: re.Match[str]) -> re.Match[str]:
+    """``match`` begun where its run of terms may begin (``_RUN_STARTS``): at its first term that follows a boundary,
+    else at its last term alone."""
+    terms = list(_TERM_IN_RUN.finditer(text, match.start(), match.start("verb")))
+    if len(terms) < 2:
+        return match
+    # A quoted run holding a bracket or a comma is a clause of the meaning before, never a term.
+    clauses = [n for n, t in enumerate(terms) if re.search(r"[(),]", t["term"])]
+    if clauses:
+        terms = terms[clauses[-1] + 1 :] or terms[-1:]
+        rest = _DEFINITION.match(text, terms[0].start())
+        return _anchored(text, rest) if rest else match
+    if _RUN_STARTS.search(text[max(0, match.start() - 200) : match.start()]):
+        return match
+    start = next(
+        (t.start() for t in terms[1:] if _RUN_STARTS.search(text[max(0, t.start() - 200) : t.start()])),
+        terms[-1].start(),
+    )
+    return _DEFINITION.match(text, start) or match
+
+
 def find_definitions(document: Document) -> list[Definition]:
     """Every term ``document`` defines in its provisions' text."""
     found: list[Definition] = []
     for section in document.sections:
         text = section.text
-        matches = list(_DEFINITION.finditer(text))
+        matches = [_anchored(text, match) for match in _DEFINITION.finditer(text)]
         if not matches or _AMENDING.search(text):
             continue  # definitions an amending provision writes into another law are that law's
         starts = provision_starts(text, section.section_id)
@@ -281,9 +310,10 @@ def find_definitions(document: Document) -> list[Definition]:
             span = text[match.start() : end].rstrip()
             # A definition ends at its own closing punctuation: the next item's label ("; (b) subsection (1)(b)")
             # or the next subsection or section ("… year. (2) The …", "… members. 2. Terms of …") is not part of it.
-            span = _NEXT_ITEM.sub("", span) if i + 1 < len(matches) else _NEXT_PROVISION.split(span, maxsplit=1)[0]
+            span = _NEXT_PROVISION.split(span, maxsplit=1)[0]
+            span = _NEXT_ITEM.sub("", span) if i + 1 < len(matches) else span
             span = _REPEALED_TERM.split(span, maxsplit=1)[0]
-            own = _ITEM_MARK_BEFORE.search(text, 0, match.start())
+            own = _ITEM_MARK_BEFORE.search(text[max(0, match.start() - 200) : match.start()])
             if own and len(own["mark"]) == 1 and own["mark"] != "z":
                 # A definition that is itself a list's item ("for which purpose— (a) “shares” does not include …;
                 # (b) the right shall be …") ends where the next item begins.
