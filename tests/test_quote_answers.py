@@ -514,10 +514,10 @@ def test_a_law_named_by_another_year_is_another_law() -> None:
 TENANCY = (
     "9. Ending a lease (1) Subject to subsection (5), a lease runs for the term the parties agree. (5) Where a tenant "
     "has paid no rent for three months, the landlord may end the lease by written notice. (6) The notice shall— (a) "
-    "if the rent is paid within seven days, lapse and have no effect; (b) in any other case, take effect after one "
-    "month. (7) No tenant shall keep animals on the land. (8) For the purposes of this section, a month is thirty "
-    "days. (9) Except as otherwise provided in this Act, a tenant shall pay the rates. (10) Subject to subsection "
-    "(8), no landlord shall enter the land without notice."
+    "if the rent is paid within seven days, lapse and have no effect; or (b) in any other case, take effect after "
+    "one month. (7) No tenant shall keep animals on the land. (8) For the purposes of this section, a month is "
+    "thirty days. (9) Except as otherwise provided in this Act, a tenant shall pay the rates. (10) Subject to "
+    "subsection (8), no landlord shall enter the land without notice."
 )
 
 

@@ -91,12 +91,12 @@ def _starts(quote: str, provision: str) -> list[int]:
 
 # Where a clause of a provision begins: after a sentence's end (a full stop before a capital, a bracket or a quote, not
 # one inside an abbreviation), a semicolon, a colon, a dash, or a subsection's or a list item's mark; a mark that
-# follows the word naming it, or another mark's "and", "or" or comma, is a reference ("subsection (1) has been
-# made", "paragraphs (a) and (b)"): it starts no clause.
+# follows the word naming it, or another mark and its "and", "or", "to" or comma, is a reference ("subsection (1) has
+# been made", "paragraphs (a) and (b)"): it starts no clause ("…; or (b) in any other case" still starts one).
 _CLAUSE_BOUNDARY = re.compile(r"\.\s+(?=[A-Z(“\"])|[;:]\s|[—–]\s*|(?P<item>\((?:\d{1,3}[A-Za-z]?|[a-z]{1,4})\))\s")
 _NAMES_MARK = re.compile(
     r"(?:\b(?:sub-?sections?|sections?|sub-?paragraphs?|paragraphs?|items?|regulations?|rules?|articles?|clauses?|"
-    r"and|or|to|of|in|under)|\)\s*,)\s*$",
+    r"of|in|under)|\)\s*(?:,|and|or|to))\s*$",
     re.I,
 )
 LEAD_CHARS = 1500
