@@ -591,3 +591,29 @@ def test_a_quote_cut_from_the_negated_subject_of_its_verb_says_the_opposite() ->
     hits, citation = tenancy("shall enter the land without notice")
     behind = "Section 9 of the Tenancy Act provides that a landlord “shall enter the land without notice” [1]"
     assert gated(behind, [citation], hits) == [behind]
+
+
+def test_quotes_from_two_sections_named_together_are_each_judged_in_their_own_and_both_cited() -> None:
+    deposit = "A landlord shall keep a deposit in a separate account."
+    notice = "A tenant shall give one month's notice before leaving."
+    hits = [hit("sample/act/2003/2", "Tenancy Act", "3", "Deposits", f"(1) {deposit}", 0),
+            hit("sample/act/2003/2", "Tenancy Act", "4", "Notice", f"(1) {notice}", 1)]  # fmt: skip
+    citations = [
+        Citation(index=n, doc_key="sample/act/2003/2", title="Tenancy Act", section=f"section {n + 2}",
+                 section_id=f"sample/act/2003/2#s{n + 2}", heading=h, chunk_id="c0", quote=q)
+        for n, h, q in ((1, "Deposits", deposit), (2, "Notice", notice))
+    ]  # fmt: skip
+    both = f"Sections 3 and 4 of the Tenancy Act provide: “{deposit[:-1]}” [1] and “{notice[:-1]}” [2]."
+    result = gate_model_answer(both, {c.index: c for c in citations}, {h.chunk.section_id: h.chunk.text for h in hits})
+    assert result.failed == [] and result.sentences[0].cited == [1, 2]
+    # A quote that is in neither named section is not verified by the other's words.
+    wrong = f"Sections 3 and 4 of the Tenancy Act provide: “{deposit[:-1]}” [1] and “A tenant may leave at once” [2]."
+    assert gated(wrong, citations, hits) == [wrong]
+
+
+def test_a_quote_naming_several_sections_as_its_provision_writes_them_is_still_its_own() -> None:
+    # The provision writes "section 5 , 6 and 7" with a space before each comma; the sentence, read with its markers
+    # stripped, without: the quoted reference is the provision's words, not a pointer to sections 5, 6 and 7.
+    rule = "All fees received under section 5 , 6 and 7 shall form part of the Fund."
+    hits, citation = offer("sample/act/2003/2", "Tenancy Act", "9", "The Fund", f"(3) {rule}", rule)
+    assert gated(f"Section 9(3) of the Tenancy Act provides: “{rule}” [1]", [citation], hits) == []

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Protocol
 
@@ -242,6 +242,8 @@ _SECTION_NO = re.compile(r"(\d+[A-Za-z]?)")
 _REFERENCE = re.compile(
     r"\b(?P<unit>sections?|secs?\.?|ss?\.|s(?=\s*\d)|paragraphs?|paras?\.?|regulations?|regs?\.?|rules?|articles?)"
     r"\s*(?P<number>\d+[A-Za-z]?)(?P<subs>(?:\s*\(\w{1,4}\))*)"
+    r"(?P<more>(?:\s*(?:,\s*(?:and|or)?|and|or)\s*\d+[A-Za-z]?\b(?!\s*(?:days?|weeks?|months?|years?|hours?|per|%))"
+    r"(?:\s*\(\w{1,4}\))*)*)"
     rf"(?:\s+(?:of|in|to)\s+(?:the\s+)?(?P<schedule>{SCHEDULE_NAME}))?"
     r"(?:\s*,?\s*(?:of|in|under|to)\s+(?:the\s+)?(?P<title>(?:(?-i:[A-Z][\w'-]*+)|\b(?:of|and|the|on|for)\b|\(|\)|,|\s)+?"
     r"(?-i:Act|Code|Ordinance|Regulations|Rules|Constitution)(?:,?\s*\d{4})?))?",
@@ -261,6 +263,8 @@ class Reference:
     title: str
     schedule: str = ""
     """The schedule it names ("paragraph 4 of the Second Schedule"); '' when it names none."""
+    also: tuple[str, ...] = ()
+    """Further numbers it names with the first ("sections 25 and 53"): the reference names each of them."""
 
 
 def find_references(text: str) -> list[Reference]:
@@ -272,7 +276,8 @@ def find_references(text: str) -> list[Reference]:
         subs = tuple(re.findall(r"\((\w{1,4})\)", match.group("subs") or ""))
         title = (match.group("title") or "").strip(" ,")
         schedule = match.group("schedule") or ""
-        found.append(Reference(match.start(), match.end(), unit, match.group("number"), subs, title, schedule))
+        also = tuple(re.findall(r"(?<![\w(])\d+[A-Za-z]?", re.sub(r"\(\w{1,4}\)", " ", match.group("more") or "")))
+        found.append(Reference(match.start(), match.end(), unit, match.group("number"), subs, title, schedule, also))
     return found
 
 
@@ -287,7 +292,11 @@ def resolve_reference(reference: Reference, offered: Sequence[Citation], context
     """The offered citations a natural citation names: the section number must match, and the schedule it names
     (a schedule's provision is never named by its number alone, unless the schedule is drafted in sections); a named
     instrument must match the citation's title; with no name, ``context_titles`` (the rest of the answer) breaks a
-    tie."""
+    tie. A reference to several numbers ("sections 25 and 53") names the citations of each."""
+    if reference.also:
+        each = [replace(reference, number=n, subsections=(), also=()) for n in reference.also]
+        named = {i for r in (replace(reference, also=()), *each) for i in resolve_reference(r, offered, context_titles)}
+        return sorted(named)
     by_number = [
         c for c in offered if _SECTION_NO.search(c.section) and _SECTION_NO.findall(c.section)[0].lower() ==
         reference.number.lower() and (reference.unit == "paragraph") == c.section.startswith("paragraph")

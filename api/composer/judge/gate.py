@@ -368,6 +368,12 @@ def _as_read(text: str) -> str:
     return _WORD_CHARS.sub(latin, text)
 
 
+def _flat(text: str) -> str:
+    """``text`` lower-cased, its spacing collapsed and none before a comma or a stop: a sentence's words, read with its
+    markers stripped, match a provision that writes "section 51 , 61"."""
+    return re.sub(r" ([,;:.)])", r"\1", " ".join(text.lower().split()))
+
+
 def _paragraph_before(context: str, sentence: str) -> str:
     """The sentences of ``sentence``'s paragraph before it, in the answer so far (``context``, which ends with it)."""
     at = context.rfind(sentence.strip())
@@ -385,7 +391,7 @@ def _check_sentence(
     judge: ClaimJudge,
     repealed: Mapping[str, str],
 ) -> None:
-    """Decide one sentence; ``flat``: each offered text lower-cased with its spacing collapsed (read once per
+    """Decide one sentence; ``flat``: each offered text as ``_flat`` reads it (read once per
     answer, for the words a sentence names a provision by); ``repealed``: the offered documents a later document of
     the corpus repeals (doc key -> what repeals it)."""
     sentence = _LIST_PREFIX.sub("", strip_markers(_as_read(check.text)))  # a list item's number states nothing
@@ -409,7 +415,7 @@ def _check_sentence(
     within: dict[int, list[str]] = {}  # the subsections a sentence names of a provision: "section 8(2)"
     pointed = points_at(sentence)
     for reference in find_references(sentence):
-        surface = " ".join(sentence[reference.start : reference.end].lower().split())
+        surface = _flat(sentence[reference.start : reference.end])
         carriers = {i for i, text in flat.items() if surface in text}
         resolved = resolve_reference(reference, list(offered.values()), context)
         if not carriers:
@@ -424,7 +430,7 @@ def _check_sentence(
             for i in carriers - set(resolved):
                 carried.setdefault(i, []).append(surface)
     for surface, words in instruments_named(sentence):
-        carriers = {i for i, text in flat.items() if " ".join(surface.lower().split()) in text}
+        carriers = {i for i, text in flat.items() if _flat(surface) in text}
         titled = {i for i, citation in offered.items() if names(citation.title, words)}
         year = re.search(re.escape(surface) + r",?\s+(?:of\s+)?(\d{4})\b", sentence)
         if year is not None:
@@ -438,6 +444,7 @@ def _check_sentence(
         order = [i for i in order if i in allowed]
     # Quotes first: each must be a verbatim span (elisions: every span, in order) of some offered provision.
     quote_homes: dict[int, str] = {}
+    home_of: dict[str, int] = {}
     for quote in check.quotes:
         home = next((i for i in order if locate_quote(quote, texts[i]) is not None), None)
         if home is None:
@@ -454,6 +461,7 @@ def _check_sentence(
             check.missing_facts = [f"the quote in {' or '.join(within[home])}, where the sentence places it"]
             return
         quote_homes.setdefault(home, texts[home][longest[0] : longest[1]])
+        home_of[quote] = home
         if cut_before_exception(quote, texts[home], spans[-1][1], sentence):
             check.dropped = ["the exception the provision states right after the quoted words"]
             check.missing_facts = ["the exception the provision states right after the quoted words"]
@@ -480,6 +488,12 @@ def _check_sentence(
     # months", once passed under the rent increase section's "three months' notice").
     best: tuple[float, int, Support] | None = None
     results: list[Support] = []
+    # Quotes from several provisions, framed only by their names ("Sections 25 and 53 provide: “…” [1] and “…” [2]"):
+    # each provision is judged on its own quotes, and the sentence stands only if every one supports them.
+    homes = set(home_of.values())
+    several = len(homes) > 1 and len(home_of) == len(check.quotes)
+    supporting: set[int] = set()
+    by_own_quotes: set[int] = set()
     contradicted = False
     conditional: tuple[int, Support] | None = None  # supported but for a condition the sentence leaves out
     for rank, index in enumerate(order):
@@ -492,7 +506,9 @@ def _check_sentence(
             # (Heading) provides: “…”") claims what the quote says: the quote is judged (marked as quoted, the
             # provision's own words), a sentence of it at a time as the provision states them, without the heading's
             # words read as a case or a rule of their own.
-            claims = [f"“{part}”" for quote in check.quotes for part, _ in split_sentences(quote)]
+            own = [quote for quote in check.quotes if not several or home_of[quote] == index]
+            claims = [f"“{part}”" for quote in own for part, _ in split_sentences(quote)]
+            by_own_quotes.add(index)
         verdicts = [
             max(
                 (
@@ -533,7 +549,8 @@ def _check_sentence(
         key = (1.0 if index in named else 0.0) + result.score
         if best is None or key > best[0]:
             best = (key, rank, result)
-        if index in named:
+        supporting.add(index)
+        if index in named and not (several and index in by_own_quotes):
             break  # a named provision that supports the sentence wins; no need to look further
     if best is None:
         if not named and results:  # nothing broke the loop: every offered provision was checked
@@ -545,6 +562,15 @@ def _check_sentence(
     _, rank, result = best
     index = order[rank]
     check.cited = [index]
+    if several and index in by_own_quotes:
+        if not homes <= supporting:
+            _record_failure(check, max(results, key=lambda s: s.score))
+            check.missing_facts = check.missing_facts or ["what a quote says, in the provision it comes from"]
+            return
+        check.cited = [i for i in order if i in homes]
+        for other in check.cited:
+            check.spans[other] = quote_homes[other]
+            check.quoted.add(other)
     check.score = result.score
     check.missing_facts, check.opposite, check.off_topic, check.dropped = [], False, [], []
     check.how = _how(check, index)
@@ -659,7 +685,7 @@ class SentenceGate:
         self.blocking = judge.blocking
         self.offered = dict(offered)
         self.texts = {i: provisions.get(c.section_id) or c.quote for i, c in offered.items()}
-        self.flat = {i: " ".join(text.lower().split()) for i, text in self.texts.items()}
+        self.flat = {i: _flat(text) for i, text in self.texts.items()}
         self.topic: Topic = topic or {}
 
     def judge(self, sentence: str, separator: str, context: str) -> SentenceCheck:
