@@ -275,6 +275,11 @@ def _applies(scope: str, section_id: str, part: str) -> bool:
     return scope == section_id
 
 
+def _run_may_start(text: str, at: int) -> bool:
+    """Whether a run of terms may begin at ``at`` (``_RUN_STARTS``, read over the words just before it)."""
+    return bool(_RUN_STARTS.search(text[max(0, at - 200) : at]))
+
+
 def _anchored(text: str, match: re.Match[str]) -> re.Match[str]:
     """``match`` begun where its run of terms may begin (``_RUN_STARTS``): at its first term that follows a boundary,
     else at its last term alone."""
@@ -287,12 +292,9 @@ def _anchored(text: str, match: re.Match[str]) -> re.Match[str]:
         terms = terms[clauses[-1] + 1 :] or terms[-1:]
         rest = _DEFINITION.match(text, terms[0].start())
         return _anchored(text, rest) if rest else match
-    if _RUN_STARTS.search(text[max(0, match.start() - 200) : match.start()]):
+    if _run_may_start(text, match.start()):
         return match
-    start = next(
-        (t.start() for t in terms[1:] if _RUN_STARTS.search(text[max(0, t.start() - 200) : t.start()])),
-        terms[-1].start(),
-    )
+    start = next((t.start() for t in terms[1:] if _run_may_start(text, t.start())), terms[-1].start())
     return _DEFINITION.match(text, start) or match
 
 

@@ -430,7 +430,8 @@ def _check_sentence(
             for i in carriers - set(resolved):
                 carried.setdefault(i, []).append(surface)
     for surface, words in instruments_named(sentence):
-        carriers = {i for i, text in flat.items() if _flat(surface) in text}
+        written = _flat(surface)
+        carriers = {i for i, text in flat.items() if written in text}
         titled = {i for i, citation in offered.items() if names(citation.title, words)}
         year = re.search(re.escape(surface) + r",?\s+(?:of\s+)?(\d{4})\b", sentence)
         if year is not None:

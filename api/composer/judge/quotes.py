@@ -124,8 +124,9 @@ _DRAFTING = frozenset(
     )
 )
 STATED_SHARE = 0.5
-"""Share of a case's words the sentence must say for it to state the case; a third where the sentence's own words
-put what they quote in a case ("where …", "in that case")."""
+"""Share of a case's words the sentence must say for it to state the case."""
+STATED_IN_CASE_SHARE = 1 / 3
+"""The same where the sentence's own words put what they quote in a case ("where …", "in that case")."""
 
 
 def _clause_lead(provision: str, start: int) -> tuple[str, str]:
@@ -135,7 +136,7 @@ def _clause_lead(provision: str, start: int) -> tuple[str, str]:
     boundaries = [
         found
         for found in _CLAUSE_BOUNDARY.finditer(window)
-        if not (found.group("item") and _NAMES_MARK.search(window, 0, found.start()))
+        if not (found.group("item") and _NAMES_MARK.search(window[max(0, found.start() - 40) : found.start()]))
     ]
     if not boundaries:
         return window, ""
@@ -162,7 +163,7 @@ def cut_from_condition(quote: str, provision: str, sentence: str, before: str = 
         return False
     own = around_quotes(sentence, [quote])
     said = content_terms(own) | content_terms(before)
-    share = STATED_SHARE if _SAYS_CASE.search(own) is None else STATED_SHARE * 2 / 3
+    share = STATED_SHARE if _SAYS_CASE.search(own) is None else STATED_IN_CASE_SHARE
     for start in starts:
         lead, opening = _clause_lead(provision, start)
         if not lead.rstrip().endswith(","):
