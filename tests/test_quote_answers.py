@@ -617,3 +617,15 @@ def test_a_quote_naming_several_sections_as_its_provision_writes_them_is_still_i
     rule = "All fees received under section 5 , 6 and 7 shall form part of the Fund."
     hits, citation = offer("sample/act/2003/2", "Tenancy Act", "9", "The Fund", f"(3) {rule}", rule)
     assert gated(f"Section 9(3) of the Tenancy Act provides: “{rule}” [1]", [citation], hits) == []
+
+
+async def test_a_sentence_the_answer_has_already_said_is_held_back_whole_and_streamed() -> None:
+    rule = "A tenant shall give one month's notice before leaving."
+    hits, citation = offer("sample/act/2003/2", "Tenancy Act", "4", "Notice", f"(1) {rule}", rule)
+    said = "Under section 4 of the Tenancy Act, a tenant must give one month's notice before leaving [1]."
+    looped = f"{said} {said}\n\n{said}"
+    assert gated(looped, [citation], hits) == [said, said]
+    shown = await streamed(looped, citation, hits, step=7)
+    assert " ".join(shown.split()) == said
+    # A short sentence may fairly recur.
+    assert gated("A tenant must give notice [1]. A tenant must give notice [1].", [citation], hits) == []

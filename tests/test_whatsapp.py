@@ -278,12 +278,31 @@ async def test_a_graph_api_that_keeps_failing_is_given_up_on_and_logged(
     assert fake.attempts == 4 and fake.sent == []  # 2 tries for the read receipt, 2 for the answer
 
 
+LEADS = ["", "Under the Act, ", "In short, ", "Put simply, ", "By law, ", "In other words, ", "That is, "]
+DEPOSIT_RULES = [
+    "a landlord may not ask for more than two months' rent as a deposit",
+    "a landlord shall not require a deposit that exceeds the rent payable for two months",
+    "a deposit may not exceed the rent payable for two months",
+    "a landlord cannot require a deposit of more than two months' rent",
+    "no landlord may require a deposit that exceeds two months' rent",
+    "a landlord must not require a deposit exceeding the rent payable for two months",
+    "the deposit a landlord requires may not exceed two months' rent",
+    "a landlord shall keep every deposit in an interest-bearing account with a registered bank",
+    "a landlord must keep the deposit in an interest-bearing account with a registered bank",
+    "every deposit is kept by the landlord in an interest-bearing account with a registered bank",
+    "the deposit must be held in an interest-bearing account with a registered bank",
+    "the landlord keeps every deposit in an interest-bearing account at a registered bank",
+]
+
+
 async def test_a_long_llm_answer_is_split_at_sentence_boundaries(
     private_data_dir: Path, graph: tuple[FakeGraphAPI, str]
 ) -> None:
     fake, url = graph
-    sentence = "A landlord may not ask for more than two months' rent as a deposit [1]. "
-    paragraphs = ["".join(sentence for _ in range(12)).strip() for _ in range(7)]  # about 6,000 characters
+    # Distinct sentences: the gate holds back a sentence the answer has already said.
+    said = [f"{lead}{rule} [1]." for lead in LEADS for rule in DEPOSIT_RULES]
+    sentences = [s[0].upper() + s[1:] for s in said]
+    paragraphs = [" ".join(sentences[i : i + 12]) for i in range(0, len(sentences), 12)]  # about 6,000 characters
     long_answer = "\n\n".join(paragraphs)
     pieces = [long_answer[i : i + 500] for i in range(0, len(long_answer), 500)]
     upstream = FakeOpenAI([Reply(pieces), Reply(pieces)])
@@ -297,8 +316,8 @@ async def test_a_long_llm_answer_is_split_at_sentence_boundaries(
                 await asyncio.sleep(0.5)
     texts = fake.texts(SENDER)
     assert len(texts) == 2 and all(len(t) <= MAX_TEXT for t in texts)
-    assert texts[0].endswith("as a deposit [1].") and texts[1].startswith("A landlord may not ask")
-    assert "".join(texts).count(sentence.strip()) == 84
+    assert texts[0].endswith("[1].") and texts[1][0].isupper()
+    assert all(sentence in "".join(texts) for sentence in sentences) and len(set(sentences)) == 84
     # The sources close the reply: the model's, then the definitions its quote uses (section 2).
     assert texts[-1].rstrip().endswith("[1] Residential Tenancies Act [Chapter 8:21], s 3\n"
                                        "[2] Residential Tenancies Act [Chapter 8:21], s 2")  # fmt: skip

@@ -374,6 +374,20 @@ def _flat(text: str) -> str:
     return re.sub(r" ([,;:.)])", r"\1", " ".join(text.lower().split()))
 
 
+REPEAT_WORDS = 6
+"""Fewest words of a sentence whose second copy in one answer is held back (a short one may fairly recur)."""
+
+
+def _said_before(context: str, sentence: str) -> bool:
+    """Whether the answer so far (``context``, which ends with ``sentence``) has already said ``sentence``, word for
+    word, markers aside."""
+    body = strip_markers(sentence)
+    if len(body.split()) < REPEAT_WORDS:
+        return False
+    at = context.rfind(sentence.strip())
+    return at > 0 and body in strip_markers(context[:at])
+
+
 def _paragraph_before(context: str, sentence: str) -> str:
     """The sentences of ``sentence``'s paragraph before it, in the answer so far (``context``, which ends with it)."""
     at = context.rfind(sentence.strip())
@@ -401,6 +415,10 @@ def _check_sentence(
                     if len(strip_markers(q).split()) >= MIN_GATE_QUOTE_WORDS]  # fmt: skip
     check.claim = _is_claim(sentence, check.markers, check.quotes)
     if not check.claim or _uncheckable(sentence, check.quotes):
+        return
+    if _said_before(context, check.text):
+        # A model that loops writes the same sentence again and again; each copy would pass on its own.
+        check.missing_facts = ["nothing new: the answer has said this already"]
         return
     if _says_sources_omit(around_quotes(sentence, check.quotes)):
         check.missing_facts = ["what the sources do not say (their words cannot show an absence)"]
