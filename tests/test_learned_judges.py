@@ -282,3 +282,30 @@ async def test_a_supported_verdict_that_shows_no_words_of_the_provision_is_left_
         tokens = _flat(_tokens(events))
         assert PARAPHRASE not in tokens and DEPOSIT_RULE in tokens, (quote, tokens)
         assert "judge" in upstream.skills_called
+
+
+async def test_an_answer_cut_short_by_the_deadline_reports_the_checks_of_what_was_sent(private_data_dir: Path) -> None:
+    """A judge still busy when the question's time runs out: the sentence it had passed stands, and ``final`` reports
+    the gate's counts for what was sent, not an empty summary beside ``verified``."""
+    answer = f"{PARAPHRASE} [1] {UNSUPPORTED} [1]"
+    upstream = FakeOpenAI([Reply(pieces(answer))], {"judge": []})
+    original = upstream._next
+
+    def next_reply(skill: str) -> Reply:
+        if skill == "judge":
+            sentence = _judge_requests(upstream)[-1].split("\n", 1)[0].removeprefix("Sentence: ")
+            if sentence == PARAPHRASE:
+                return _judge_reply(True, quote=DEPOSIT_RULE.rstrip("."))
+            return answer_json({"supported": False, "reason": "too_little", "quote": ""}, delay_s=4.0)
+        return original(skill)
+
+    upstream._next = next_reply  # type: ignore[method-assign]
+    with LiveServer(upstream.app) as llm_server:
+        llm = LLMSettings(backend="openai", base_url=f"{llm_server.url}/v1", model="m-1", memory_ttl_s=0)
+        gate = GateSettings(judge="llm", llm_timeout_s=30.0)
+        settings = Settings(data_dir=private_data_dir, llm=llm, gate=gate, question_deadline_s=6.0)
+        events = await _ask(settings, DEPOSIT)
+    final = assert_contract(events)
+    assert "deadline_reached" in [e.json()["code"] for e in events if e.event == "warning"]
+    assert _flat(final["answer"]) == _flat(_tokens(events)) and PARAPHRASE in _flat(final["answer"])
+    assert final["verified"] and final["verification"]["claims_supported"] >= 1

@@ -16,11 +16,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 
+from pydantic import BaseModel
+
 from api.schemas.events import Citation, StatusEvent
 from api.text.sentences import open_quotation, sentence_spans
 
 from ..citations import CitationTracker, Emit
 from .gate import (
+    GateResult,
     SentenceCheck,
     SentenceGate,
     abstains_aside,
@@ -30,6 +33,13 @@ from .gate import (
     only_points,
     passes,
 )
+
+
+class GateProgress(BaseModel):
+    """Written to the stream (never sent to a client) after each sentence is judged: the verification summary of the
+    answer so far. A question cut short by its deadline reports it for what was sent, every word of which passed."""
+
+    summary: dict[str, int]
 
 
 class GatedTracker:
@@ -121,6 +131,7 @@ class GatedTracker:
             condition_follows(check, self.checks[-1] if self.checks else None)
             after_removed(check, self.checks[-1] if self.checks else None)
             self.checks.append(check)
+            self.emit(GateProgress(summary=GateResult(self.checks, "", []).summary()))
             if not check.claim or (passes(check) and only_points(check)) or check.pending is not None:
                 # States nothing, or only where the answer is, or a rule whose condition the next sentence may
                 # state: waits for a claim that passes (and is sent before it only if it passes by then).

@@ -14,6 +14,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 
 from api.auth import LOCAL, Caller
+from api.composer.judge.streaming import GateProgress
 from api.errors import GwetaError
 from api.observability import new_request_id
 from api.schemas.events import (
@@ -199,6 +200,7 @@ class QueryOrchestrator:
         state: QueryState | None = None
         late = False
         sent, cited = "", []  # the answer's text and citations as sent: what a question cut short keeps
+        checked: dict[str, int] = {}  # the verification summary of what was sent, as the gate judged it
         try:
             # The stall watchdog and the nodes keep to the deadline; this is the backstop that always ends the stream.
             async with asyncio.timeout_at(deadline):
@@ -212,6 +214,8 @@ class QueryOrchestrator:
                     if isinstance(payload, RouteDecided):
                         for event in opening(payload.route):
                             yield event
+                    elif isinstance(payload, GateProgress):
+                        checked = payload.summary
                     elif isinstance(payload, TokenEvent | CitationEvent | StatusEvent | WarningEvent):
                         if isinstance(payload, TokenEvent):
                             sent += payload.text
@@ -249,7 +253,9 @@ class QueryOrchestrator:
                                "verified before then is kept")  # fmt: skip
             # Everything sent was verified before it was sent, so it stands; with nothing sent, a plain statement.
             state = (
-                dataclasses.replace(state, answer=sent, citations=cited, verified=True)
+                dataclasses.replace(
+                    state, answer=sent, citations=cited, verified=True, verification=checked or state.verification
+                )
                 if sent
                 else past_deadline(state)
             )

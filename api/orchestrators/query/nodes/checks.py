@@ -23,6 +23,7 @@ from api.composer.judge.gate import (
     unsent_tail,
     verify_answer,
 )
+from api.composer.judge.streaming import GateProgress
 from api.composer.llm import render_sources
 from api.composer.structured import LLMCall
 from api.schemas.events import Citation, MultipleChoice, StatusEvent, WarningCode
@@ -119,6 +120,7 @@ async def _verify_quotes(state: QueryState, runtime: Runtime[QueryDeps], start: 
         quotes = verify_answer(quoted, offered, provisions)
         gate = await _gate(state, deps, quoted, offered, provisions, notes_repeals=True)
         checks += gate.sentences
+        runtime.stream_writer(GateProgress(summary=GateResult(checks, "", []).summary()))
         if not quotes.passed and answer == state.answer and _may_correct(state, deps):
             # Nothing is sent: the corrective step's answer is checked in turn (the failed quote is the corpus's
             # own text, never a model's words).
