@@ -44,10 +44,10 @@ def test_a_lower_layer_never_imports_a_higher_one(layer: str, forbidden: tuple[s
     assert not wrong
 
 
-JUDGE_ORDER = ("polarity", "facts", "meaning", "conditions", "limbs", "topic", "parties", "cases", "rules", "learned",
-               "judge", "quotes", "gate", "streaming", "choice")  # fmt: skip
+JUDGE_ORDER = ("polarity", "facts", "meaning", "clauses", "conditions", "limbs", "topic", "parties", "cases", "rules",
+               "learned", "judge", "quotes", "gate", "streaming", "choice")  # fmt: skip
 """The judge's modules, one job each, in the order they may import each other: each only those before it."""
-TEXT_READINGS = ("facts", "meaning", "topic", "polarity")
+TEXT_READINGS = ("facts", "meaning", "clauses", "topic", "polarity")
 """The judge's readings of text: pure functions over strings, which the rest of the composer may use."""
 
 

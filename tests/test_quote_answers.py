@@ -581,6 +581,66 @@ def test_a_saving_for_what_else_the_law_provides_and_a_mark_that_names_a_subsect
     assert gated("Section 9(7) provides: “No tenant shall keep animals on the land” [1]", [citation], hits) == []
 
 
+ABANDONED = (
+    "10. Abandoned premises (1) If the tenant abandons the premises and the landlord has given notice of it in the "
+    "prescribed form— (a) the lease shall end on the day the notice is given; and (b) the goods left behind shall "
+    "become the property of the landlord to be sold as he may direct. (2) If a lease is lost and its terms are proved "
+    "before a magistrate . the landlord shall give the tenant a certified copy of the record of the lease. (3) A "
+    "landlord shall— (a) keep the common areas of the building clean; and (b) repair the roof of the building within "
+    "a reasonable time after being told of the damage. (4) If— (a) the tenant is a minor; or (b) the tenant is "
+    "outside the country; and the lease would, but for this subsection, end within one month after the tenant "
+    "returns, the lease shall not end before the expiration of three months after that date."
+)
+
+
+def test_a_list_item_quoted_without_the_case_its_list_opens_with_states_a_rule_the_provision_does_not() -> None:
+    item = "the goods left behind shall become the property of the landlord to be sold as he may direct"
+    hits, citation = offer("sample/act/2003/2", "Tenancy Act", "10", "Abandoned premises", ABANDONED, item)
+    stripped = f"Section 10 of the Tenancy Act provides: “{item}” [1]"
+    assert gated(stripped, [citation], hits) == [stripped]
+    assert gated(f"If the tenant abandons the premises and the landlord gives notice, “{item}” [1].",
+                 [citation], hits) == []  # fmt: skip
+    # Under an opening that states no case ("A landlord shall—"), an item quoted alone keeps its rule.
+    duty = "repair the roof of the building within a reasonable time after being told of the damage"
+    hits, citation = offer("sample/act/2003/2", "Tenancy Act", "10", "Abandoned premises", ABANDONED, duty)
+    assert gated(f"Under section 10 of the Tenancy Act a landlord shall “{duty}” [1].", [citation], hits) == []
+
+
+def test_a_quote_only_answer_shows_a_list_item_after_the_opening_that_states_its_case() -> None:
+    # The item's chunk starts after the list's opening; the section's whole text has it.
+    section = "sample/act/2003/2#s10"
+    item_chunk = ABANDONED[ABANDONED.index("(b)") : ABANDONED.index("(2)")]
+    hits = [hit("sample/act/2003/2", "Tenancy Act", "10", "Abandoned premises", item_chunk, 0)]
+    asked = "What happens to goods left behind in the premises?"
+    text, citations = compose_extractive(asked, candidate_units(hits), sections={section: ABANDONED})
+    opening = "If the tenant abandons the premises and the landlord has given notice of it in the prescribed form—"
+    item = "the goods left behind shall become the property of the landlord to be sold as he may direct"
+    assert f"“{opening}” … “{item}" in text and citations[0].quote.startswith(item)
+    assert gate_model_answer(text, {c.index: c for c in citations}, {section: ABANDONED}).passed
+    # Without it, the item alone gives as a rule what holds only in that case: the gate holds it back.
+    alone, cited = compose_extractive(asked, candidate_units(hits))
+    assert opening not in alone
+    assert not gate_model_answer(alone, {c.index: c for c in cited}, {section: ABANDONED}).passed
+
+
+def test_what_follows_a_conditional_lists_last_item_with_and_is_part_of_its_case() -> None:
+    rule = "the lease shall not end before the expiration of three months after that date"
+    hits, citation = offer("sample/act/2003/2", "Tenancy Act", "10", "Abandoned premises", ABANDONED, rule)
+    stripped = f"Section 10(4) of the Tenancy Act provides: “{rule}” [1]"
+    assert gated(stripped, [citation], hits) == [stripped]
+    stated = f"Where the tenant is outside the country and the lease would end within one month, “{rule}” [1]."
+    assert gated(stated, [citation], hits) == []
+
+
+def test_a_case_ended_by_a_stop_printed_for_a_comma_is_still_the_case_of_the_rule_after_it() -> None:
+    rule = "the landlord shall give the tenant a certified copy of the record of the lease"
+    hits, citation = offer("sample/act/2003/2", "Tenancy Act", "10", "Abandoned premises", ABANDONED, rule)
+    stripped = f"Section 10(2) of the Tenancy Act provides: “{rule}” [1]"
+    assert gated(stripped, [citation], hits) == [stripped]
+    assert gated(f"If a lease is lost and its terms are proved before a magistrate, “{rule}” [1].",
+                 [citation], hits) == []  # fmt: skip
+
+
 def test_a_quote_cut_from_the_negated_subject_of_its_verb_says_the_opposite() -> None:
     hits, citation = tenancy("shall keep animals on the land")
     cut = "Section 9 of the Tenancy Act provides that a tenant “shall keep animals on the land” [1]"

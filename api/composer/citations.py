@@ -23,6 +23,7 @@ from api.schemas.events import Citation, CitationEvent, TokenEvent
 from api.text.instruments import title_words
 from api.text.schedules import SCHEDULE_NAME, pinpointed, same_schedule, split_label
 
+from .judge.clauses import case_opening_at
 from .judge.facts import numbers
 
 Emit = Callable[[BaseModel], None]
@@ -185,6 +186,13 @@ _SPAN_EDGES = " \"'“”‘’,;:."
 def quote_spans(quote: str) -> list[str]:
     """The separate spans of a quote: an elision ("…", "...", "[…]") splits it in two."""
     return [s.strip(_SPAN_EDGES) for s in _ELISION.split(quote) if s.strip(_SPAN_EDGES)]
+
+
+def list_case(quote: str, provision: str) -> str:
+    """The opening of the list whose item ``quote`` (a verbatim quote of ``provision``) starts, where it states the
+    case the item holds in (``case_opening_at``); "" otherwise."""
+    found = locate_span(quote, provision)
+    return case_opening_at(provision, found[0]) if found is not None else ""
 
 
 def locate_span(span: str, text: str, start: int = 0) -> tuple[int, int] | None:

@@ -11,7 +11,7 @@ import asyncio
 import logging
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from api.errors import GwetaError
@@ -23,7 +23,7 @@ from api.tools.embeddings import Embedder
 from api.tools.retrieval import Retrieved
 from api.tools.thesaurus import with_legal_terms
 
-from .citations import CitationTracker, make_citation, provision_label, stream_words
+from .citations import CitationTracker, list_case, make_citation, provision_label, stream_words
 from .judge.meaning import content_terms
 from .judge.topic import QUESTION_FILLER, same_family, topic_terms
 
@@ -250,19 +250,32 @@ def compose_extractive(
     similarity: Sequence[float] | None = None,
     start: int = 1,
     lay_terms: Sequence[str] = (),
+    sections: Mapping[str, str] | None = None,
 ) -> tuple[str, list[Citation]]:
     """Return the answer text with [n] markers (from ``start``) and its citations; empty when nothing answers."""
-    return _written(select_quotes(question, candidates, similarity, lay_terms=lay_terms), start, question, lay_terms)
+    quotes = select_quotes(question, candidates, similarity, lay_terms=lay_terms)
+    return _written(quotes, start, question, lay_terms, sections)
 
 
 def _written(
-    quotes: Sequence[Quote], start: int, question: str = "", lay_terms: Sequence[str] = ()
+    quotes: Sequence[Quote],
+    start: int,
+    question: str = "",
+    lay_terms: Sequence[str] = (),
+    sections: Mapping[str, str] | None = None,
 ) -> tuple[str, list[Citation]]:
     """The answer quoting ``quotes`` (``ordered``, when the ``question`` is given), a paragraph per quote with [n]
     markers from ``start``, and its citations. The first paragraph opens with a plain sentence from its provision's
-    heading (``opening``); a further quote of the same provision follows as "It also provides"."""
+    heading (``opening``); a further quote of the same provision follows as "It also provides". ``sections``: the
+    quoted sections' whole text, by section id, where a list's opening may lie in a chunk before its item's."""
     if question:
         quotes = ordered(quotes, question, lay_terms)
+    # A list item quoted from its start is shown after the opening that states the case it holds in ("If an offer …
+    # is accepted —” … “the goods shall …"); an opening so shown is not quoted again on its own.
+    whole = sections or {}
+    cases = {id(q): list_case(q.text, whole.get(q.hit.chunk.section_id) or q.hit.chunk.text) for q in quotes}
+    with_items = {(q.hit.chunk.section_id, _clause(cases[id(q)])) for q in quotes if cases[id(q)]}
+    quotes = [q for q in quotes if (q.hit.chunk.section_id, _clause(q.text)) not in with_items]
     lines: list[str] = []
     citations: list[Citation] = []
     previous_section = ""
@@ -274,9 +287,15 @@ def _written(
             lead = opening(quote, question, lay_terms)
         else:
             lead = f"{_where(quote)} provides"
-        lines.append(f"{lead}: “{shown(quote.text)}” [{index}]")
+        case = f"“{cases[id(quote)]}” … " if cases[id(quote)] else ""
+        lines.append(f"{lead}: {case}“{shown(quote.text)}” [{index}]")
         previous_section = quote.hit.chunk.section_id
     return "\n\n".join(lines), citations
+
+
+def _clause(text: str) -> str:
+    """A clause's words, spacing and its closing dash or colon aside."""
+    return " ".join(text.split()).rstrip(" —–:")
 
 
 def standalone(paragraph: str, citation: Citation) -> str:
@@ -313,13 +332,19 @@ async def quote_answer(
 
 
 async def extractive_answer(
-    embedder: Embedder, question: str, hits: Sequence[Retrieved], start: int = 1, lay_terms: Sequence[str] = ()
+    embedder: Embedder,
+    question: str,
+    hits: Sequence[Retrieved],
+    start: int = 1,
+    lay_terms: Sequence[str] = (),
+    sections: Mapping[str, str] | None = None,
 ) -> tuple[str, list[Citation]]:
     """The extractive answer and its citations, not streamed (empty when nothing answers). A sentence's meaning is
     weighed against the question with the legal terms its search added (``lay_terms``), as the dense search embedded
     it: a lay question's everyday words ("the business was sold") would otherwise favour a sentence about something
     else that shares them over the provision the search found by those terms ("transfer of undertaking")."""
-    return _written(await _quotes(embedder, question, hits, lay_terms, MAX_QUOTES), start, question, lay_terms)
+    quotes = await _quotes(embedder, question, hits, lay_terms, MAX_QUOTES)
+    return _written(quotes, start, question, lay_terms, sections)
 
 
 async def _quotes(
@@ -347,6 +372,7 @@ async def extractive_answer_in_parts(
     parts: Sequence[Part],
     start: int = 1,
     lay_terms: Sequence[str] = (),
+    sections: Mapping[str, str] | None = None,
 ) -> tuple[str, list[Citation]]:
     """The extractive answer to a question asked in parts: the answer from all the evidence (``hits``, the first
     part's first), then what each part's own search adds, in the parts' order. Every set of quotes is weighed against
@@ -366,7 +392,7 @@ async def extractive_answer_in_parts(
     for quote in (q for quotes in answers if quotes and quotes[0].score >= CLOSE_ENOUGH * best for q in quotes):
         if _new(quote, chosen):
             chosen.append(quote)
-    return _written(chosen, start, question, lay_terms)
+    return _written(chosen, start, question, lay_terms, sections)
 
 
 async def _similarity(embedder: Embedder, question: str, sentences: list[str]) -> list[float] | None:

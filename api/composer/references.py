@@ -26,7 +26,7 @@ from api.text.sentences import sentence_spans
 from api.text.words import stem, tokenize
 from api.tools.links import FOLLOWED, Definition, Links, Reference
 
-from .citations import MIN_QUOTE_WORDS, make_citation, provision_label, subsection_label
+from .citations import MIN_QUOTE_WORDS, list_case, make_citation, provision_label, subsection_label
 from .definitions import chunk_holding, everyday_terms
 
 MAX_REFERENCES = 2
@@ -478,14 +478,20 @@ def _using_terms(
     return ranked
 
 
-def references_text(needed: Sequence[Referenced], start: int) -> tuple[str, list[Citation]]:
+def references_text(
+    needed: Sequence[Referenced], start: int, sections: Mapping[str, str] | None = None
+) -> tuple[str, list[Citation]]:
     """A paragraph quoting each referenced provision (markers from ``start``) and its citation (``kind:
     "reference"``): "Section 12(1) of the Marriages Act, referred to above (subject to section 12): “…” [3]"; a
     provision that refers to a cited one (``Referenced.refers``) is introduced as such: "Section 22(1) of the Police
-    Act refers to the provision cited above (subject to section twenty-five): “…” [4]"."""
+    Act refers to the provision cited above (subject to section twenty-five): “…” [4]". A quote of a list's item is
+    shown after the list's opening where that states the case the item holds in (``case_opening``, read in the
+    section's whole text from ``sections`` when given)."""
     lines, citations = [], []
     for index, item in enumerate(needed, start=start):
         chunk = item.chunk
+        case = list_case(item.quote, (sections or {}).get(chunk.section_id) or chunk.text)
+        quoted = f"“{case}” … “{item.quote}”" if case else f"“{item.quote}”"
         citation = make_citation(index, chunk, item.quote, item.provision_id)
         citations.append(citation.model_copy(update={"kind": "reference"}))
         label = subsection_label(provision_label(chunk), chunk.section_id, item.provision_id)
@@ -495,18 +501,18 @@ def references_text(needed: Sequence[Referenced], start: int) -> tuple[str, list
         named = subsection_label(provision_label(chunk), chunk.section_id, item.reference.target)
         if item.refers and item.reference.relation == DEFINED_USE:
             lines.append(f"{place} uses “{item.reference.words}”, which the provision cited above defines: "
-                         f"“{item.quote}” [{index}]")  # fmt: skip
+                         f"{quoted} [{index}]")  # fmt: skip
             continue
         if item.refers and item.reference.relation == USES:
             lines.append(f"{place} uses “{item.reference.words}”, which the same law defines by the provision cited "
-                         f"above: “{item.quote}” [{index}]")  # fmt: skip
+                         f"above: {quoted} [{index}]")  # fmt: skip
             continue
         if item.refers:
             # The referring words as the quote itself writes them ("subject to section twenty-five"): the quote
             # bears out the relation the paragraph states.
             named = item.reference.words
             lines.append(f"{place} refers to the provision cited above ({item.reference.relation} {named}): "
-                         f"“{item.quote}” [{index}]")  # fmt: skip
+                         f"{quoted} [{index}]")  # fmt: skip
             continue
-        lines.append(f"{place}, referred to above ({item.reference.relation} {named}): “{item.quote}” [{index}]")
+        lines.append(f"{place}, referred to above ({item.reference.relation} {named}): {quoted} [{index}]")
     return "\n\n".join(lines), citations

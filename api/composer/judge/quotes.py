@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from api.schemas.events import Citation
 
 from ..citations import MARKER, locate_quote, locate_span, quote_spans
+from .clauses import CONDITION_IN, CONDITION_OPENS, DRAFTING, clause_lead
 from .facts import facts, without_references
 from .meaning import content_terms
 from .rules import support
@@ -89,67 +90,15 @@ def _starts(quote: str, provision: str) -> list[int]:
     return starts
 
 
-# Where a clause of a provision begins: after a sentence's end (a full stop before a capital, a bracket or a quote, not
-# one inside an abbreviation), a semicolon, a colon, a dash, or a subsection's or a list item's mark; a mark that
-# follows the word naming it, or another mark and its "and", "or", "to" or comma, is a reference ("subsection (1) has
-# been made", "paragraphs (a) and (b)"): it starts no clause ("…; or (b) in any other case" still starts one).
-_CLAUSE_BOUNDARY = re.compile(r"\.\s+(?=[A-Z(“\"])|[;:]\s|[—–]\s*|(?P<item>\((?:\d{1,3}[A-Za-z]?|[a-z]{1,4})\))\s")
-_NAMES_MARK = re.compile(
-    r"(?:\b(?:sub-?sections?|sections?|sub-?paragraphs?|paragraphs?|items?|regulations?|rules?|articles?|clauses?|"
-    r"of|in|under)|\)\s*(?:,|and|or|to))\s*$",
-    re.I,
-)
-LEAD_CHARS = 1500
-"""How far back from a quote its clause's opening words are looked for."""
-# A clause's opening words that make what follows hold only in a case ("Where an employee has no leave accrued, he
-# may …", "If a premium is not paid …, the policy shall …", "On production of …, the officer shall …").
-_CONDITION_OPENS = re.compile(
-    r"^(?:(?:and|or|but)\s+)?(?:if|where|when|whenever|unless|once|upon|on|in\s+the\s+(?:case|event)\s+of|"
-    r"in\s+(?:any|every|each|all)\s+(?:other\s+)?cases?|in\s+the\s+event\s+that|except|save|subject\s+to|"
-    r"provided\s+that|after|before|until|while)\b",
-    re.I,
-)
 _OTHER_CASES = re.compile(r"\bin\s+(?:any|every|each|all)\s+other\s+cases?\b", re.I)
-_CONDITION_IN = re.compile(r"\b(?:if|where|unless|when|whenever)\b", re.I)
 # A sentence's own words that put what follows in a case ("where the debtor …, “…”", "In that case “…”").
 _SAYS_CASE = re.compile(r"\b(?:if|where|when|whenever|unless|once|after|then|in\s+(?:that|such|which)\s+case)\b", re.I)
 _NEGATED_SUBJECT = re.compile(r"^(?:no|nothing|neither|none)\b", re.I)
 _VERB_FIRST = re.compile(r"^\W*(?:shall|may|must|will|can|could|should|is|are|was|were|be|has|have)\b", re.I)
-# Drafting words that make no case of their own ("subject to this section", "except as otherwise provided in this
-# Act", "without prejudice to anything to the contrary").
-_DRAFTING = frozenset(
-    content_terms(
-        "subject to the terms of this Part, a Schedule or regulations; except or save as otherwise expressly provided, "
-        "without prejudice, notwithstanding anything to the contrary contained in any other enactment or law"
-    )
-)
 STATED_SHARE = 0.5
 """Share of a case's words the sentence must say for it to state the case."""
 STATED_IN_CASE_SHARE = 1 / 3
 """The same where the sentence's own words put what they quote in a case ("where …", "in that case")."""
-
-
-def _clause_lead(provision: str, start: int) -> tuple[str, str]:
-    """The words of ``start``'s clause before it, and, when the clause is a list's item, the list's opening (the
-    clause before the item's mark); ("", "") when the clause begins there."""
-    window = provision[max(0, start - LEAD_CHARS) : start]
-    boundaries = [
-        found
-        for found in _CLAUSE_BOUNDARY.finditer(window)
-        if not (found.group("item") and _NAMES_MARK.search(window[max(0, found.start() - 40) : found.start()]))
-    ]
-    if not boundaries:
-        return window, ""
-    last = boundaries[-1]
-    opening = ""
-    if last.group("item") and last.group("item")[1:-1].isalpha():
-        # The list opens at the last dash or colon before the item, past the items before it.
-        earlier = [b for b in boundaries[:-1] if b.end() <= last.start()]
-        opens = [n for n, b in enumerate(earlier) if b.group().strip() in ("—", "–", ":")]
-        if opens:
-            n = opens[-1]
-            opening = window[earlier[n - 1].end() if n else 0 : earlier[n].start()]
-    return window[last.end() :], opening
 
 
 def cut_from_condition(quote: str, provision: str, sentence: str, before: str = "") -> bool:
@@ -165,20 +114,32 @@ def cut_from_condition(quote: str, provision: str, sentence: str, before: str = 
     said = content_terms(own) | content_terms(before)
     share = STATED_SHARE if _SAYS_CASE.search(own) is None else STATED_IN_CASE_SHARE
     for start in starts:
-        lead, opening = _clause_lead(provision, start)
-        if not lead.rstrip().endswith(","):
+        lead, opening = clause_lead(provision, start)
+        if not lead.strip() and CONDITION_OPENS.match(opening.strip()):
+            # A list item quoted from its start, under an opening that states the case every item holds in ("If an
+            # offer … is accepted by the Commissioner — … (b) the goods shall …"): the case is the opening's first
+            # clause (what follows its comma is the rule's subject, "Where …, the Minister may —").
+            lead = opening.strip().split(",", 1)[0] + ","
+        elif not _ends_case(lead, provision[start : start + 1]):
             return False
-        if not (_CONDITION_OPENS.match(lead.strip()) or _CONDITION_IN.search(opening)):
+        elif not (CONDITION_OPENS.match(lead.strip()) or CONDITION_IN.search(opening)):
             return False
         if _OTHER_CASES.match(lead.strip()):
             # "in any other case, …": every case but those stated before it, which a sentence says as "otherwise".
             if _OTHER_CASES.search(sentence) or re.search(r"\botherwise\b", sentence, re.I):
                 return False
             continue
-        case = content_terms(lead) - _DRAFTING
+        case = content_terms(lead) - DRAFTING
         if len(case) < 2 or len(case & said) >= share * len(case):
             return False
     return True
+
+
+def _ends_case(lead: str, after: str) -> bool:
+    """Whether ``lead`` ends as a case that the clause's rule follows: at a comma, or at a full stop that the rule
+    goes on from in lower case (a comma printed as a stop: a sentence never goes on in lower case after one)."""
+    lead = lead.rstrip()
+    return lead.endswith(",") or (lead.endswith(".") and after.islower())
 
 
 def cut_from_negation(quote: str, provision: str, around: str) -> bool:
@@ -195,7 +156,7 @@ def cut_from_negation(quote: str, provision: str, around: str) -> bool:
         ends = list(_SENTENCE_END.finditer(before))
         if _NEGATION_BEFORE.search(before[ends[-1].end() :] if ends else before):
             continue
-        lead, _ = _clause_lead(provision, start)
+        lead, _ = clause_lead(provision, start)
         # The subject may follow words that set the rule's scope ("Subject to subsection (2), no person shall").
         subject = (lead.strip(), lead.rsplit(",", 1)[-1].strip())
         if not (any(_NEGATED_SUBJECT.match(part) for part in subject) and _VERB_FIRST.match(quote)):

@@ -206,10 +206,10 @@ async def references_for(
                 break
             if item.refers and any(c.section_id == item.chunk.section_id for c in kept):
                 continue  # a provision both referred to and referring is quoted once
-            text, referred = references_text([item], start + len(kept))
             document = reads.found.get(item.chunk.doc_key)
             section = document.section(item.chunk.section_id) if document is not None else None
             texts_by_section = {item.chunk.section_id: section.text if section is not None else ""}
+            text, referred = references_text([item], start + len(kept), texts_by_section)
             offered = {c.index: c for c in referred}
             check = partial(gate_model_answer, text, offered, texts_by_section, topic, deps.claims, {})
             gate = await asyncio.to_thread(check) if deps.claims.blocking else check()
@@ -259,6 +259,11 @@ def renumbered(text: str, cited: list[Citation], start: int) -> tuple[str, list[
     return text, [c.model_copy(update={"index": new[c.index]}) for c in cited]
 
 
+def sections_of(hits: Sequence[Retrieved], deps: QueryDeps) -> dict[str, str]:
+    """The hits' sections' indexed text, by section id: where a quoted list item's opening may be read."""
+    return {h.chunk.section_id: deps.corpus.section_text(h.chunk.section_id) for h in hits}
+
+
 async def _quoted(state: QueryState, deps: QueryDeps, hits: list[Retrieved], start: int) -> tuple[str, list[Citation]]:
     """The quote-only answer from ``hits`` (numbered from ``start``). A question asked in parts also quotes what
     each part's own search adds (``extractive_answer_in_parts``): the research step's search, which the retrieval
@@ -277,9 +282,10 @@ async def _quoted(state: QueryState, deps: QueryDeps, hits: list[Retrieved], sta
             parts = [Part([h for h in evidence_of(result.hits, deps) if h.chunk.chunk_id in kept], result.lay_terms)
                      for result in found]  # fmt: skip
             hits = [h for h in hits if h.chunk.chunk_id in kept]
-            text, cited = await extractive_answer_in_parts(embedder, state.asked, hits, parts, start, state.lay_terms)
+            text, cited = await extractive_answer_in_parts(embedder, state.asked, hits, parts, start, state.lay_terms,
+                                                           sections_of([*hits, *among], deps))  # fmt: skip
             return noted(state, text, cited, deps.corpus), cited
-    text, cited = await extractive_answer(embedder, state.asked, hits, start, state.lay_terms)
+    text, cited = await extractive_answer(embedder, state.asked, hits, start, state.lay_terms, sections_of(hits, deps))
     return noted(state, text, cited, deps.corpus), cited
 
 
@@ -400,7 +406,8 @@ async def synthesize(state: QueryState, runtime: Runtime[QueryDeps]) -> QueryUpd
     if asked == state.asked:
         text, cited = await quoted(state, deps, hits, first)
     else:
-        text, cited = await extractive_answer(deps.retriever.embedder, asked, hits, first, state.lay_terms)
+        text, cited = await extractive_answer(deps.retriever.embedder, asked, hits, first, state.lay_terms,
+                                              sections_of(hits, deps))  # fmt: skip
         text = noted(state, text, cited, deps.corpus)
     update |= QueryUpdate(
         draft=text or ("" if shown else abstention_text(state, deps)), draft_citations=[c.model_dump() for c in cited],
