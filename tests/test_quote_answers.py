@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from api.composer.citations import MARKER
+from api.composer.citations import MARKER, list_case
 from api.composer.extractive import candidate_units, compose_extractive, heading_phrase
 from api.composer.judge.gate import gate_model_answer, verify_answer
 from api.schemas.documents import Chunk
@@ -589,7 +589,12 @@ ABANDONED = (
     "landlord shall— (a) keep the common areas of the building clean; and (b) repair the roof of the building within "
     "a reasonable time after being told of the damage. (4) If— (a) the tenant is a minor; or (b) the tenant is "
     "outside the country; and the lease would, but for this subsection, end within one month after the tenant "
-    "returns, the lease shall not end before the expiration of three months after that date."
+    "returns, the lease shall not end before the expiration of three months after that date. (5) This section does "
+    "not apply to a lease— (a) of a room in the landlord's own dwelling for less than one month; or (b) granted by "
+    "the State for a public purpose. (6) The following rules apply to every lease, except a lease of farm land— (a) "
+    "the rent shall be paid monthly in advance by the tenant; and (b) the landlord shall issue a receipt for every "
+    "payment of rent. (7) A tenant may, for a period not exceeding one month— (a) sublet the premises to a member of "
+    "his family living with him there."
 )
 
 
@@ -630,6 +635,65 @@ def test_what_follows_a_conditional_lists_last_item_with_and_is_part_of_its_case
     assert gated(stripped, [citation], hits) == [stripped]
     stated = f"Where the tenant is outside the country and the lease would end within one month, “{rule}” [1]."
     assert gated(stated, [citation], hits) == []
+
+
+def test_a_list_item_under_an_opening_that_denies_every_item_is_what_the_rule_is_not() -> None:
+    item = "of a room in the landlord's own dwelling for less than one month"
+    hits, citation = offer("sample/act/2003/2", "Tenancy Act", "10", "Abandoned premises", ABANDONED, item)
+    applied = f"Section 10 of the Tenancy Act protects a tenant under a lease “{item}” [1]."
+    assert gated(applied, [citation], hits) == [applied]
+    # Said as what the section leaves out, it is what the provision says.
+    for said in (f"Section 10 does not apply to a lease “{item}” [1].",
+                 f"A lease “{item}” is excluded from section 10 of the Tenancy Act [1]."):  # fmt: skip
+        assert gated(said, [citation], hits) == []
+    # Quote-only answers show such an item after the opening that denies it.
+    assert list_case(item, ABANDONED) == "This section does not apply to a lease—"
+    assert list_case("keep the common areas of the building clean", ABANDONED) == ""
+    # An exception the opening makes to itself, or a bound ("not exceeding"), denies no item.
+    receipt = "the landlord shall issue a receipt for every payment of rent"
+    assert list_case(receipt, ABANDONED) == ""
+    assert list_case("sublet the premises to a member of his family living with him there", ABANDONED) == ""
+    hits, citation = offer("sample/act/2003/2", "Tenancy Act", "10", "Abandoned premises", ABANDONED, receipt)
+    assert gated(f"Under section 10 of the Tenancy Act “{receipt}” [1].", [citation], hits) == []
+
+
+WATER = (
+    "5. Water account (3) Money in the account may be expended only on— (a) rent; (b) wages; (c) fuel; (d) repairs; "
+    "(e) meters; (f) pipes; (g) if there is a deficit in the water account, a share of that deficit: Provided that no "
+    "share is paid in bulk; (h) overheads; (i) the cost of the audit of the account. (4) If the licence is granted— "
+    "(a) the holder shall publish— (i) a notice; (ii) a plan; (iii) a map; (iv) a fee table; (v) a rate table; (vi) "
+    "a tariff; (vii) a budget; (viii) an audit; (ix) a report; (x) a code; (xi) the name of the holder in the Gazette; "
+    "and (b) the holder shall keep the plan at his office. (5) If the licence is cancelled— (a) the holder shall "
+    "return it; (b) no refund is due. (6) The fees referred to in section 12(1)(a) shall be paid into the Fund. (7) If "
+    "the goods are seized— (a) they shall be stored; (b) they shall be listed. (8) The owner shall pay the storage "
+    "fee; and the auctioneer, having sold the goods, shall remit the proceeds to the owner. (9) If, on a sale by "
+    "auction, the buyer fails to pay the price— (a) the seller may sell the goods again; and (b) the buyer's deposit "
+    "shall be forfeited to the seller."
+)
+
+
+def test_a_list_items_opening_is_read_only_from_its_own_list() -> None:
+    def passes(quote: str, sentence: str) -> bool:
+        hits, citation = offer("sample/act/2003/2", "Water Act", "5", "Water account", WATER, quote)
+        return gated(sentence, [citation], hits) == []
+
+    # "(i)" after "(h)" is a letter: its list opens at "may be expended only on—", which states no case, not at a
+    # colon inside item (g).
+    audit = "the cost of the audit of the account"
+    assert list_case(audit, WATER) == "" and passes(audit, f"Section 5(3) of the Water Act provides: “{audit}” [1]")
+    # "(xi)" is roman: its list is "the holder shall publish—", though "(a)" opens under "If the licence is granted—".
+    assert list_case("the name of the holder in the Gazette", WATER) == ""
+    # A mark right after another ("section 12(1)(a)") names a provision; it starts no item.
+    assert passes("shall be paid into the Fund", "The fees referred to in section 12(1)(a) “shall be paid into the "
+                  "Fund” [1].")  # fmt: skip
+    # "; and" after a sentence's end goes on from that sentence, not from a list in the subsection before.
+    remit = "shall remit the proceeds to the owner"
+    assert passes(remit, f"The auctioneer, having sold the goods, “{remit}” [1].")
+    # The case past an aside after "If": "If the buyer fails to pay the price".
+    forfeited = "the buyer's deposit shall be forfeited to the seller"
+    assert list_case(forfeited, WATER) == "If, on a sale by auction, the buyer fails to pay the price—"
+    assert not passes(forfeited, f"Section 5(9) of the Water Act provides: “{forfeited}” [1]")
+    assert passes(forfeited, f"If the buyer fails to pay the price, “{forfeited}” [1].")
 
 
 def test_a_case_ended_by_a_stop_printed_for_a_comma_is_still_the_case_of_the_rule_after_it() -> None:

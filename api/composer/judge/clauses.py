@@ -15,7 +15,7 @@ from .meaning import content_terms
 CLAUSE_BOUNDARY = re.compile(r"\.\s+(?=[A-Z(“\"])|[;:]\s|[—–]\s*|(?P<item>\((?:\d{1,3}[A-Za-z]?|[a-z]{1,4})\))\s")
 NAMES_MARK = re.compile(
     r"(?:\b(?:sub-?sections?|sections?|sub-?paragraphs?|paragraphs?|items?|regulations?|rules?|articles?|clauses?|"
-    r"of|in|under)|\)\s*(?:,|and|or|to))\s*$",
+    r"provisos?|of|in|under)|\)\s*(?:,|and|or|to)|\d)\s*$|\)$",
     re.I,
 )
 LEAD_CHARS = 1500
@@ -38,26 +38,40 @@ DRAFTING = frozenset(
     )
 )
 _JOINED = re.compile(r"\s*(?:and|or)\s", re.I)
-_ROMAN = re.compile(r"^\((?:i{1,3}|iv|vi{0,3}|ix|x)\)$")
+_ROMAN = re.compile(r"^\((?=[ivx]+\))x{0,2}(?:ix|iv|v?i{0,3})\)$")
+_DASHES = ("—", "–", ":")
 
 
-def _first_item(mark: str, earlier: list[re.Match[str]]) -> int | None:
-    """Where, among the boundaries ``earlier`` than an item marked ``mark`` ("(b)", "(ii)"), its list's first item
-    ("(a)", "(i)") is; None when the item is itself the first, or its first item lies beyond the window."""
-    if mark in ("(a)", "(i)"):
-        return None
+def _stops_list(boundary: re.Match[str]) -> bool:
+    """Whether a clause boundary ends any list before it: a sentence's end, or a subsection's mark."""
+    mark = boundary.group("item")
+    return boundary.group().startswith(".") or bool(mark and mark[1].isdigit())
+
+
+def _list_start(mark: str, earlier: list[re.Match[str]]) -> int | None:
+    """Where, among the boundaries ``earlier`` than an item marked ``mark`` ("(b)", "(ii)"; "" for the clause after
+    a list's last item), its list's first item ("(a)", "(i)") is: ``len(earlier)`` when the item is itself the first,
+    None when its first item is not in the window. "(i)" after "(h)" is a letter, not the first of a roman list."""
     marks = [b.group("item") for b in earlier]
     letters = max((n for n, m in enumerate(marks) if m == "(a)"), default=None)
-    romans = max((n for n, m in enumerate(marks) if m == "(i)"), default=None)
-    if _ROMAN.match(mark) and romans is not None and (letters is None or romans > letters):
-        return romans
+    if mark == "(a)":
+        return len(earlier)
+    if mark == "(i)" and "(h)" not in marks[(letters if letters is not None else -1) + 1 :]:
+        return len(earlier)
+    if _ROMAN.match(mark) and mark != "(i)":
+        romans = max((n for n, m in enumerate(marks) if m == "(i)"), default=None)
+        if romans is not None and (letters is None or romans > letters):
+            return romans
     return letters
 
 
 def clause_lead(provision: str, start: int) -> tuple[str, str]:
-    """The words of ``start``'s clause before it, and, when the clause is a list's item, the list's opening (the
-    clause before the item's mark); ("", "") when the clause begins there."""
-    window = provision[max(0, start - LEAD_CHARS) : start]
+    """The words of ``start``'s clause before it, and, when the clause is a list's item (or goes on after a list's
+    last item), the list's opening: the clause that ends in the dash or colon right before its first item; ("", "")
+    when the clause begins there, and no opening when the list's first item, or the whole of its opening, lies
+    further back than ``LEAD_CHARS`` or across a sentence's end or a subsection's mark."""
+    origin = max(0, start - LEAD_CHARS)
+    window = provision[origin:start]
     boundaries = [
         found
         for found in CLAUSE_BOUNDARY.finditer(window)
@@ -66,32 +80,65 @@ def clause_lead(provision: str, start: int) -> tuple[str, str]:
     if not boundaries:
         return window, ""
     last = boundaries[-1]
-    opening = ""
-    item = last.group("item") and last.group("item")[1:-1].isalpha()
+    lead = window[last.end() :]
+    mark = last.group("item") or ""
+    item = mark[1:-1].isalpha()
     # "…; and the period … would be completed …, the period shall …": the clause after a list's last item that goes on
     # with "and" or "or" adds to what the list's opening says (its case, when the opening is "If—").
-    after_items = last.group().strip() == ";" and _JOINED.match(window[last.end() :]) is not None
-    if item or after_items:
-        # The list opens at the last dash or colon before its first item, past the items before it (and any list
-        # nested in them: "(a) …, the spouse shall— (i) …; (b) …" opens before "(a)", not at "(i)"'s dash).
-        earlier = [b for b in boundaries[:-1] if b.end() <= last.start()]
-        first = _first_item(last.group("item") or "", earlier)
-        if first is not None:
-            earlier = earlier[:first]
-        opens = [n for n, b in enumerate(earlier) if b.group().strip() in ("—", "–", ":")]
-        if opens:
-            n = opens[-1]
-            opening = window[earlier[n - 1].end() if n else 0 : earlier[n].start()]
-    return window[last.end() :], opening
+    after_items = last.group().strip() == ";" and _JOINED.match(lead) is not None
+    if not (item or after_items):
+        return lead, ""
+    earlier = [b for b in boundaries[:-1] if b.end() <= last.start()]
+    first = _list_start(mark, earlier)
+    if first is None or (after_items and any(_stops_list(b) for b in earlier[first:])):
+        return lead, ""
+    # The list opens at the dash or colon right before its first item, past any list nested in an earlier item
+    # ("(a) …, the spouse shall— (i) …; (b) …" opens before "(a)", not at "(i)"'s dash).
+    before = earlier[:first]
+    if not before or before[-1].group().strip() not in _DASHES or (len(before) == 1 and origin > 0):
+        return lead, ""
+    return lead, window[before[-2].end() if len(before) > 1 else 0 : before[-1].start()]
+
+
+def case_words(opening: str) -> str:
+    """The words of the case an opening states: its first clause, past an aside right after the word that opens it
+    ("If, on a sale by auction, the buyer fails to pay —" states "If the buyer fails to pay")."""
+    words = opening.strip()
+    aside = re.match(r"^(\w+(?:\s+\w+){0,2}),\s[^,]*,\s*", words)
+    if aside and len(content_terms(aside.group(1)) - DRAFTING) < 2:
+        words = f"{aside.group(1)} {words[aside.end() :]}"
+    return words.split(",", 1)[0]
+
+
+# A list's opening that denies what each item says: a negation in its last clause ("This section does not apply to
+# a transaction—", "No person shall—", "… shall not include—"); a bound ("not exceeding", "no later than") denies
+# nothing, nor does an exception the opening makes to itself ("… shall apply …, except in …").
+_NEGATES = re.compile(
+    r"\b(?:(?:not|no)\b(?!\s+(?:exceed\w*|more|less|later|earlier|fewer|greater|longer|shorter|sooner)\b)|never\b|"
+    r"neither\b|cannot\b)|n['’]t\b",
+    re.I,
+)
+
+
+def negates_items(opening: str) -> bool:
+    """Whether a list's ``opening`` denies what each of its items says (the negation in its last clause, after any
+    case its first clauses state)."""
+    return bool(opening.strip()) and _NEGATES.search(opening.rsplit(",", 1)[-1]) is not None
 
 
 def case_opening_at(provision: str, start: int) -> str:
-    """The opening, word for word to its dash or colon, of the list whose item starts at ``start`` in ``provision``
-    ("If an offer … is accepted by the Commissioner —" for "the goods shall become …" of its "(b)"), when that opening
-    states a case every item holds in; "" otherwise. The item shown without it would read as a rule for every case."""
+    """The opening, word for word to its dash or colon, of the list whose item starts at ``start`` in ``provision``,
+    when that opening states a case every item holds in ("If an offer … is accepted by the Commissioner —" for "the
+    goods shall become …" of its "(b)") or denies what each item says ("This section does not apply to a
+    transaction —"); "" otherwise. The item shown without it would read as a rule for every case, or as its
+    opposite."""
     lead, opening = clause_lead(provision, start)
     words = opening.strip()
-    if lead.strip() or not CONDITION_OPENS.match(words) or len(content_terms(words.split(",", 1)[0]) - DRAFTING) < 2:
+    if lead.strip():
+        return ""
+    if not negates_items(words) and (
+        not CONDITION_OPENS.match(words) or len(content_terms(case_words(words)) - DRAFTING) < 2
+    ):
         return ""  # a bare "Provided that—" states no case of its own
     at = provision.rfind(words, 0, start)
     end = _OPENING_END.match(provision, at + len(words))

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from api.schemas.events import Citation
 
 from ..citations import MARKER, locate_quote, locate_span, quote_spans
-from .clauses import CONDITION_IN, CONDITION_OPENS, DRAFTING, clause_lead
+from .clauses import CONDITION_IN, CONDITION_OPENS, DRAFTING, case_words, clause_lead, negates_items
 from .facts import facts, without_references
 from .meaning import content_terms
 from .rules import support
@@ -119,7 +119,7 @@ def cut_from_condition(quote: str, provision: str, sentence: str, before: str = 
             # A list item quoted from its start, under an opening that states the case every item holds in ("If an
             # offer … is accepted by the Commissioner — … (b) the goods shall …"): the case is the opening's first
             # clause (what follows its comma is the rule's subject, "Where …, the Minister may —").
-            lead = opening.strip().split(",", 1)[0] + ","
+            lead = case_words(opening) + ","
         elif not _ends_case(lead, provision[start : start + 1]):
             return False
         elif not (CONDITION_OPENS.match(lead.strip()) or CONDITION_IN.search(opening)):
@@ -142,6 +142,13 @@ def _ends_case(lead: str, after: str) -> bool:
     return lead.endswith(",") or (lead.endswith(".") and after.islower())
 
 
+# Words by which a sentence says a provision leaves something out, or an item is what is not done ("except",
+# "excluded", "other than", "fails to", "without").
+_SAYS_EXCLUSION = re.compile(
+    r"\b(?:except\w*|exclu\w*|exempt\w*|other\s+than|outside|apart\s+from|fail\w*|without|refus\w*)\b", re.I
+)
+
+
 def cut_from_negation(quote: str, provision: str, around: str) -> bool:
     """Whether every place ``quote`` starts in ``provision`` follows a negation of the same sentence, or a subject
     the negation governs ("No boy … shall" quoted from "shall"), that the words around the quote (``around``) do not
@@ -156,7 +163,11 @@ def cut_from_negation(quote: str, provision: str, around: str) -> bool:
         ends = list(_SENTENCE_END.finditer(before))
         if _NEGATION_BEFORE.search(before[ends[-1].end() :] if ends else before):
             continue
-        lead, _ = clause_lead(provision, start)
+        lead, opening = clause_lead(provision, start)
+        if not lead.strip() and negates_items(opening) and not _SAYS_EXCLUSION.search(around):
+            # A list item quoted from its start under an opening that denies every item ("This section does not
+            # apply to a transaction— (a) by way of an auction"): the item is what the rule is not.
+            continue
         # The subject may follow words that set the rule's scope ("Subject to subsection (2), no person shall").
         subject = (lead.strip(), lead.rsplit(",", 1)[-1].strip())
         if not (any(_NEGATED_SUBJECT.match(part) for part in subject) and _VERB_FIRST.match(quote)):
