@@ -753,3 +753,16 @@ async def test_a_sentence_the_answer_has_already_said_is_held_back_whole_and_str
     assert " ".join(shown.split()) == said
     # A short sentence may fairly recur.
     assert gated("A tenant must give notice [1]. A tenant must give notice [1].", [citation], hits) == []
+
+
+async def test_an_unmarked_list_item_under_a_cited_lead_in_is_judged_against_the_lead_ins_provision() -> None:
+    rule = "A tenant shall— (a) keep the premises clean; and (b) give notice."
+    hits, citation = offer("sample/act/2003/2", "Tenancy Act", "4", "Duties of tenant", f"(1) {rule}", rule)
+    lead = "Under section 4 of the Tenancy Act a tenant must [1]:"
+    assert gated(f"{lead}\n- keep the premises clean\n- give notice", [citation], hits) == []
+    # An item too short to be a claim on its own still says what the lead-in says of it.
+    wrong = f"{lead}\n- keep the premises clean\n- pay rates"
+    assert gated(wrong, [citation], hits) == ["- pay rates"]
+    assert "pay rates" not in await streamed(wrong, citation, hits, step=6)
+    # A list under a lead-in that cites nothing, or that is no lead-in, is not judged this way.
+    assert gated("Here is what the Act says:\n- pay rates\n- be kind", [citation], hits) == []

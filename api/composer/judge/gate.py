@@ -388,6 +388,29 @@ def _said_before(context: str, sentence: str) -> bool:
     return at > 0 and body in strip_markers(context[:at])
 
 
+_BULLET = re.compile(r"^\s*[-*•]\s+")
+_NUMBERED = re.compile(r"^\s*\d{1,2}[.)]\s+")
+
+
+def _lead_in_markers(context: str, sentence: str) -> list[int]:
+    """The markers of the lead-in a list item ``sentence`` stands under, in the answer so far (``context``, which
+    ends with it): the nearest line before it that is not an item of the same kind, when that line ends in a colon
+    (its markers aside); [] when the sentence is no list item, or its list has no cited lead-in."""
+    at = context.rfind(sentence.strip())
+    line_start = context.rfind("\n", 0, at) + 1
+    if at < 0 or context[line_start:at].strip():
+        return []  # not the start of a line: no list item
+    kind = next((k for k in (_BULLET, _NUMBERED) if k.match(sentence)), None)
+    if kind is None:
+        return []
+    for line in reversed(context[:line_start].splitlines()):
+        if not line.strip() or kind.match(line):
+            continue
+        lead = strip_markers(line).rstrip()
+        return [int(m) for m in MARKER.findall(line)] if lead.endswith(":") else []
+    return []
+
+
 def _paragraph_before(context: str, sentence: str) -> str:
     """The sentences of ``sentence``'s paragraph before it, in the answer so far (``context``, which ends with it)."""
     at = context.rfind(sentence.strip())
@@ -414,6 +437,10 @@ def _check_sentence(
     check.quotes = [strip_markers(q).rstrip() for q in quoted_spans(check.text)
                     if len(strip_markers(q).split()) >= MIN_GATE_QUOTE_WORDS]  # fmt: skip
     check.claim = _is_claim(sentence, check.markers, check.quotes)
+    if not check.markers and (inherited := _lead_in_markers(context, check.text)) and content_terms(sentence):
+        # An item of a list under a cited lead-in ("The requirements are [2]:" then "- Duration of the relationship")
+        # states what the lead-in says of it: it is judged against the lead-in's provisions, not sent as no claim.
+        check.markers, check.claim = inherited, True
     if not check.claim or _uncheckable(sentence, check.quotes):
         return
     if _said_before(context, check.text):
