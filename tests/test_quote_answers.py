@@ -594,7 +594,9 @@ ABANDONED = (
     "the State for a public purpose. (6) The following rules apply to every lease, except a lease of farm land— (a) "
     "the rent shall be paid monthly in advance by the tenant; and (b) the landlord shall issue a receipt for every "
     "payment of rent. (7) A tenant may, for a period not exceeding one month— (a) sublet the premises to a member of "
-    "his family living with him there."
+    "his family living with him there. (8) Where a tenant of a dwelling house— (a) damages the premises; or (b) fails "
+    "to pay the rent; the landlord may end the lease by written notice to the tenant. (9) A landlord shall— (a) repair "
+    "the roof; and (b) paint the walls; the tenant may inspect the repairs at any reasonable time."
 )
 
 
@@ -694,6 +696,18 @@ def test_a_list_items_opening_is_read_only_from_its_own_list() -> None:
     assert list_case(forfeited, WATER) == "If, on a sale by auction, the buyer fails to pay the price—"
     assert not passes(forfeited, f"Section 5(9) of the Water Act provides: “{forfeited}” [1]")
     assert passes(forfeited, f"If the buyer fails to pay the price, “{forfeited}” [1].")
+
+
+def test_the_rule_after_a_list_under_a_bare_case_holds_in_that_case() -> None:
+    rule = "the landlord may end the lease by written notice to the tenant"
+    hits, citation = offer("sample/act/2003/2", "Tenancy Act", "10", "Abandoned premises", ABANDONED, rule)
+    stripped = f"Section 10(8) of the Tenancy Act provides: “{rule}” [1]"
+    assert gated(stripped, [citation], hits) == [stripped]
+    assert gated(f"Where a tenant of a dwelling house fails to pay the rent, “{rule}” [1].", [citation], hits) == []
+    # After a list under an opening that states no case, the clause is a rule of its own.
+    inspect = "the tenant may inspect the repairs at any reasonable time"
+    hits, citation = offer("sample/act/2003/2", "Tenancy Act", "10", "Abandoned premises", ABANDONED, inspect)
+    assert gated(f"Section 10(9) of the Tenancy Act provides: “{inspect}” [1]", [citation], hits) == []
 
 
 def test_a_case_ended_by_a_stop_printed_for_a_comma_is_still_the_case_of_the_rule_after_it() -> None:

@@ -83,9 +83,10 @@ def clause_lead(provision: str, start: int) -> tuple[str, str]:
     lead = window[last.end() :]
     mark = last.group("item") or ""
     item = mark[1:-1].isalpha()
-    # "…; and the period … would be completed …, the period shall …": the clause after a list's last item that goes on
-    # with "and" or "or" adds to what the list's opening says (its case, when the opening is "If—").
-    after_items = last.group().strip() == ";" and _JOINED.match(lead) is not None
+    # The clause after a list's last item: one that goes on with "and" or "or" ("…; and the period … would be
+    # completed …, the period shall …") adds to what the list's opening says; under an opening that is a bare case
+    # ("Where a member— (a) …; (b) …; the Board may …") it is the rule that holds in that case.
+    after_items = last.group().strip() == ";" and not item
     if not (item or after_items):
         return lead, ""
     earlier = [b for b in boundaries[:-1] if b.end() <= last.start()]
@@ -97,7 +98,10 @@ def clause_lead(provision: str, start: int) -> tuple[str, str]:
     before = earlier[:first]
     if not before or before[-1].group().strip() not in _DASHES or (len(before) == 1 and origin > 0):
         return lead, ""
-    return lead, window[before[-2].end() if len(before) > 1 else 0 : before[-1].start()]
+    opening = window[before[-2].end() if len(before) > 1 else 0 : before[-1].start()]
+    if after_items and not _JOINED.match(lead) and not (CONDITION_OPENS.match(opening.strip()) and "," not in opening):
+        return lead, ""
+    return lead, opening
 
 
 def case_words(opening: str) -> str:
@@ -134,7 +138,7 @@ def case_opening_at(provision: str, start: int) -> str:
     opposite."""
     lead, opening = clause_lead(provision, start)
     words = opening.strip()
-    if lead.strip():
+    if content_terms(lead):
         return ""
     if not negates_items(words) and (
         not CONDITION_OPENS.match(words) or len(content_terms(case_words(words)) - DRAFTING) < 2

@@ -115,7 +115,7 @@ def cut_from_condition(quote: str, provision: str, sentence: str, before: str = 
     share = STATED_SHARE if _SAYS_CASE.search(own) is None else STATED_IN_CASE_SHARE
     for start in starts:
         lead, opening = clause_lead(provision, start)
-        if not lead.strip() and CONDITION_OPENS.match(opening.strip()):
+        if not content_terms(lead) and CONDITION_OPENS.match(opening.strip()):
             # A list item quoted from its start, under an opening that states the case every item holds in ("If an
             # offer … is accepted by the Commissioner — … (b) the goods shall …"): the case is the opening's first
             # clause (what follows its comma is the rule's subject, "Where …, the Minister may —").
