@@ -600,16 +600,24 @@ ABANDONED = (
 )
 
 
+def abandoned(quote: str) -> tuple[list[Retrieved], Citation]:
+    return offer("sample/act/2003/2", "Tenancy Act", "10", "Abandoned premises", ABANDONED, quote)
+
+
+def held_unless_stated(quote: str, subsection: str, stated: str) -> None:
+    """Quoted alone from section 10``subsection``, ``quote`` is held back; in ``stated``, which states its case, not."""
+    hits, citation = abandoned(quote)
+    stripped = f"Section 10{subsection} of the Tenancy Act provides: “{quote}” [1]"
+    assert gated(stripped, [citation], hits) == [stripped]
+    assert gated(stated, [citation], hits) == []
+
+
 def test_a_list_item_quoted_without_the_case_its_list_opens_with_states_a_rule_the_provision_does_not() -> None:
     item = "the goods left behind shall become the property of the landlord to be sold as he may direct"
-    hits, citation = offer("sample/act/2003/2", "Tenancy Act", "10", "Abandoned premises", ABANDONED, item)
-    stripped = f"Section 10 of the Tenancy Act provides: “{item}” [1]"
-    assert gated(stripped, [citation], hits) == [stripped]
-    assert gated(f"If the tenant abandons the premises and the landlord gives notice, “{item}” [1].",
-                 [citation], hits) == []  # fmt: skip
+    held_unless_stated(item, "", f"If the tenant abandons the premises and the landlord gives notice, “{item}” [1].")
     # Under an opening that states no case ("A landlord shall—"), an item quoted alone keeps its rule.
     duty = "repair the roof of the building within a reasonable time after being told of the damage"
-    hits, citation = offer("sample/act/2003/2", "Tenancy Act", "10", "Abandoned premises", ABANDONED, duty)
+    hits, citation = abandoned(duty)
     assert gated(f"Under section 10 of the Tenancy Act a landlord shall “{duty}” [1].", [citation], hits) == []
 
 
@@ -632,16 +640,13 @@ def test_a_quote_only_answer_shows_a_list_item_after_the_opening_that_states_its
 
 def test_what_follows_a_conditional_lists_last_item_with_and_is_part_of_its_case() -> None:
     rule = "the lease shall not end before the expiration of three months after that date"
-    hits, citation = offer("sample/act/2003/2", "Tenancy Act", "10", "Abandoned premises", ABANDONED, rule)
-    stripped = f"Section 10(4) of the Tenancy Act provides: “{rule}” [1]"
-    assert gated(stripped, [citation], hits) == [stripped]
     stated = f"Where the tenant is outside the country and the lease would end within one month, “{rule}” [1]."
-    assert gated(stated, [citation], hits) == []
+    held_unless_stated(rule, "(4)", stated)
 
 
 def test_a_list_item_under_an_opening_that_denies_every_item_is_what_the_rule_is_not() -> None:
     item = "of a room in the landlord's own dwelling for less than one month"
-    hits, citation = offer("sample/act/2003/2", "Tenancy Act", "10", "Abandoned premises", ABANDONED, item)
+    hits, citation = abandoned(item)
     applied = f"Section 10 of the Tenancy Act protects a tenant under a lease “{item}” [1]."
     assert gated(applied, [citation], hits) == [applied]
     # Said as what the section leaves out, it is what the provision says.
@@ -655,7 +660,7 @@ def test_a_list_item_under_an_opening_that_denies_every_item_is_what_the_rule_is
     receipt = "the landlord shall issue a receipt for every payment of rent"
     assert list_case(receipt, ABANDONED) == ""
     assert list_case("sublet the premises to a member of his family living with him there", ABANDONED) == ""
-    hits, citation = offer("sample/act/2003/2", "Tenancy Act", "10", "Abandoned premises", ABANDONED, receipt)
+    hits, citation = abandoned(receipt)
     assert gated(f"Under section 10 of the Tenancy Act “{receipt}” [1].", [citation], hits) == []
 
 
@@ -700,23 +705,16 @@ def test_a_list_items_opening_is_read_only_from_its_own_list() -> None:
 
 def test_the_rule_after_a_list_under_a_bare_case_holds_in_that_case() -> None:
     rule = "the landlord may end the lease by written notice to the tenant"
-    hits, citation = offer("sample/act/2003/2", "Tenancy Act", "10", "Abandoned premises", ABANDONED, rule)
-    stripped = f"Section 10(8) of the Tenancy Act provides: “{rule}” [1]"
-    assert gated(stripped, [citation], hits) == [stripped]
-    assert gated(f"Where a tenant of a dwelling house fails to pay the rent, “{rule}” [1].", [citation], hits) == []
+    held_unless_stated(rule, "(8)", f"Where a tenant of a dwelling house fails to pay the rent, “{rule}” [1].")
     # After a list under an opening that states no case, the clause is a rule of its own.
     inspect = "the tenant may inspect the repairs at any reasonable time"
-    hits, citation = offer("sample/act/2003/2", "Tenancy Act", "10", "Abandoned premises", ABANDONED, inspect)
+    hits, citation = abandoned(inspect)
     assert gated(f"Section 10(9) of the Tenancy Act provides: “{inspect}” [1]", [citation], hits) == []
 
 
 def test_a_case_ended_by_a_stop_printed_for_a_comma_is_still_the_case_of_the_rule_after_it() -> None:
     rule = "the landlord shall give the tenant a certified copy of the record of the lease"
-    hits, citation = offer("sample/act/2003/2", "Tenancy Act", "10", "Abandoned premises", ABANDONED, rule)
-    stripped = f"Section 10(2) of the Tenancy Act provides: “{rule}” [1]"
-    assert gated(stripped, [citation], hits) == [stripped]
-    assert gated(f"If a lease is lost and its terms are proved before a magistrate, “{rule}” [1].",
-                 [citation], hits) == []  # fmt: skip
+    held_unless_stated(rule, "(2)", f"If a lease is lost and its terms are proved before a magistrate, “{rule}” [1].")
 
 
 def test_a_quote_cut_from_the_negated_subject_of_its_verb_says_the_opposite() -> None:
