@@ -596,7 +596,9 @@ ABANDONED = (
     "payment of rent. (7) A tenant may, for a period not exceeding one month— (a) sublet the premises to a member of "
     "his family living with him there. (8) Where a tenant of a dwelling house— (a) damages the premises; or (b) fails "
     "to pay the rent; the landlord may end the lease by written notice to the tenant. (9) A landlord shall— (a) repair "
-    "the roof; and (b) paint the walls; the tenant may inspect the repairs at any reasonable time."
+    "the roof; and (b) paint the walls; the tenant may inspect the repairs at any reasonable time. (10) If— (a) the "
+    "tenant has died and no heir occupies the premises; or (b) the premises have been destroyed by fire; the lease "
+    "shall end."
 )
 
 
@@ -710,6 +712,15 @@ def test_the_rule_after_a_list_under_a_bare_case_holds_in_that_case() -> None:
     inspect = "the tenant may inspect the repairs at any reasonable time"
     hits, citation = abandoned(inspect)
     assert gated(f"Section 10(9) of the Tenancy Act provides: “{inspect}” [1]", [citation], hits) == []
+
+
+def test_an_item_of_a_list_opened_by_if_alone_is_part_of_a_case_not_a_rule() -> None:
+    fire = "the premises have been destroyed by fire"
+    hits, citation = abandoned(fire)
+    fact = f"Under section 10 of the Tenancy Act “{fire}” [1]."
+    assert gated(fact, [citation], hits) == [fact]
+    assert gated(f"Under section 10 of the Tenancy Act the lease ends if “{fire}” [1].", [citation], hits) == []
+    assert list_case(fire, ABANDONED) == "If—"
 
 
 def test_a_case_ended_by_a_stop_printed_for_a_comma_is_still_the_case_of_the_rule_after_it() -> None:

@@ -130,17 +130,25 @@ def negates_items(opening: str) -> bool:
     return bool(opening.strip()) and _NEGATES.search(opening.rsplit(",", 1)[-1]) is not None
 
 
+_BARE_CASE = re.compile(r"^(?:if|where|when|whenever|unless)$", re.I)
+
+
+def bare_case(opening: str) -> bool:
+    """Whether a list's ``opening`` is only the word that opens a case ("If—"): each item is then part of the case."""
+    return _BARE_CASE.match(opening.strip()) is not None
+
+
 def case_opening_at(provision: str, start: int) -> str:
     """The opening, word for word to its dash or colon, of the list whose item starts at ``start`` in ``provision``,
     when that opening states a case every item holds in ("If an offer … is accepted by the Commissioner —" for "the
-    goods shall become …" of its "(b)") or denies what each item says ("This section does not apply to a
-    transaction —"); "" otherwise. The item shown without it would read as a rule for every case, or as its
-    opposite."""
+    goods shall become …" of its "(b)"), makes each item part of a case ("If—") or denies what each item says ("This
+    section does not apply to a transaction —"); "" otherwise. The item shown without it would read as a rule for
+    every case, or as its opposite."""
     lead, opening = clause_lead(provision, start)
     words = opening.strip()
     if content_terms(lead):
         return ""
-    if not negates_items(words) and (
+    if not (negates_items(words) or bare_case(words)) and (
         not CONDITION_OPENS.match(words) or len(content_terms(case_words(words)) - DRAFTING) < 2
     ):
         return ""  # a bare "Provided that—" states no case of its own
