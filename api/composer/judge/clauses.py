@@ -10,8 +10,9 @@ from .meaning import content_terms
 
 # Where a clause of a provision begins: after a sentence's end (a full stop before a capital, a bracket or a quote, not
 # one inside an abbreviation), a semicolon, a colon, a dash, or a subsection's or a list item's mark; a mark that
-# follows the word naming it, or another mark and its "and", "or", "to" or comma, is a reference ("subsection (1) has
-# been made", "paragraphs (a) and (b)"): it starts no clause ("…; or (b) in any other case" still starts one).
+# follows the word naming it, a number, another mark right before it, or another mark and its "and", "or", "to" or
+# comma, is a reference ("subsection (1) has been made", "section 267 (2)", "12(1)(a)", "paragraphs (a) and (b)"): it
+# starts no clause ("…; or (b) in any other case" still starts one).
 CLAUSE_BOUNDARY = re.compile(r"\.\s+(?=[A-Z(“\"])|[;:]\s|[—–]\s*|(?P<item>\((?:\d{1,3}[A-Za-z]?|[a-z]{1,4})\))\s")
 NAMES_MARK = re.compile(
     r"(?:\b(?:sub-?sections?|sections?|sub-?paragraphs?|paragraphs?|items?|regulations?|rules?|articles?|clauses?|"
@@ -86,7 +87,7 @@ def clause_lead(provision: str, start: int) -> tuple[str, str]:
     # The clause after a list's last item: one that goes on with "and" or "or" ("…; and the period … would be
     # completed …, the period shall …") adds to what the list's opening says; under an opening that is a bare case
     # ("Where a member— (a) …; (b) …; the Board may …") it is the rule that holds in that case.
-    after_items = last.group().strip() == ";" and not item
+    after_items = last.group().strip() == ";"
     if not (item or after_items):
         return lead, ""
     earlier = [b for b in boundaries[:-1] if b.end() <= last.start()]
