@@ -485,7 +485,7 @@ def references_text(
     "reference"``): "Section 12(1) of the Marriages Act, referred to above (subject to section 12): “…” [3]"; a
     provision that refers to a cited one (``Referenced.refers``) is introduced as such: "Section 22(1) of the Police
     Act refers to the provision cited above (subject to section twenty-five): “…” [4]". A quote of a list's item is
-    shown after the list's opening where that states the case the item holds in (``case_opening``, read in the
+    shown after the list's opening where that states the case the item holds in (``list_case``, read in the
     section's whole text from ``sections`` when given)."""
     lines, citations = [], []
     for index, item in enumerate(needed, start=start):

@@ -145,7 +145,9 @@ MIN_GATE_QUOTE_WORDS = 3
 MAX_REMOVED_SHARE = 0.5
 
 
-_LIST_PREFIX = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
+_BULLET = re.compile(r"^\s*[-*•]\s+")
+_NUMBERED = re.compile(r"^\s*\d{1,2}[.)]\s+")
+_LIST_PREFIX = re.compile(f"{_BULLET.pattern}|{_NUMBERED.pattern}")
 _NOT_A_CLAIM = re.compile(
     r"could not find|cannot find|can't find|not legal advice|consult (?:a|an|your) (?:lawyer|legal|attorney)|"
     r"seek legal advice|i hope this|let me know|here (?:is|are) (?:what|the)|based on the (?:sources|documents) "
@@ -386,10 +388,6 @@ def _said_before(context: str, sentence: str) -> bool:
         return False
     at = context.rfind(sentence.strip())
     return at > 0 and body in strip_markers(context[:at])
-
-
-_BULLET = re.compile(r"^\s*[-*•]\s+")
-_NUMBERED = re.compile(r"^\s*\d{1,2}[.)]\s+")
 
 
 def _lead_in_markers(context: str, sentence: str) -> list[int]:

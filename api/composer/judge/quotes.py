@@ -115,13 +115,14 @@ def cut_from_condition(quote: str, provision: str, sentence: str, before: str = 
     share = STATED_SHARE if _SAYS_CASE.search(own) is None else STATED_IN_CASE_SHARE
     for start in starts:
         lead, opening = clause_lead(provision, start)
-        if not content_terms(lead) and bare_case(opening):
+        item_start = not content_terms(lead)  # the quote starts its list item (or the clause after the list)
+        if item_start and bare_case(opening):
             # An item of a list that opens with only "If—" is part of the case, not a rule: said as a fact ("Under
             # section 17 “the creditor is a minor”"), it states what the provision only supposes.
             if _SAYS_CASE.search(own):
                 return False
             continue
-        if not content_terms(lead) and CONDITION_OPENS.match(opening.strip()):
+        if item_start and CONDITION_OPENS.match(opening.strip()):
             # A list item quoted from its start, under an opening that states the case every item holds in ("If an
             # offer … is accepted by the Commissioner — … (b) the goods shall …"): the case is the opening's first
             # clause (what follows its comma is the rule's subject, "Where …, the Minister may —").

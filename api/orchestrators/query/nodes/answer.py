@@ -261,7 +261,7 @@ def renumbered(text: str, cited: list[Citation], start: int) -> tuple[str, list[
 
 def sections_of(hits: Sequence[Retrieved], deps: QueryDeps) -> dict[str, str]:
     """The hits' sections' indexed text, by section id: where a quoted list item's opening may be read."""
-    return {h.chunk.section_id: deps.corpus.section_text(h.chunk.section_id) for h in hits}
+    return {section: deps.corpus.section_text(section) for section in {h.chunk.section_id for h in hits}}
 
 
 async def _quoted(state: QueryState, deps: QueryDeps, hits: list[Retrieved], start: int) -> tuple[str, list[Citation]]:
